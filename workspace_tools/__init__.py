@@ -1,0 +1,57 @@
+"""workspace-tools: a searchable workspace and Agent Skills for LangChain agents.
+
+Public names are imported lazily, so ``import workspace_tools`` loads neither torch, FAISS nor
+LangChain.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from workspace_tools.core.types import LineRange, SearchResult, SyncReport
+    from workspace_tools.core.workspace import Workspace
+
+__version__ = "0.1.0"
+
+_LAZY: dict[str, str] = {
+    "Workspace": "workspace_tools.core.workspace",
+    "SearchResult": "workspace_tools.core.types",
+    "LineRange": "workspace_tools.core.types",
+    "SyncReport": "workspace_tools.core.types",
+    "WorkspaceError": "workspace_tools.core.errors",
+    "SentenceTransformerEmbedder": "workspace_tools.core.embedder",
+    "TokenizerConfig": "workspace_tools.core.tokenize",
+    "ChunkingConfig": "workspace_tools.core.chunking",
+    "BM25Config": "workspace_tools.core.sparse",
+    "ScanConfig": "workspace_tools.core.scan",
+}
+
+__all__ = [
+    "BM25Config",
+    "ChunkingConfig",
+    "LineRange",
+    "ScanConfig",
+    "SearchResult",
+    "SentenceTransformerEmbedder",
+    "SyncReport",
+    "TokenizerConfig",
+    "Workspace",
+    "WorkspaceError",
+    "__version__",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        msg = f"module 'workspace_tools' has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,1 @@
+"""Workspace core: indexing and search with no LangChain inside."""

@@ -1,0 +1,182 @@
+"""Line-based chunking that prefers Markdown section boundaries.
+
+The floor is Mastra's rule: chunks of at most ``max_chars`` characters made of whole lines, a
+3-line overlap between consecutive chunks, and a line longer than ``max_chars`` sliced into pieces
+that share its line number. On top of that, Markdown sources start a new chunk at a heading once the
+current chunk holds ``min_section_chars`` characters, and every chunk records the heading path in
+force where it starts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from workspace_tools.core.types import Chunk
+
+__all__ = ["ChunkingConfig", "chunk_text", "heading_path_at", "is_markdown_heading"]
+
+_HEADING: Final = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
+_FENCE: Final = re.compile(r"^\s*(```|~~~)")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChunkingConfig:
+    """Chunk sizes. Stored in the index manifest."""
+
+    max_chars: int = 4000
+    """Largest chunk, in characters (joining newlines included)."""
+    overlap_lines: int = 3
+    """Lines repeated at the start of the next chunk when a section is split."""
+    min_section_chars: int = 400
+    """A Markdown heading starts a new chunk only once the current chunk is at least this long."""
+
+    def __post_init__(self) -> None:
+        if self.max_chars < 16:
+            msg = f"max_chars must be at least 16, got {self.max_chars}."
+            raise ValueError(msg)
+        if self.overlap_lines < 0:
+            msg = f"overlap_lines must be >= 0, got {self.overlap_lines}."
+            raise ValueError(msg)
+
+    def to_dict(self) -> dict[str, int]:
+        """Plain-JSON form for the manifest."""
+        return {
+            "max_chars": self.max_chars,
+            "overlap_lines": self.overlap_lines,
+            "min_section_chars": self.min_section_chars,
+        }
+
+
+def is_markdown_heading(line: str) -> tuple[int, str] | None:
+    """Return ``(level, text)`` when the line is an ATX Markdown heading."""
+    match = _HEADING.match(line)
+    if match is None:
+        return None
+    return len(match.group(1)), match.group(2).strip()
+
+
+def chunk_text(
+    text: str,
+    *,
+    source_id: str,
+    config: ChunkingConfig | None = None,
+    markdown: bool = False,
+    metadata: Mapping[str, Any] | None = None,
+) -> list[Chunk]:
+    """Cut a source into chunks.
+
+    Args:
+        text: The whole source text (``\\n`` line ends).
+        source_id: Id of the source; chunk ids are ``source_id`` for a single chunk and
+            ``source_id#chunk-<n>`` (0-based) otherwise.
+        config: Chunk sizes.
+        markdown: Treat ``#`` lines outside code fences as headings.
+        metadata: Metadata copied onto every chunk.
+
+    Returns:
+        The chunks in source order; an empty or blank text gives none.
+    """
+    cfg = config or ChunkingConfig()
+    meta = dict(metadata or {})
+    if not text.strip():
+        return []
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    pieces: list[tuple[int, str]] = []
+    for number, line in enumerate(lines, start=1):
+        if len(line) <= cfg.max_chars:
+            pieces.append((number, line))
+        else:
+            pieces.extend(
+                (number, line[i : i + cfg.max_chars]) for i in range(0, len(line), cfg.max_chars)
+            )
+    paths, heading_at = _heading_paths(pieces) if markdown else ([()] * len(pieces), [False] * len(pieces))
+
+    spans: list[tuple[int, int]] = []
+    start, count = 0, len(pieces)
+    while start < count:
+        end, size, at_heading = start, 0, False
+        while end < count:
+            add = len(pieces[end][1]) + (1 if end > start else 0)
+            if end > start and size + add > cfg.max_chars:
+                break
+            if end > start and heading_at[end] and size >= cfg.min_section_chars:
+                at_heading = True
+                break
+            size += add
+            end += 1
+        spans.append((start, end))
+        if end >= count:
+            break
+        overlap_start = end - cfg.overlap_lines
+        start = end if at_heading or overlap_start <= start else overlap_start
+
+    several = len(spans) > 1
+    chunks = []
+    for index, (first, stop) in enumerate(spans):
+        body = "\n".join(piece for _, piece in pieces[first:stop])
+        chunks.append(
+            Chunk(
+                id=f"{source_id}#chunk-{index}" if several else source_id,
+                source_id=source_id,
+                text=body,
+                start_line=pieces[first][0],
+                end_line=pieces[stop - 1][0],
+                headings=paths[first],
+                metadata=meta,
+            )
+        )
+    return chunks
+
+
+def heading_path_at(lines: list[str], upto: int, start: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """Heading path after reading ``lines[:upto]``, starting from path ``start``."""
+    path = list(start)
+    levels = [0] * len(path)
+    in_fence = False
+    for line in lines[:upto]:
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        heading = None if in_fence else is_markdown_heading(line)
+        if heading is None:
+            continue
+        level, title = heading
+        while levels and levels[-1] >= level:
+            levels.pop()
+            path.pop()
+        # Start paths carry no levels: treat them as shallower than any new heading.
+        levels.append(level)
+        path.append(title)
+    return tuple(path)
+
+
+def _heading_paths(
+    pieces: list[tuple[int, str]],
+) -> tuple[list[tuple[str, ...]], list[bool]]:
+    paths: list[tuple[str, ...]] = []
+    heading_at: list[bool] = []
+    stack: list[tuple[int, str]] = []
+    in_fence = False
+    previous_line = 0
+    for number, piece in pieces:
+        is_heading = False
+        if number != previous_line:  # only the first slice of a line can be a heading
+            if _FENCE.match(piece):
+                in_fence = not in_fence
+            elif not in_fence:
+                heading = is_markdown_heading(piece)
+                if heading is not None:
+                    level, title = heading
+                    while stack and stack[-1][0] >= level:
+                        stack.pop()
+                    stack.append((level, title))
+                    is_heading = True
+        previous_line = number
+        paths.append(tuple(title for _, title in stack))
+        heading_at.append(is_heading)
+    return paths, heading_at

@@ -1,0 +1,150 @@
+"""DenseIndex: inner product over L2-normalised vectors (cosine), on FAISS.
+
+Vectors carry stable int64 ids so chunks can be removed. The index is exact (flat) up to
+``hnsw_threshold`` vectors and HNSW above it; metadata filters are pre-filters through a FAISS id
+selector, so a filtered search still returns ``k`` hits when ``k`` matching vectors exist.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from workspace_tools.core.errors import IndexCorruptError
+
+__all__ = ["HNSW_THRESHOLD", "DenseIndex"]
+
+HNSW_THRESHOLD: Final = 50_000
+"""Above this many vectors the index switches to HNSW (flat single-query search passes ~10 ms)."""
+
+
+class DenseIndex:
+    """Vectors with int64 ids and top-k inner-product search."""
+
+    def __init__(self, dimension: int, *, hnsw_threshold: int = HNSW_THRESHOLD) -> None:
+        self.dimension = dimension
+        self.hnsw_threshold = hnsw_threshold
+        self._index: Any = self._new_index(hnsw=False)
+        self._hnsw = False
+
+    def __len__(self) -> int:
+        return int(self._index.ntotal)
+
+    @property
+    def kind(self) -> str:
+        """``flat`` or ``hnsw``."""
+        return "hnsw" if self._hnsw else "flat"
+
+    def _new_index(self, *, hnsw: bool) -> Any:
+        import faiss
+
+        inner = (
+            faiss.IndexHNSWFlat(self.dimension, 32, faiss.METRIC_INNER_PRODUCT)
+            if hnsw
+            else faiss.IndexFlatIP(self.dimension)
+        )
+        if hnsw:
+            inner.hnsw.efConstruction = 40
+            inner.hnsw.efSearch = 128
+        return faiss.IndexIDMap2(inner)
+
+    def add(self, ids: npt.NDArray[np.int64], vectors: npt.NDArray[np.float32]) -> None:
+        """Add vectors under ``ids`` (ids must not be present)."""
+        if len(ids) == 0:
+            return
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        if vectors.shape != (len(ids), self.dimension):
+            msg = f"Expected vectors of shape ({len(ids)}, {self.dimension}), got {vectors.shape}."
+            raise ValueError(msg)
+        self._index.add_with_ids(vectors, np.ascontiguousarray(ids, dtype=np.int64))
+        if not self._hnsw and len(self) > self.hnsw_threshold:
+            self._rebuild(hnsw=True)
+
+    def remove(self, ids: npt.NDArray[np.int64]) -> None:
+        """Remove the vectors with these ids (unknown ids are ignored)."""
+        if len(ids) == 0 or len(self) == 0:
+            return
+        ids = np.ascontiguousarray(ids, dtype=np.int64)
+        if self._hnsw:
+            keep = self._all_ids()
+            keep = keep[~np.isin(keep, ids)]
+            vectors = self._vectors(keep)
+            self._index = self._new_index(hnsw=len(keep) > self.hnsw_threshold)
+            self._hnsw = len(keep) > self.hnsw_threshold
+            if len(keep):
+                self._index.add_with_ids(vectors, keep)
+        else:
+            import faiss
+
+            self._index.remove_ids(faiss.IDSelectorBatch(ids))
+
+    def search(
+        self,
+        vector: npt.NDArray[np.float32],
+        *,
+        k: int,
+        allowed: npt.NDArray[np.int64] | None = None,
+    ) -> list[tuple[int, float]]:
+        """The ``k`` nearest ids and cosine scores, best first, optionally only among ``allowed``."""
+        import faiss
+
+        if len(self) == 0 or k <= 0:
+            return []
+        if allowed is not None and len(allowed) == 0:
+            return []
+        k = min(k, len(self))
+        query = np.ascontiguousarray(vector, dtype=np.float32).reshape(1, -1)
+        params = None
+        if allowed is not None:
+            selector = faiss.IDSelectorBatch(np.ascontiguousarray(allowed, dtype=np.int64))
+            params = (
+                faiss.SearchParametersHNSW(sel=selector, efSearch=max(128, k))
+                if self._hnsw
+                else faiss.SearchParameters(sel=selector)
+            )
+        scores, ids = self._index.search(query, k, params=params)
+        return [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i != -1]
+
+    def _all_ids(self) -> npt.NDArray[np.int64]:
+        import faiss
+
+        return np.asarray(faiss.vector_to_array(self._index.id_map), dtype=np.int64)
+
+    def _vectors(self, ids: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+        if len(ids) == 0:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.vstack([self._index.reconstruct(int(i)) for i in ids]).astype(np.float32)
+
+    def _rebuild(self, *, hnsw: bool) -> None:
+        ids = self._all_ids()
+        vectors = self._vectors(ids)
+        self._index = self._new_index(hnsw=hnsw)
+        self._hnsw = hnsw
+        self._index.add_with_ids(vectors, ids)
+
+    def save(self, path: Path) -> None:
+        """Write the index with ``faiss.write_index`` (no pickle)."""
+        import faiss
+
+        faiss.write_index(self._index, str(path))
+
+    @classmethod
+    def load(cls, path: Path, *, dimension: int, hnsw_threshold: int = HNSW_THRESHOLD) -> DenseIndex:
+        """Read an index written by :meth:`save`."""
+        import faiss
+
+        try:
+            index = faiss.read_index(str(path))
+        except RuntimeError as exc:
+            msg = f"The vector index file {path} is unreadable ({str(exc).splitlines()[0]})."
+            raise IndexCorruptError(msg) from exc
+        if index.d != dimension:
+            msg = f"The vector index file {path} holds {index.d}-dimensional vectors, expected {dimension}."
+            raise IndexCorruptError(msg)
+        dense = cls(dimension, hnsw_threshold=hnsw_threshold)
+        dense._index = index
+        dense._hnsw = "HNSW" in type(faiss.downcast_index(index.index)).__name__
+        return dense

