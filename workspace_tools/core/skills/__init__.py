@@ -1,0 +1,54 @@
+"""Agent Skills: parse and validate SKILL.md, discover, resolve, render and search skills."""
+
+from __future__ import annotations
+
+from workspace_tools.core.skills.catalogue import (
+    CatalogueFormat,
+    render_catalogue,
+    render_skills_prompt,
+    skill_location,
+)
+from workspace_tools.core.skills.discover import discover, is_glob, list_resources
+from workspace_tools.core.skills.files import SkillFile, list_skill_files, read_skill_file
+from workspace_tools.core.skills.model import Skill, SkillDiagnostic, SkillSource
+from workspace_tools.core.skills.parse import (
+    ParsedSkill,
+    parse_skill_file,
+    parse_skill_text,
+    validate_name,
+)
+from workspace_tools.core.skills.registry import (
+    ENTRY_POINT_GROUP,
+    MANAGED_DIR,
+    SkillCatalog,
+    SkillRegistry,
+    classify_source,
+)
+from workspace_tools.core.skills.search import SkillSearchHit, SkillSearchIndex
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "MANAGED_DIR",
+    "CatalogueFormat",
+    "ParsedSkill",
+    "Skill",
+    "SkillCatalog",
+    "SkillDiagnostic",
+    "SkillFile",
+    "SkillRegistry",
+    "SkillSearchHit",
+    "SkillSearchIndex",
+    "SkillSource",
+    "classify_source",
+    "discover",
+    "is_glob",
+    "list_resources",
+    "list_skill_files",
+    "parse_skill_file",
+    "parse_skill_text",
+    "read_skill_file",
+    "render_catalogue",
+    "render_skills_prompt",
+    "skill_location",
+    "validate_name",
+]

@@ -1,0 +1,269 @@
+"""Find SKILL.md files from configured paths: folders, single skills, SKILL.md paths and globs.
+
+Forms of a configured path (relative paths are taken from the project root):
+
+* a glob (``* ? [ ] { }``): folders up to :data:`GLOB_MAX_DEPTH` levels below the glob base
+  (dot-folders included) and the files directly inside them are matched; a matching ``SKILL.md``
+  loads, a matching folder is treated like a plain folder;
+* a path ending in ``SKILL.md``: that file;
+* a folder containing ``SKILL.md``: one skill;
+* any other folder: its immediate sub-folders that contain ``SKILL.md``.
+
+Discovery also records every file and folder whose ``stat`` tells whether the result may have
+changed, so that a registry can check freshness cheaply on every call.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from workspace_tools.core.skills.model import RESOURCE_DIRS, SkillDiagnostic
+
+__all__ = [
+    "GLOB_MAX_DEPTH",
+    "Discovery",
+    "discover",
+    "is_glob",
+    "list_resources",
+    "stat_signature",
+]
+
+GLOB_MAX_DEPTH: Final = 4
+"""Folders more than this many levels below a glob's base are not visited."""
+MAX_WALKED_DIRS: Final = 5000
+MAX_RESOURCE_FILES: Final = 500
+MAX_RESOURCE_DEPTH: Final = 20
+_GLOB_CHARS: Final = re.compile(r"[*?\[\]{}]")
+_BRACES: Final = re.compile(r"\{([^{}]*)\}")
+_SKIP_DIRS: Final = frozenset({".git", "__pycache__"})
+
+Signature = tuple[tuple[str, int, int], ...]
+
+
+@dataclass(slots=True)
+class Discovery:
+    """What one configured path yields."""
+
+    skill_files: list[Path] = field(default_factory=list)
+    """SKILL.md files found (absolute, not resolved), in a stable order."""
+    watched: list[Path] = field(default_factory=list)
+    """Files and folders to ``stat`` to know whether discovery must run again."""
+    diagnostics: list[SkillDiagnostic] = field(default_factory=list)
+
+
+def is_glob(path: str) -> bool:
+    """True when ``path`` contains glob characters."""
+    return bool(_GLOB_CHARS.search(path))
+
+
+def discover(spec: str | os.PathLike[str], *, base: Path) -> Discovery:
+    """SKILL.md files for one configured path (relative paths are resolved against ``base``)."""
+    text = os.fspath(spec).replace("\\", "/")
+    if len(text) > 1:
+        text = text.rstrip("/")
+    out = Discovery()
+    if is_glob(text):
+        _discover_glob(text, base=base, out=out)
+        return out
+    path = Path(text).expanduser()
+    if not path.is_absolute():
+        path = base / path
+    path = Path(os.path.normpath(path))
+    out.watched.append(path)
+    if path.name == "SKILL.md":
+        if path.is_file():
+            _add_skill(path, out)
+        else:
+            out.diagnostics.append(_missing(text, path))
+    elif path.is_dir():
+        _expand_dir(path, out)
+    else:
+        out.diagnostics.append(_missing(text, path))
+    return out
+
+
+def list_resources(folder: Path) -> tuple[str, ...]:
+    """Files under ``references/``, ``scripts/`` and ``assets/`` (POSIX paths from the root).
+
+    Symlinked folders are not followed; at most :data:`MAX_RESOURCE_FILES` files are listed.
+    """
+    found: list[str] = []
+    for sub in RESOURCE_DIRS:
+        top = folder / sub
+        if not top.is_dir():
+            continue
+        stack = [(top, 0)]
+        while stack and len(found) < MAX_RESOURCE_FILES:
+            current, depth = stack.pop()
+            try:
+                entries = sorted(os.scandir(current), key=lambda e: e.name)
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    if depth < MAX_RESOURCE_DEPTH and entry.name not in _SKIP_DIRS:
+                        stack.append((Path(entry.path), depth + 1))
+                elif entry.is_file():
+                    found.append(Path(entry.path).relative_to(folder).as_posix())
+    return tuple(sorted(found[:MAX_RESOURCE_FILES]))
+
+
+def stat_signature(paths: list[Path]) -> Signature:
+    """``(path, mtime_ns, size)`` of each path; ``(-1, -1)`` for a missing one."""
+    out = []
+    for path in paths:
+        try:
+            st = path.stat()
+            out.append((str(path), st.st_mtime_ns, st.st_size))
+        except OSError:
+            out.append((str(path), -1, -1))
+    return tuple(out)
+
+
+def _add_skill(skill_md: Path, out: Discovery) -> None:
+    out.skill_files.append(skill_md)
+    out.watched.append(skill_md)
+    folder = skill_md.parent
+    out.watched.append(folder)
+    for sub in RESOURCE_DIRS:
+        top = folder / sub
+        if top.is_dir():
+            out.watched.append(top)
+            out.watched.extend(p for p in sorted(top.rglob("*")) if p.is_dir())
+    for rel in list_resources(folder):
+        if rel.startswith("references/"):
+            out.watched.append(folder / rel)
+
+
+def _expand_dir(path: Path, out: Discovery) -> None:
+    skill_md = path / "SKILL.md"
+    if skill_md.is_file():
+        _add_skill(skill_md, out)
+        return
+    try:
+        children = sorted(e.path for e in os.scandir(path) if e.is_dir())
+    except OSError as exc:
+        out.diagnostics.append(
+            SkillDiagnostic(path=str(path), message=f"cannot list the folder ({exc.strerror}).")
+        )
+        return
+    for child in children:
+        child_path = Path(child)
+        out.watched.append(child_path)
+        if (child_path / "SKILL.md").is_file():
+            _add_skill(child_path / "SKILL.md", out)
+
+
+def _discover_glob(pattern: str, *, base: Path, out: Discovery) -> None:
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
+    parts = pattern.split("/")
+    fixed: list[str] = []
+    for part in parts:
+        if is_glob(part):
+            break
+        fixed.append(part)
+    rest = parts[len(fixed) :]
+    root = Path("/".join(fixed) or ".").expanduser()
+    if pattern.startswith("/") and not fixed[1:]:
+        root = Path("/")
+    if not root.is_absolute():
+        root = base / root
+    root = Path(os.path.normpath(root))
+    out.watched.append(root)
+    if not root.is_dir():
+        out.diagnostics.append(_missing(pattern, root))
+        return
+    regexes = [_glob_regex(p) for p in _expand_braces("/".join(rest))]
+    seen: set[Path] = set()
+    visited: set[str] = set()
+    stack: list[tuple[Path, int]] = [(root, 0)]
+    matches: list[Path] = []
+    while stack and len(visited) < MAX_WALKED_DIRS:
+        current, depth = stack.pop()
+        real = os.path.realpath(current)
+        if real in visited:
+            continue
+        visited.add(real)
+        out.watched.append(current)
+        try:
+            entries = sorted(os.scandir(current), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            rel = Path(entry.path).relative_to(root).as_posix()
+            is_dir = entry.is_dir()
+            deep_enough = not is_dir or depth + 1 <= GLOB_MAX_DEPTH
+            if deep_enough and any(rx.fullmatch(rel) for rx in regexes):
+                matches.append(Path(entry.path))
+            if is_dir and depth + 1 <= GLOB_MAX_DEPTH and entry.name not in _SKIP_DIRS:
+                stack.append((Path(entry.path), depth + 1))
+    for match in sorted(matches):
+        if match.name == "SKILL.md" and match.is_file():
+            if match not in seen:
+                seen.add(match)
+                _add_skill(match, out)
+        elif match.is_dir():
+            sub = Discovery()
+            _expand_dir(match, sub)
+            out.watched.extend(sub.watched)
+            for found in sub.skill_files:
+                if found not in seen:
+                    seen.add(found)
+                    out.skill_files.append(found)
+
+
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    parts = [p for p in pattern.split("/") if p]
+    pieces: list[str] = []
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if part == "**":
+            pieces.append(r"[^/]+(?:/[^/]+)*" if last else r"(?:[^/]+/)*")
+            continue
+        pieces.append(_segment_regex(part) + ("" if last else "/"))
+    return re.compile("".join(pieces))
+
+
+def _segment_regex(segment: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(segment):
+        char = segment[i]
+        if char == "*":
+            out.append(r"[^/]*")
+        elif char == "?":
+            out.append(r"[^/]")
+        elif char == "[" and segment.find("]", i + 2) > 0:
+            end = segment.find("]", i + 2)
+            body = segment[i + 1 : end]
+            if body.startswith("!"):
+                body = "^" + body[1:]
+            out.append(f"[{body}]")
+            i = end
+        else:
+            out.append(re.escape(char))
+        i += 1
+    return "".join(out)
+
+
+def _expand_braces(pattern: str) -> list[str]:
+    match = _BRACES.search(pattern)
+    if match is None:
+        return [pattern]
+    head, tail = pattern[: match.start()], pattern[match.end() :]
+    out: list[str] = []
+    for option in match.group(1).split(","):
+        out.extend(_expand_braces(head + option + tail))
+    return out
+
+
+def _missing(spec: str, path: Path) -> SkillDiagnostic:
+    return SkillDiagnostic(
+        path=spec,
+        message=f"skills path does not exist (looked for {path}); create it or fix the path.",
+    )

@@ -1,0 +1,486 @@
+"""SkillRegistry: skills from code, project folders, managed folders and installed packages.
+
+Resolution of a name found in several places: code > local > managed > external. Two candidates
+of the same (best) source type are a conflict: reported as a diagnostic at discovery and raised on
+lookup by name; lookup by path (with or without ``/SKILL.md``) always works. Symlinked aliases of
+one folder collapse to one entry.
+
+Freshness: each call stats the configured folders, the skill folders, every SKILL.md, the
+resource folders and the reference files (a few hundred ``stat`` calls at most) and rediscovers
+when anything changed; unchanged SKILL.md files are not parsed again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import importlib.metadata
+import logging
+import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, TypeAlias
+
+from workspace_tools.core.errors import SkillFormatError, SkillNotFoundError
+from workspace_tools.core.skills.discover import Signature, discover, list_resources, stat_signature
+from workspace_tools.core.skills.files import SkillFile, read_skill_file
+from workspace_tools.core.skills.model import SOURCE_PRIORITY, Skill, SkillDiagnostic, SkillSource
+from workspace_tools.core.skills.parse import ParsedSkill, parse_skill_file, validate_name
+from workspace_tools.core.skills.search import SkillSearchHit, SkillSearchIndex
+
+__all__ = ["ENTRY_POINT_GROUP", "MANAGED_DIR", "SkillCatalog", "SkillRegistry", "classify_source"]
+
+logger = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP: Final = "workspace_tools.skills"
+"""Entry-point group through which installed packages register skills folders."""
+MANAGED_DIR: Final = ".workspace_tools/skills"
+"""Managed skills folder under a project root."""
+_EXTERNAL_PARTS: Final = frozenset({"site-packages", "dist-packages", "node_modules"})
+
+PathLike: TypeAlias = "str | os.PathLike[str]"
+DynamicPaths: TypeAlias = Callable[[Any], Iterable["str | os.PathLike[str]"]]
+
+
+def classify_source(folder: Path, *, managed_roots: Collection[Path] = ()) -> SkillSource:
+    """Source type of a skill folder found through a user-configured path.
+
+    ``external`` inside site-packages or node_modules, ``managed`` under a managed root or a
+    ``.workspace_tools/skills`` folder, ``local`` otherwise.
+    """
+    if _EXTERNAL_PARTS.intersection(folder.parts):
+        return "external"
+    text = folder.as_posix()
+    if f"/{MANAGED_DIR}/" in f"{text}/" or any(
+        r == folder or r in folder.parents for r in managed_roots
+    ):
+        return "managed"
+    return "local"
+
+
+class SkillCatalog:
+    """An immutable snapshot of the skills visible for one set of paths."""
+
+    def __init__(
+        self,
+        skills: Sequence[Skill],
+        *,
+        root: Path,
+        diagnostics: Sequence[SkillDiagnostic] = (),
+    ) -> None:
+        self.root = root
+        self.skills: tuple[Skill, ...] = tuple(
+            sorted(skills, key=lambda s: (s.name, SOURCE_PRIORITY[s.source], s.location))
+        )
+        """Every distinct skill (same-named ones from several places included), by name."""
+        self._by_name: dict[str, list[Skill]] = {}
+        for skill in self.skills:
+            self._by_name.setdefault(skill.name, []).append(skill)
+        self.conflicts: dict[str, tuple[Skill, ...]] = {}
+        """Names whose best candidates share a source type: lookup by name fails for them."""
+        diags = list(diagnostics)
+        for name, found in self._by_name.items():
+            if len(found) < 2:
+                continue
+            best = [s for s in found if s.source == found[0].source]
+            if len(best) > 1:
+                self.conflicts[name] = tuple(best)
+                diags.append(
+                    SkillDiagnostic(
+                        path=best[0].location, skill=name, message=_conflict(name, best)
+                    )
+                )
+            else:
+                others = ", ".join(f"{s.location} ({s.source})" for s in found[1:])
+                diags.append(
+                    SkillDiagnostic(
+                        path=found[0].location,
+                        skill=name,
+                        message=f"skill {name!r} ({found[0].source}) shadows {others}; lookup by "
+                        "name uses the first, lookup by path reaches the others.",
+                    )
+                )
+        self.diagnostics: tuple[SkillDiagnostic, ...] = tuple(diags)
+        """Problems found while loading, conflicts and shadowed skills."""
+        self._index: SkillSearchIndex | None = None
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self.skills)
+
+    def names(self) -> list[str]:
+        """Distinct skill names, sorted."""
+        return list(self._by_name)
+
+    def get(self, identifier: str) -> Skill:
+        """The skill with this name, or at this path (``<folder>`` or ``<folder>/SKILL.md``).
+
+        Raises:
+            SkillNotFoundError: nothing matches, or the name is ambiguous (the message lists the
+                candidates' paths).
+        """
+        ident = identifier.strip()
+        found = self._by_name.get(ident)
+        if found:
+            if ident in self.conflicts:
+                raise SkillNotFoundError(
+                    _conflict(ident, self.conflicts[ident]) + " Call again with the location."
+                )
+            return found[0]
+        skill = self._by_path(ident)
+        if skill is not None:
+            return skill
+        raise SkillNotFoundError(self._not_found(identifier))
+
+    def search(
+        self,
+        query: str,
+        *,
+        top_k: int = 5,
+        skill_names: Collection[str] | None = None,
+        include_references: bool = True,
+    ) -> list[SkillSearchHit]:
+        """BM25 search over names and descriptions (boosted), bodies and reference files."""
+        with self._lock:
+            if self._index is None:
+                self._index = SkillSearchIndex(self.skills)
+        return self._index.search(
+            query, top_k=top_k, skill_names=skill_names, include_references=include_references
+        )
+
+    def _by_path(self, ident: str) -> Skill | None:
+        text = ident.replace("\\", "/").rstrip("/")
+        if text.endswith("/SKILL.md"):
+            text = text[: -len("/SKILL.md")]
+        elif text == "SKILL.md" or not text:
+            return None
+        path = Path(text).expanduser()
+        if not path.is_absolute():
+            path = self.root / path
+        target = Path(os.path.normpath(path))
+        real = os.path.realpath(target)
+        for skill in self.skills:
+            if skill.path is not None and (
+                skill.path == target or os.path.realpath(skill.path) == real
+            ):
+                return skill
+        return None
+
+    def _not_found(self, identifier: str) -> str:
+        names = self.names()
+        close = difflib.get_close_matches(identifier.strip(), names, n=3, cutoff=0.6)
+        parts = [f"No skill named or located at {identifier!r}."]
+        if close:
+            parts.append("Did you mean: " + ", ".join(close) + "?")
+        if names:
+            shown = ", ".join(names[:20]) + (
+                f" (and {len(names) - 20} more)" if len(names) > 20 else ""
+            )
+            parts.append(f"Available skills: {shown}.")
+            parts.append("Call the skill tool with one of these names or a catalogue location.")
+        else:
+            parts.append("No skills are configured; add a skills folder to the project.")
+        return " ".join(parts)
+
+
+@dataclass(slots=True)
+class _State:
+    specs: tuple[tuple[str, SkillSource | None], ...]
+    catalog: SkillCatalog
+    watched: list[Path]
+    signature: Signature
+    checked_at: float
+    code_version: int
+
+
+class SkillRegistry:
+    """Skills of a project, kept fresh, with dynamic per-request paths.
+
+    Args:
+        paths: Skills paths (folders of skills, skill folders, SKILL.md files or globs), relative
+            to ``root``; or a callable that receives the request context and returns such paths.
+        root: Project root; defaults to the current directory.
+        skills: Skills defined in code; they take precedence over filesystem skills.
+        managed_paths: Extra folders whose skills count as managed (besides
+            ``<root>/.workspace_tools/skills``, always included when it exists).
+        entry_points: Also load skills folders registered by installed packages through the
+            ``workspace_tools.skills`` entry-point group (their skills count as external).
+        strict: Raise :class:`SkillFormatError` on any problem instead of reporting diagnostics.
+        check_interval: Seconds during which a freshness check is not repeated (0: every call).
+        cache_size: Catalogues kept for distinct dynamic path sets.
+    """
+
+    def __init__(
+        self,
+        paths: Sequence[PathLike] | DynamicPaths = (),
+        *,
+        root: PathLike | None = None,
+        skills: Iterable[Skill] = (),
+        managed_paths: Sequence[PathLike] = (),
+        entry_points: bool = True,
+        strict: bool = False,
+        check_interval: float = 0.0,
+        cache_size: int = 32,
+    ) -> None:
+        self.root = Path(root if root is not None else Path.cwd()).absolute()
+        self._paths: list[str] | DynamicPaths = (
+            paths if callable(paths) else [os.fspath(p) for p in paths]
+        )
+        self._managed = [self._abs(p) for p in managed_paths]
+        self.entry_points = entry_points
+        self.strict = strict
+        self.check_interval = check_interval
+        self.cache_size = cache_size
+        self._code: dict[str, Skill] = {}
+        for skill in skills:
+            self.register(skill)
+        self._external: list[str] | None = None
+        self._states: OrderedDict[tuple[tuple[str, SkillSource | None], ...], _State] = (
+            OrderedDict()
+        )
+        self._parsed: dict[tuple[str, int, int, str], ParsedSkill] = {}
+        self._lock = threading.RLock()
+        self._code_version = 0
+
+    @classmethod
+    def from_project(
+        cls,
+        root: PathLike,
+        *,
+        entry_points: bool = True,
+        strict: bool = False,
+        skills: Iterable[Skill] = (),
+    ) -> SkillRegistry:
+        """A registry for the skills paths listed in ``<root>/workspace-tools.yaml``."""
+        from workspace_tools.core.project_config import ProjectConfig
+
+        config = ProjectConfig.load(root)
+        return cls(
+            list(config.skills),
+            root=config.root,
+            skills=skills,
+            entry_points=entry_points,
+            strict=strict,
+        )
+
+    # -- configuration -------------------------------------------------------------------------
+
+    @property
+    def paths(self) -> list[str] | DynamicPaths:
+        """The configured paths (a copy), or the dynamic callable."""
+        return self._paths if callable(self._paths) else list(self._paths)
+
+    def add_path(self, path: PathLike) -> None:
+        """Add a skills path (static configuration only)."""
+        if callable(self._paths):
+            msg = (
+                "This registry uses dynamic paths; change what the paths callable returns instead."
+            )
+            raise TypeError(msg)
+        if os.fspath(path) not in self._paths:
+            self._paths.append(os.fspath(path))
+
+    def remove_path(self, path: PathLike) -> None:
+        """Remove a skills path previously configured or added (no error if absent)."""
+        if not callable(self._paths) and os.fspath(path) in self._paths:
+            self._paths.remove(os.fspath(path))
+
+    def register(self, skill: Skill) -> None:
+        """Add (or replace) a skill defined in code.
+
+        Raises:
+            SkillFormatError: the name or description breaks the spec.
+        """
+        problems = validate_name(skill.name) if skill.name else ["name is empty"]
+        if not skill.description.strip():
+            problems.append("description is empty; say what the skill does and when to use it")
+        elif len(skill.description) > 1024:
+            problems.append(
+                f"description is {len(skill.description)} characters; the limit is 1024"
+            )
+        if problems:
+            msg = f"Invalid skill {skill.name!r} defined in code: " + "; ".join(problems) + "."
+            raise SkillFormatError(msg)
+        if skill.source != "code":
+            skill = dataclasses.replace(skill, source="code")
+        self._code[skill.name] = skill
+        self._code_version += 1
+
+    def unregister(self, name: str) -> None:
+        """Remove a skill defined in code (no error if absent)."""
+        if self._code.pop(name, None) is not None:
+            self._code_version += 1
+
+    # -- queries -------------------------------------------------------------------------------
+
+    def catalog(self, *, context: Any = None) -> SkillCatalog:
+        """The fresh catalogue for ``context`` (used only by dynamic paths)."""
+        specs = self._specs(context)
+        key = specs
+        with self._lock:
+            state = self._states.get(key)
+            now = time.monotonic()
+            if state is not None and now - state.checked_at < self.check_interval:
+                return state.catalog
+            if (
+                state is not None
+                and stat_signature(state.watched) == state.signature
+                and not self._code_changed(state)
+            ):
+                state.checked_at = now
+                self._states.move_to_end(key)
+                return state.catalog
+            state = self._build(specs)
+            self._states[key] = state
+            self._states.move_to_end(key)
+            while len(self._states) > self.cache_size:
+                self._states.popitem(last=False)
+            return state.catalog
+
+    def list_skills(self, *, context: Any = None) -> list[Skill]:
+        """Every distinct skill, sorted by name (same-named skills from several places included)."""
+        return list(self.catalog(context=context).skills)
+
+    def get(self, identifier: str, *, context: Any = None) -> Skill:
+        """Resolve a name or a path; see :meth:`SkillCatalog.get`."""
+        return self.catalog(context=context).get(identifier)
+
+    def diagnostics(self, *, context: Any = None) -> list[SkillDiagnostic]:
+        """Problems found by the last discovery."""
+        return list(self.catalog(context=context).diagnostics)
+
+    def search(
+        self,
+        query: str,
+        *,
+        top_k: int = 5,
+        skill_names: Collection[str] | None = None,
+        include_references: bool = True,
+        context: Any = None,
+    ) -> list[SkillSearchHit]:
+        """Search skills; see :meth:`SkillCatalog.search`."""
+        return self.catalog(context=context).search(
+            query, top_k=top_k, skill_names=skill_names, include_references=include_references
+        )
+
+    def read_file(
+        self,
+        identifier: str,
+        path: str,
+        *,
+        start_line: int | None = None,
+        end_line: int | None = None,
+        context: Any = None,
+    ) -> SkillFile:
+        """Read a file of a skill, relative to its root; see :func:`read_skill_file`."""
+        skill = self.get(identifier, context=context)
+        return read_skill_file(skill, path, start_line=start_line, end_line=end_line)
+
+    def refresh(self) -> None:
+        """Forget every cached catalogue and parse result; the next call rediscovers."""
+        with self._lock:
+            self._states.clear()
+            self._parsed.clear()
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _abs(self, path: PathLike) -> Path:
+        p = Path(path).expanduser()
+        return Path(os.path.normpath(p if p.is_absolute() else self.root / p))
+
+    def _specs(self, context: Any) -> tuple[tuple[str, SkillSource | None], ...]:
+        raw = self._paths(context) if callable(self._paths) else self._paths
+        specs: list[tuple[str, SkillSource | None]] = [(os.fspath(p), None) for p in raw]
+        managed = self.root / MANAGED_DIR
+        specs.append((str(managed), "managed"))
+        specs.extend((str(p), "managed") for p in self._managed)
+        if self.entry_points:
+            specs.extend((p, "external") for p in self._entry_point_paths())
+        return tuple(dict.fromkeys(specs))
+
+    def _entry_point_paths(self) -> list[str]:
+        if self._external is None:
+            found: list[str] = []
+            for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+                try:
+                    value = ep.load()
+                    value = value() if callable(value) else value
+                except Exception as exc:  # a broken plug-in must not stop the others
+                    logger.warning("Skipping skills entry point %s: %s", ep.name, exc)
+                    continue
+                items = [value] if isinstance(value, (str, os.PathLike)) else list(value)
+                found.extend(os.fspath(v) for v in items if os.fspath(v))
+            self._external = found
+        return self._external
+
+    def _code_changed(self, state: _State) -> bool:
+        return state.code_version != self._code_version
+
+    def _build(self, specs: tuple[tuple[str, SkillSource | None], ...]) -> _State:
+        diags: list[SkillDiagnostic] = []
+        watched: list[Path] = []
+        candidates: dict[str, Skill] = {}
+        managed_roots = [self.root / MANAGED_DIR, *self._managed]
+        for spec, forced in specs:
+            found = discover(spec, base=self.root)
+            watched.extend(found.watched)
+            if forced is None:
+                diags.extend(found.diagnostics)
+            for skill_md in found.skill_files:
+                key_path = str(skill_md)
+                if key_path in candidates:
+                    continue
+                source = forced or classify_source(skill_md.parent, managed_roots=managed_roots)
+                parsed = self._parse(skill_md, source)
+                diags.extend(parsed.diagnostics)
+                if parsed.skill is not None:
+                    resources = list_resources(skill_md.parent)
+                    candidates[key_path] = dataclasses.replace(parsed.skill, resources=resources)
+        skills = _dedupe_aliases(list(candidates.values()))
+        skills.extend(self._code.values())
+        catalog = SkillCatalog(skills, root=self.root, diagnostics=diags)
+        if self.strict and catalog.conflicts:
+            raise SkillFormatError(" ".join(_conflict(n, c) for n, c in catalog.conflicts.items()))
+        watched = list(dict.fromkeys(watched))
+        return _State(
+            specs, catalog, watched, stat_signature(watched), time.monotonic(), self._code_version
+        )
+
+    def _parse(self, skill_md: Path, source: SkillSource) -> ParsedSkill:
+        try:
+            st = skill_md.stat()
+            key = (str(skill_md), st.st_mtime_ns, st.st_size, source)
+        except OSError:
+            key = (str(skill_md), -1, -1, source)
+        parsed = self._parsed.get(key)
+        if parsed is None:
+            parsed = parse_skill_file(skill_md, source=source, strict=self.strict)
+            for diag in parsed.diagnostics:
+                if diag.severity == "error":
+                    logger.warning("Skipping %s: %s", diag.path, diag.message)
+            self._parsed[key] = parsed
+        return parsed
+
+
+def _dedupe_aliases(skills: list[Skill]) -> list[Skill]:
+    """Keep one skill per real folder: the best source, then the shortest/smallest path."""
+    best: dict[str, Skill] = {}
+    for skill in skills:
+        real = os.path.realpath(skill.path) if skill.path is not None else skill.name
+        kept = best.get(real)
+        rank = (SOURCE_PRIORITY[skill.source], str(skill.path))
+        if kept is None or rank < (SOURCE_PRIORITY[kept.source], str(kept.path)):
+            best[real] = skill
+    return list(best.values())
+
+
+def _conflict(name: str, skills: Sequence[Skill]) -> str:
+    paths = ", ".join(repr(s.location) for s in skills)
+    return (
+        f"Cannot resolve skill {name!r}: {len(skills)} {skills[0].source} skills have this name, "
+        f"at {paths}. Rename one or move it to a different source type; lookup by path works."
+    )
