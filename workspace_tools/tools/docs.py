@@ -1,0 +1,289 @@
+"""LangChain tools over a :class:`~workspace_tools.core.docs.DocsIndex`.
+
+``make_docs_tools(root)`` gives ``docs_search``, ``docs_list``, ``docs_get_page`` and
+``docs_refresh_index``, sharing one index built when the tools are made. With ``scope="guides"``
+the same four tools only see ``root/guides`` and are named ``docs_search_guides`` and so on, so
+several scopes can sit side by side in one agent.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from typing import Any, Final
+
+from langchain_core.tools import BaseTool
+from pydantic import BaseModel, Field
+
+from workspace_tools.core.docs import DocsIndex, DocsPage, FieldWeights
+from workspace_tools.core.errors import InvalidInputError, WorkspaceError
+from workspace_tools.core.expand import ExpansionConfig
+from workspace_tools.core.tokenize import Tokenizer
+from workspace_tools.tools._base import WorkspaceBaseTool, as_tool_errors
+
+__all__ = [
+    "DISABLE_DOCS_ENV",
+    "DocsGetPageInput",
+    "DocsGetPageTool",
+    "DocsListInput",
+    "DocsListTool",
+    "DocsRefreshIndexInput",
+    "DocsRefreshIndexTool",
+    "DocsSearchInput",
+    "DocsSearchTool",
+    "make_docs_tools",
+]
+
+DISABLE_DOCS_ENV: Final = "WORKSPACE_TOOLS_DISABLE_DOCS"
+"""Set to ``1`` (or ``true``/``yes``) and :func:`make_docs_tools` returns no tools."""
+MAX_PAGE_CHARS: Final = 8000
+"""Longest page text ``docs_get_page`` returns."""
+MAX_LIST_CHARS: Final = 40_000
+"""Longest page list ``docs_list`` returns as text (the artifact always holds every page)."""
+_TOOL_NAME: Final = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def _where(index: DocsIndex) -> str:
+    return f"the documentation under '{index.scope}/'" if index.scope else "the documentation"
+
+
+class DocsSearchInput(BaseModel):
+    """Arguments of ``docs_search``."""
+
+    query: str = Field(
+        min_length=1,
+        max_length=500,
+        description="Words to look for, e.g. 'deploy to vercel'. Prefixes and small typos match.",
+    )
+    top_k: int = Field(default=5, ge=1, le=50, description="Most sections to return (1-50).")
+    folder: str | None = Field(
+        default=None,
+        description="Only pages under this folder, relative to the docs root (e.g. 'guides').",
+    )
+
+
+class DocsListInput(BaseModel):
+    """Arguments of ``docs_list``."""
+
+    folder: str | None = Field(
+        default=None,
+        description="Only pages under this folder, relative to the docs root; omit for all.",
+    )
+
+
+class DocsGetPageInput(BaseModel):
+    """Arguments of ``docs_get_page``."""
+
+    path: str = Field(
+        min_length=1,
+        max_length=1000,
+        description="Page path as docs_search or docs_list show it (e.g. 'guides/deploy.mdx').",
+    )
+
+
+class DocsRefreshIndexInput(BaseModel):
+    """``docs_refresh_index`` takes no arguments."""
+
+
+class _DocsTool(WorkspaceBaseTool):
+    index: DocsIndex
+    """The shared docs index."""
+
+
+class DocsSearchTool(_DocsTool):
+    """Ranked sections of the docs for a query."""
+
+    name: str = "docs_search"
+    description: str = (
+        "Full-text search of the documentation pages. Returns the best-matching sections, best "
+        "first, each with page title, section heading, path:line, score and a snippet with hits "
+        "marked <<like this>>. Prefix and one-typo matches count, ranked below exact ones. Use "
+        "docs_get_page with a returned path to read the whole page."
+    )
+    args_schema: type[BaseModel] = DocsSearchInput
+
+    def _run(
+        self, query: str, top_k: int = 5, folder: str | None = None
+    ) -> tuple[str, list[dict[str, Any]]]:
+        with as_tool_errors():
+            hits = self.index.search(query, top_k=top_k, folder=folder)
+        if not hits:
+            return (
+                f"No section of {_where(self.index)} matches {query!r}. Try other words, "
+                "or docs_list to browse the pages.",
+                [],
+            )
+        lines = []
+        for rank, hit in enumerate(hits, start=1):
+            heading = f" › {hit.heading}" if hit.heading and hit.heading != hit.title else ""
+            lines.append(
+                f"{rank}. {hit.title}{heading} ({hit.path}:{hit.line}, score {hit.score:.2f})"
+            )
+            lines.extend(f"   {line}" for line in hit.snippet.split("\n") if line.strip())
+        return "\n".join(lines), [hit.to_dict() for hit in hits]
+
+
+class DocsListTool(_DocsTool):
+    """Every page's title and path."""
+
+    name: str = "docs_list"
+    description: str = (
+        "List the documentation pages: one line per page with its path and title, sorted by "
+        "path. Give a folder to list only that part of the tree. Use docs_search to find pages "
+        "by content and docs_get_page to read one."
+    )
+    args_schema: type[BaseModel] = DocsListInput
+
+    def _run(self, folder: str | None = None) -> tuple[str, list[dict[str, str]]]:
+        with as_tool_errors():
+            pages = self.index.list_pages(folder)
+        lines = [f"{len(pages)} pages in {_where(self.index)}:"]
+        size = len(lines[0])
+        for shown, page in enumerate(pages):
+            line = f"- {page.path}: {page.title}"
+            if size + len(line) + 1 > MAX_LIST_CHARS:
+                lines.append(
+                    f"[{len(pages) - shown} more pages not shown: pass a folder to narrow them.]"
+                )
+                break
+            lines.append(line)
+            size += len(line) + 1
+        artifact = [{"path": p.path, "title": p.title, "description": p.description} for p in pages]
+        return "\n".join(lines), artifact
+
+
+class DocsGetPageTool(_DocsTool):
+    """One page's content, capped at :data:`MAX_PAGE_CHARS` characters.
+
+    The artifact is always an object ``{"success": bool, "page"?: {...}, "error"?: str}``: a
+    missing page or a path outside the docs is reported there (and in the text) rather than
+    raised, so callers can branch on ``success``.
+    """
+
+    name: str = "docs_get_page"
+    description: str = (
+        "Read one documentation page by its path (as docs_search or docs_list show it; the "
+        ".md/.mdx extension may be left out). Returns the title, description and the page text, "
+        f"cut at {MAX_PAGE_CHARS:,} characters with a note when longer."
+    )
+    args_schema: type[BaseModel] = DocsGetPageInput
+
+    def _run(self, path: str) -> tuple[str, dict[str, Any]]:
+        try:
+            page = self.index.get_page(path)
+        except WorkspaceError as exc:
+            return f"Error: {exc}", {"success": False, "error": str(exc)}
+        return _page_result(page)
+
+
+def _page_result(page: DocsPage) -> tuple[str, dict[str, Any]]:
+    total = len(page.content)
+    truncated = total > MAX_PAGE_CHARS
+    content = page.content[:MAX_PAGE_CHARS]
+    header = f"# {page.title}\npath: {page.path}\n"
+    if page.description:
+        header += f"description: {page.description}\n"
+    text = f"{header}\n{content}"
+    if truncated:
+        text += (
+            f"\n\n[Page cut at {MAX_PAGE_CHARS:,} of {total:,} characters. Use docs_search "
+            "to find the section you need.]"
+        )
+    page_data = {
+        "path": page.path,
+        "title": page.title,
+        "description": page.description,
+        "content": content,
+        "truncated": truncated,
+        "total_chars": total,
+    }
+    return text, {"success": True, "page": page_data}
+
+
+class DocsRefreshIndexTool(_DocsTool):
+    """Rebuild the docs index from disk."""
+
+    name: str = "docs_refresh_index"
+    description: str = (
+        "Rebuild the documentation search index from the files on disk. Call it only after "
+        "pages were added, edited or removed; searches already see the last build."
+    )
+    args_schema: type[BaseModel] = DocsRefreshIndexInput
+
+    def _run(self) -> tuple[str, dict[str, Any]]:
+        with as_tool_errors():
+            stats = self.index.refresh()
+        text = (
+            f"Rebuilt the index of {_where(self.index)}: {stats.pages} pages, "
+            f"{stats.sections} sections in {stats.seconds:.2f} s."
+        )
+        return text, {
+            "pages": stats.pages,
+            "sections": stats.sections,
+            "seconds": stats.seconds,
+            "build": stats.build,
+        }
+
+
+def make_docs_tools(
+    root: str | os.PathLike[str],
+    *,
+    scope: str | None = None,
+    prefix: str | None = None,
+    enabled: bool = True,
+    weights: FieldWeights | None = None,
+    tokenizer: Tokenizer | None = None,
+    expansion: ExpansionConfig | None = None,
+    index: DocsIndex | None = None,
+) -> list[BaseTool]:
+    """The four docs tools over one index, built now (eagerly).
+
+    Args:
+        root: The docs root folder.
+        scope: A subfolder of ``root``: the tools see only its pages, and their names end in
+            ``_<scope>`` (``docs_search_guides``) so several scopes can be given to one agent.
+        prefix: Put before every tool name (``prefix="mastra"`` gives ``mastra_docs_search``).
+        enabled: ``False`` returns no tools (as does the ``WORKSPACE_TOOLS_DISABLE_DOCS``
+            environment variable set to ``1``).
+        weights: Field weights of the ranking.
+        tokenizer: Tokenizer for pages and queries.
+        expansion: Prefix and typo settings.
+        index: An index to share instead of building one (``root`` and the settings above are
+            then not used, except for the names).
+
+    Returns:
+        ``[docs_search, docs_list, docs_get_page, docs_refresh_index]``, or ``[]`` when disabled.
+
+    Raises:
+        InvalidInputError: ``root`` or ``scope`` is not a folder, or the names are invalid.
+    """
+    if not enabled or os.environ.get(DISABLE_DOCS_ENV, "").strip().lower() in {"1", "true", "yes"}:
+        return []
+    shared = index or DocsIndex(
+        root, scope=scope, weights=weights, tokenizer=tokenizer, expansion=expansion
+    )
+    suffix = ""
+    if shared.scope:
+        suffix = "_" + re.sub(r"[^a-zA-Z0-9_-]+", "_", shared.scope).strip("_")
+    tools: list[BaseTool] = []
+    classes: Sequence[type[_DocsTool]] = (
+        DocsSearchTool,
+        DocsListTool,
+        DocsGetPageTool,
+        DocsRefreshIndexTool,
+    )
+    for cls in classes:
+        base = str(cls.model_fields["name"].default)
+        name = f"{prefix}_{base}{suffix}" if prefix else f"{base}{suffix}"
+        if not _TOOL_NAME.match(name):
+            msg = (
+                f"Tool name {name!r} is invalid: names are 1-64 letters, digits, '_' or '-'. "
+                "Choose a shorter prefix or scope."
+            )
+            raise InvalidInputError(msg)
+        description = str(cls.model_fields["description"].default)
+        if shared.scope:
+            description += f" Covers only the pages under '{shared.scope}/'."
+        tools.append(cls(index=shared, name=name, description=description))
+    return tools
