@@ -1,0 +1,98 @@
+"""ConversionCache: JSON entries keyed by content hash, so unchanged files convert once."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from workspace_tools.core import documents
+from workspace_tools.core.convert import Converted
+from workspace_tools.core.convert_cache import CONVERTER_VERSION, ConversionCache
+from workspace_tools.core.errors import InvalidInputError
+
+MIXED = Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks" / "mixed-docs"
+
+SAMPLE = Converted(
+    text="<!-- page 1 -->\n\n# Title\n\nbody é\n",
+    format="pdf",
+    markdown=True,
+    metadata={"pages": 1, "title": "Title", "sheet_names": ["a", "b"]},
+)
+
+
+def test_round_trip(tmp_path: Path) -> None:
+    cache = ConversionCache(tmp_path / "cache")
+    digest = "ab" * 32
+    assert cache.get(digest) is None
+    assert cache.put(digest, SAMPLE) is SAMPLE
+    assert cache.get(digest) == SAMPLE
+    entry = tmp_path / "cache" / "ab" / f"{digest}.json"
+    record = json.loads(entry.read_text(encoding="utf-8"))
+    assert record["version"] == CONVERTER_VERSION
+    assert record["text"] == SAMPLE.text
+    assert not list(entry.parent.glob(".tmp-*"))
+    assert ConversionCache(tmp_path / "cache").get(digest) == SAMPLE  # a fresh instance reads it
+
+
+def test_version_change_and_damaged_entries_are_misses(tmp_path: Path) -> None:
+    digest = "cd" * 32
+    ConversionCache(tmp_path).put(digest, SAMPLE)
+    assert ConversionCache(tmp_path, version="documents-0").get(digest) is None
+    entry = tmp_path / "cd" / f"{digest}.json"
+    entry.write_text("{not json", encoding="utf-8")
+    assert ConversionCache(tmp_path).get(digest) is None
+    entry.write_text(json.dumps({"version": CONVERTER_VERSION, "text": 3}), encoding="utf-8")
+    assert ConversionCache(tmp_path).get(digest) is None
+
+
+@pytest.mark.parametrize("bad", ["", "short", "../../etc/passwd", "a/b" * 5, "x" * 200])
+def test_bad_keys_are_rejected(tmp_path: Path, bad: str) -> None:
+    with pytest.raises(InvalidInputError):
+        ConversionCache(tmp_path).get(bad)
+
+
+def test_prune_keeps_only_live_hashes(tmp_path: Path) -> None:
+    cache = ConversionCache(tmp_path)
+    keys = [f"{n:02d}" * 10 for n in range(4)]
+    for key in keys:
+        cache.put(key, SAMPLE)
+    assert cache.prune(keys[:2]) == 2
+    assert [cache.get(key) is not None for key in keys] == [True, True, False, False]
+    assert ConversionCache(tmp_path / "nowhere").prune([]) == 0
+
+
+@pytest.mark.skipif(not MIXED.is_dir(), reason="fixture set not found")
+def test_unchanged_pdf_is_converted_once_even_renamed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("pdfminer")
+    from workspace_tools.core.converters import pdf
+
+    calls: list[str] = []
+    real = pdf.convert_pdf
+
+    def counting(data: bytes, *, name: str) -> object:
+        calls.append(name)
+        return real(data, name=name)
+
+    monkeypatch.setattr(pdf, "convert_pdf", counting)
+    cache = ConversionCache(tmp_path / "cache")
+
+    def cached_convert(path: Path) -> Converted:
+        data = path.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        hit = cache.get(digest)
+        return hit if hit is not None else cache.put(digest, documents.convert_document(path, data))
+
+    original = tmp_path / "memo.pdf"
+    original.write_bytes((MIXED / "unstructured" / "fake-memo.pdf").read_bytes())
+    first = cached_convert(original)
+    renamed = original.rename(tmp_path / "renamed-memo.pdf")
+    renamed.touch()  # a new mtime changes nothing: the key is the content
+    second = cached_convert(renamed)
+    assert calls == ["memo.pdf"]
+    assert second == first
+    assert second.metadata["pages"] == 1
