@@ -380,6 +380,7 @@ def _split_frontmatter(text: str) -> tuple[str, str, int] | str:
             "no YAML frontmatter: the file must start with a line '---', then `name:` and "
             "`description:`, then a closing '---'."
         )
+    seen = 0
     for i in range(1, len(lines)):
         if _CLOSING.match(lines[i].rstrip("\r")):
             raw = "\n".join(line.rstrip("\r") for line in lines[1:i])
@@ -391,12 +392,13 @@ def _split_frontmatter(text: str) -> tuple[str, str, int] | str:
             rest = lines[i + 1 :]
             blank = next((k for k, line in enumerate(rest) if line.strip()), len(rest))
             return raw, "\n".join(rest).strip(), i + 2 + blank
-        if sum(len(x) for x in lines[1 : i + 1]) > MAX_FRONTMATTER_CHARS:
-            break
-    return (
-        "frontmatter is not closed: add a line '---' after the last field "
-        f"(looked at the first {MAX_FRONTMATTER_CHARS} characters)."
-    )
+        seen += len(lines[i]) + 1
+        if seen > MAX_FRONTMATTER_CHARS:
+            return (
+                f"frontmatter is over the limit of {MAX_FRONTMATTER_CHARS} characters (or its "
+                "closing '---' is missing). Keep only the spec fields in it."
+            )
+    return "frontmatter is not closed: add a line '---' after the last field."
 
 
 def _load_yaml(raw: str) -> Any:

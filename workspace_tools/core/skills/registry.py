@@ -236,6 +236,7 @@ class SkillRegistry:
         self.check_interval = check_interval
         self.cache_size = cache_size
         self._code: dict[str, Skill] = {}
+        self._code_version = 0
         for skill in skills:
             self.register(skill)
         self._external: list[str] | None = None
@@ -244,7 +245,6 @@ class SkillRegistry:
         )
         self._parsed: dict[tuple[str, int, int, str], ParsedSkill] = {}
         self._lock = threading.RLock()
-        self._code_version = 0
 
     @classmethod
     def from_project(
@@ -467,15 +467,15 @@ class SkillRegistry:
 
 
 def _dedupe_aliases(skills: list[Skill]) -> list[Skill]:
-    """Keep one skill per real folder: the best source, then the shortest/smallest path."""
-    best: dict[str, Skill] = {}
+    """Keep one skill per real folder: the best source, then the real (non-alias) path."""
+    best: dict[str, tuple[tuple[int, bool, str], Skill]] = {}
     for skill in skills:
         real = os.path.realpath(skill.path) if skill.path is not None else skill.name
+        rank = (SOURCE_PRIORITY[skill.source], str(skill.path) != real, str(skill.path))
         kept = best.get(real)
-        rank = (SOURCE_PRIORITY[skill.source], str(skill.path))
-        if kept is None or rank < (SOURCE_PRIORITY[kept.source], str(kept.path)):
-            best[real] = skill
-    return list(best.values())
+        if kept is None or rank < kept[0]:
+            best[real] = (rank, skill)
+    return [skill for _, skill in best.values()]
 
 
 def _conflict(name: str, skills: Sequence[Skill]) -> str:

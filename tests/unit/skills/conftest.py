@@ -1,0 +1,56 @@
+"""Fixtures for the skills tests: a ``make_skill`` helper writing skills under ``tmp_path``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+BENCHMARK_SKILLS = Path("/work/shared/benchmarks/agent-skills/skills")
+EXAMPLES = Path(__file__).resolve().parents[3] / "skills_examples"
+
+MakeSkill = Callable[..., Path]
+
+
+def write_skill(
+    parent: Path,
+    name: str,
+    description: str = "Does a thing. Use it when a thing is needed.",
+    body: str = "# Title\n\nSome instructions.",
+    *,
+    folder: str | None = None,
+    extra: str = "",
+    files: dict[str, str | bytes] | None = None,
+) -> Path:
+    """Write ``parent/<folder or name>/SKILL.md`` (and ``files``) and return the folder."""
+    skill_dir = parent / (folder or name)
+    skill_dir.mkdir(parents=True, exist_ok=True)
+    front = f"name: {name}\ndescription: {description}\n{extra}"
+    (skill_dir / "SKILL.md").write_text(f"---\n{front}---\n\n{body}\n", encoding="utf-8")
+    for rel, content in (files or {}).items():
+        target = skill_dir / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            target.write_bytes(content)
+        else:
+            target.write_text(content, encoding="utf-8")
+    return skill_dir
+
+
+@pytest.fixture
+def skills_dir(tmp_path: Path) -> Path:
+    """An empty ``skills`` folder inside a project root (``tmp_path``)."""
+    path = tmp_path / "skills"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def make_skill(skills_dir: Path) -> MakeSkill:
+    """Write a skill into ``skills_dir`` (keyword ``parent=`` writes elsewhere)."""
+
+    def make(name: str, *args: object, parent: Path | None = None, **kwargs: object) -> Path:
+        return write_skill(parent or skills_dir, name, *args, **kwargs)  # type: ignore[arg-type]
+
+    return make
