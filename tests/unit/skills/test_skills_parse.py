@@ -143,7 +143,7 @@ def test_description_limits() -> None:
     result = parse(doc(f"name: my-skill\ndescription: {ok}d"))
     assert result.skill is not None
     assert result.diagnostics[0].message == (
-        "description is 1025 characters; the limit is 1024. Shorten it."
+        "is 1025 characters; the limit is 1024. Shorten it."
     )
 
 

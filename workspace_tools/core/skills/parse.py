@@ -221,7 +221,7 @@ def _build(
         diags.append(
             _warn(
                 where,
-                f"description is {len(description)} characters; the limit is "
+                f"is {len(description)} characters; the limit is "
                 f"{MAX_DESCRIPTION_CHARS}. Shorten it.",
                 "description",
                 skill=name,
