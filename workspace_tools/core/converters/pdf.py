@@ -17,6 +17,7 @@ __all__ = ["convert_pdf"]
 _HEADING_RATIO: Final = 1.15
 """A line whose font is this much larger than the body font may be a heading."""
 _MAX_HEADING_CHARS: Final = 120
+_MAX_HEADING_LINES: Final = 3
 _MAX_HEADING_SHARE: Final = 0.3
 """More heading lines than this share of all lines means the sizes say nothing: no headings."""
 _TAIL_BYTES: Final = 2048
@@ -50,6 +51,7 @@ def convert_pdf(data: bytes, *, name: str) -> tuple[str, dict[str, Any]]:
         raise ConversionError(msg)
     lines, page_count, title = _read_lines(data, name=name)
     levels = _heading_levels(lines)
+    paragraphs = _paragraph_boxes(lines, levels)
     out: list[str] = []
     current_page = 0
     previous_box = (-1, -1)
@@ -60,8 +62,10 @@ def convert_pdf(data: bytes, *, name: str) -> tuple[str, dict[str, Any]]:
             current_page = line.page
             out.extend(["", page_marker(current_page), ""])
             previous_heading = None
-        level = levels.get(round(line.size * 2) / 2) if _heading_candidate(line) else None
         box = (line.page, line.box)
+        level = None
+        if box not in paragraphs and _heading_candidate(line):
+            level = levels.get(round(line.size * 2) / 2)
         if level is not None:
             if (
                 previous_heading is not None
@@ -165,9 +169,17 @@ def _heading_candidate(line: _Line) -> bool:
     text = line.text
     return (
         len(text) <= _MAX_HEADING_CHARS
-        and any(c.isalpha() for c in text)
+        and sum(c.isalpha() for c in text) >= 2
         and not text.endswith((",", ";"))
     )
+
+
+def _paragraph_boxes(lines: list[_Line], levels: dict[float, int]) -> set[tuple[int, int]]:
+    """Boxes with more than three large-font lines: a lead paragraph, not a heading."""
+    counts: Counter[tuple[int, int]] = Counter(
+        (line.page, line.box) for line in lines if round(line.size * 2) / 2 in levels
+    )
+    return {box for box, count in counts.items() if count > _MAX_HEADING_LINES}
 
 
 def _heading_levels(lines: list[_Line]) -> dict[float, int]:
