@@ -20,6 +20,7 @@ import os
 import re
 import threading
 import time
+from collections.abc import Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -47,12 +48,17 @@ _FRONTMATTER: Final = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*$\n?", re.S | 
 _FENCE: Final = re.compile(r"^\s*(```|~~~)")
 _IMPORT_EXPORT: Final = re.compile(r"^(?:import|export)\s")
 _COMMENT: Final = re.compile(r"\{/\*.*?\*/\}|<!--.*?-->")
-_TAG: Final = re.compile(
-    r"</?(?:[A-Z][\w.]*|a|b|br|code|details|div|em|hr|i|iframe|img|kbd|li|ol|p|pre|span|strong"
-    r"|sub|summary|sup|table|tbody|td|th|thead|tr|u|ul|video)"
-    r"(?:\s(?:[^<>{}]|\{[^{}]*\})*)?/?>"
+_TAG_NAME: Final = (
+    r"(?:[A-Z][\w.]*|a|b|br|code|details|div|em|hr|i|iframe|img|kbd|li|ol|p|pre|source|span"
+    r"|strong|sub|summary|sup|table|tbody|td|th|thead|tr|u|ul|video)"
 )
-_OPEN_COMPONENT: Final = re.compile(r"^\s*<[A-Z][\w.]*(?:\s|$)")
+_TAG: Final = re.compile(rf"</?{_TAG_NAME}(?:\s(?:[^<>{{}}]|\{{[^{{}}]*\}})*)?/?>")
+_OPEN_TAG: Final = re.compile(rf"^\s*<{_TAG_NAME}(?:\s|$)")
+_NOISE_ATTR: Final = re.compile(
+    r"\b(?:className|class|src|srcSet|href|style|width|height|key|id|data-[\w-]+)\s*=\s*"
+    r"(?:\"[^\"]*\"|'[^']*'|\{[^}]*\}+)"
+)
+"""Markup attributes whose values are not prose (kept: alt, title, props such as content)."""
 _STRING: Final = re.compile(r'"((?:[^"\\]|\\.)*)"|\'((?:[^\'\\]|\\.)*)\'|`([^`]*)`')
 _INLINE_CODE: Final = re.compile(r"(`[^`]*`)")
 _FIELDS: Final = (("title", True), ("description", True), ("heading", False), ("content", False))
@@ -66,7 +72,7 @@ class FieldWeights:
     title: float = 5.0
     """Page title."""
     description: float = 3.0
-    """Page description (frontmatter)."""
+    """Page description (frontmatter; without one, the page's first paragraph)."""
     heading: float = 2.0
     """The section's own heading."""
     content: float = 1.0
@@ -212,6 +218,21 @@ def parse_page(path: str, text: str) -> tuple[DocsPage, list[tuple[str, int, str
     return page, sections
 
 
+def _first_paragraph(texts: Iterable[str], *, limit: int = 300) -> str:
+    """The first prose paragraph of cleaned section texts (stands in for a missing description)."""
+    for text in texts:
+        paragraph: list[str] = []
+        for line in text.split("\n"):
+            stripped = line.strip()
+            if stripped and (paragraph or stripped[0].isalpha()):
+                paragraph.append(stripped)
+            elif paragraph:
+                break
+        if paragraph:
+            return " ".join(paragraph)[:limit]
+    return ""
+
+
 def _text(value: object) -> str:
     return "" if value is None else str(value).strip()
 
@@ -233,7 +254,7 @@ def _clean(lines: list[str]) -> list[str]:
             out.append(line)
         elif _IMPORT_EXPORT.match(line):
             out.append("")
-        elif _OPEN_COMPONENT.match(line) and _tag_open(line.lstrip()[1:], 0)[0]:
+        elif _OPEN_TAG.match(line) and _tag_open(line.lstrip()[1:], 0)[0]:
             in_tag, depth = _tag_open(line.lstrip()[1:], 0)
             out.append(_strings(line))
         else:
@@ -261,6 +282,7 @@ def _tag_open(text: str, depth: int) -> tuple[bool, int]:
 
 def _strings(line: str) -> str:
     """The string literals of a line of component props."""
+    line = _NOISE_ATTR.sub(" ", line)
     return " ".join(next(g for g in m.groups() if g is not None) for m in _STRING.finditer(line))
 
 
@@ -511,6 +533,7 @@ class DocsIndex:
         started = time.perf_counter()
         pages: list[DocsPage] = []
         sections: list[_Section] = []
+        summaries: list[str] = []
         for rel, file in self._scan():
             try:
                 text = file.read_text(encoding="utf-8", errors="replace")
@@ -520,9 +543,10 @@ class DocsIndex:
             page, parts = parse_page(rel, text)
             sections.extend(_Section(len(pages), h, line, body) for h, line, body in parts)
             pages.append(page)
+            summaries.append(page.description or _first_paragraph(body for _, _, body in parts))
         texts = {
             "title": [p.title for p in pages],
-            "description": [p.description for p in pages],
+            "description": summaries,
             "heading": [s.heading for s in sections],
             "content": [s.text for s in sections],
         }

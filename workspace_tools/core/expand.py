@@ -62,9 +62,12 @@ class ExpansionConfig:
     """Score factor of a typo expansion."""
     correct_known_words: bool = False
     """Also typo-expand words the corpus contains (off: a word the docs use is not a typo)."""
+    identifier_parts_weight: float = 0.5
+    """Weight shared by the parts of a split query identifier (``vectorSearchString`` ->
+    ``vector``, ``search``, ``string``); the whole identifier weighs 1."""
 
     def __post_init__(self) -> None:
-        for name in ("prefix_weight", "typo_weight"):
+        for name in ("prefix_weight", "typo_weight", "identifier_parts_weight"):
             value = getattr(self, name)
             if not 0 < value <= 1:
                 msg = f"{name} must be in (0, 1] so exact matches outrank expansions, got {value}."
@@ -118,29 +121,35 @@ class QueryExpander:
         self._tokenizer = tokenizer
         self._plain = surface_tokenizer(tokenizer)
         self._surfaces = dict(surfaces)
-        self._sorted = sorted(self._surfaces)
+        # Expansion targets are plain words: 'vector.db' or 'create-tool' already match through
+        # their parts, and would crowd the expansion lists.
+        self._sorted = sorted(w for w in self._surfaces if w.isalnum())
         by_length: defaultdict[int, list[str]] = defaultdict(list)
         for word in self._sorted:
             by_length[len(word)].append(word)
         self._by_length = dict(by_length)
 
     def expand(self, query: str) -> list[TermGroup]:
-        """Weighted term groups of ``query``; a query word already seen adds no group."""
+        """Weighted term groups of ``query``; a query word already seen adds no group.
+
+        The parts of a split identifier (``vectorSearchString`` -> ``vector``, ``search``,
+        ``string``) share one word's weight, so the whole identifier counts most.
+        """
         groups: list[TermGroup] = []
         seen: set[str] = set()
         for word in WORD_PATTERN.findall(query):
             surfaces = self._plain.word_terms(word)
             terms = self._tokenizer.word_terms(word)
-            pairs = (
-                zip(surfaces, terms, strict=True)
-                if len(surfaces) == len(terms)
-                else ((t, t) for t in terms)
-            )
-            for surface, term in pairs:
+            if len(surfaces) != len(terms):
+                surfaces = terms
+            split = len(surfaces) > 2 and all(part in surfaces[0] for part in surfaces[1:])
+            part_weight = self.config.identifier_parts_weight / max(1, len(surfaces) - 1)
+            for position, (surface, term) in enumerate(zip(surfaces, terms, strict=True)):
                 if term in seen:
                     continue
                 seen.add(term)
-                groups.append(self._group(surface, term))
+                base = part_weight if split and position else 1.0
+                groups.append([(t, base * w) for t, w in self._group(surface, term)])
         return groups
 
     def _group(self, surface: str, term: str) -> TermGroup:

@@ -53,6 +53,16 @@ def test_bad_frontmatter_falls_back_to_heading(
     assert page.body_line == 4
 
 
+def test_first_paragraph_stands_in_for_a_missing_description(tmp_path: Path) -> None:
+    root = tmp_path / "d"
+    root.mkdir()
+    (root / "a.md").write_text("---\ntitle: Alpha\n---\n# Alpha\n\nQuokkas live here.\n\nMore.\n")
+    (root / "b.md").write_text("---\ntitle: Beta\n---\n# Beta\n\nNothing.\n\nQuokkas too.\n")
+    index = DocsIndex(root, weights=FieldWeights(title=0, description=1, heading=0, content=0))
+    assert top_paths(index, "quokkas") == ["a.md"]  # only a.md's first paragraph has it
+    assert index.get_page("a.md").description == ""  # the page record keeps the frontmatter
+
+
 def test_sections_split_at_headings_outside_code(tmp_path: Path) -> None:
     text = "---\ntitle: T\n---\nIntro.\n# One\nalpha\n```\n# not a heading\n```\n## Two\nbeta\n"
     page, sections = parse_page("p.md", text)
@@ -124,8 +134,8 @@ def test_exact_match_outranks_prefix_match(index: DocsIndex) -> None:
 def test_weights_change_the_ranking(tmp_path: Path) -> None:
     root = tmp_path / "w"
     root.mkdir()
-    (root / "a.md").write_text("---\ntitle: Zephyr\n---\nA page about winds.\n")
-    (root / "b.md").write_text("---\ntitle: Other\n---\nZephyr zephyr zephyr blows.\n")
+    (root / "a.md").write_text("---\ntitle: Zephyr\ndescription: Winds.\n---\nA page.\n")
+    (root / "b.md").write_text("---\ntitle: Other\ndescription: Winds.\n---\nZephyr zephyr.\n")
     assert top_paths(DocsIndex(root), "zephyr") == ["a.md", "b.md"]
     content_first = FieldWeights(title=0.2, description=3, heading=2, content=5)
     assert top_paths(DocsIndex(root, weights=content_first), "zephyr") == ["b.md", "a.md"]
