@@ -142,9 +142,7 @@ def test_description_limits() -> None:
     assert parse(doc(f"name: my-skill\ndescription: {ok}")).diagnostics == []
     result = parse(doc(f"name: my-skill\ndescription: {ok}d"))
     assert result.skill is not None
-    assert result.diagnostics[0].message == (
-        "is 1025 characters; the limit is 1024. Shorten it."
-    )
+    assert result.diagnostics[0].message == ("is 1025 characters; the limit is 1024. Shorten it.")
 
 
 def test_unknown_fields_are_reported() -> None:
