@@ -5,13 +5,21 @@ user would type, typos and unfinished words included) whether the expected page 
 (distinct pages), with its rank and the mean reciprocal rank. The same queries also run with
 prefix/typo expansion switched off, to show what expansion adds.
 
-    .venv/bin/python tests/benchmarks/docs_mastra.py [--root DIR] [--repeat N]
+    .venv/bin/python tests/benchmarks/docs_mastra.py [--root DIR] [--repeat N] [--peer DIR]
+
+``--peer DIR`` also runs the peer: MiniSearch (the engine behind lightweight docs servers such as
+Mastra's) configured as the reference server describes it (boosts title 5, description 3,
+heading 2, content 1; prefix search; one edit for tokens of 5+ characters), fed the very same
+sections, in Node. DIR is a folder where ``npm install minisearch@7.2.0`` was run.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
+import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -75,11 +83,88 @@ def show(label: str, found: list[int]) -> None:
     print(f"{label}: {sum(r > 0 for r in found)}/{len(found)} in top 3, MRR@3 {mrr:.3f}")
 
 
+PEER_SCRIPT = r"""
+const fs = require("fs");
+const MiniSearch = require("minisearch");
+const data = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
+const fields = ["pageTitle", "pageDescription", "sectionHeading", "content"];
+let t0 = process.hrtime.bigint();
+const ms = new MiniSearch({ fields, storeFields: ["path"] });
+ms.addAll(data.sections);
+const build = Number(process.hrtime.bigint() - t0) / 1e9;
+const options = {
+  boost: { pageTitle: 5, pageDescription: 3, sectionHeading: 2, content: 1 },
+  prefix: true,
+  fuzzy: (term) => (term.length >= 5 ? 1 : 0),
+};
+const top = (q) => {
+  const pages = [];
+  for (const r of ms.search(q, options)) {
+    if (!pages.includes(r.path)) pages.push(r.path);
+    if (pages.length === 3) break;
+  }
+  return pages;
+};
+const lat = [];
+for (let i = 0; i < data.repeat; i++) for (const q of data.queries) {
+  t0 = process.hrtime.bigint(); ms.search(q, options);
+  lat.push(Number(process.hrtime.bigint() - t0) / 1e6);
+}
+lat.sort((a, b) => a - b);
+console.log(JSON.stringify({
+  build, p50: lat[Math.floor(lat.length / 2)], p95: lat[Math.floor(lat.length * 0.95)],
+  tops: data.queries.map(top),
+}));
+"""
+
+
+def run_peer(index: DocsIndex, peer_dir: Path, repeat: int) -> None:
+    """Run the MiniSearch peer on the sections of ``index`` and print its figures."""
+    snap = index._snap()  # the benchmark feeds the peer exactly our parsed sections
+    sections = [
+        {
+            "id": i,
+            "path": snap.pages[s.page].path,
+            "pageTitle": snap.pages[s.page].title,
+            "pageDescription": snap.pages[s.page].description,
+            "sectionHeading": s.heading,
+            "content": s.text,
+        }
+        for i, s in enumerate(snap.sections)
+    ]
+    queries = [q for q, _, _ in QUERIES + PROBES]
+    with tempfile.TemporaryDirectory() as tmp:
+        data, script = Path(tmp) / "data.json", peer_dir / "_docs_peer.js"
+        data.write_text(json.dumps({"sections": sections, "queries": queries, "repeat": repeat}))
+        script.write_text(PEER_SCRIPT)
+        try:
+            out = subprocess.run(
+                ["node", str(script), str(data)], check=True, capture_output=True, text=True
+            ).stdout
+        finally:
+            script.unlink()
+    result = json.loads(out)
+    print(
+        f"peer MiniSearch 7.2.0: build {result['build']:.3f} s, query p50 "
+        f"{result['p50']:.2f} ms, p95 {result['p95']:.2f} ms"
+    )
+    for label, group, offset in (("queries", QUERIES, 0), ("probes", PROBES, len(QUERIES))):
+        found = []
+        for i, (query, expected, _) in enumerate(group):
+            pages = result["tops"][offset + i]
+            rank = pages.index(expected) + 1 if expected in pages else 0
+            found.append(rank)
+            if not rank:
+                print(f"  peer MISS {query!r} -> {expected}; got {pages}")
+        show(f"peer {label:<21}", found)
+
+
 def main() -> None:
     """Run the benchmark."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="docs folder")
     parser.add_argument("--repeat", type=int, default=20, help="passes over the queries")
+    parser.add_argument("--peer", type=Path, help="folder with node_modules/minisearch")
     args = parser.parse_args()
 
     started = time.perf_counter()
@@ -128,6 +213,8 @@ def main() -> None:
         print(f"  {mark:>4} [{other:>4}] {query!r} ({kind}) -> {expected}")
     show("probes with expansion     ", full)
     show("probes without expansion  ", without)
+    if args.peer:
+        run_peer(index, args.peer, args.repeat)
 
 
 if __name__ == "__main__":

@@ -61,6 +61,8 @@ _NOISE_ATTR: Final = re.compile(
 """Markup attributes whose values are not prose (kept: alt, title, props such as content)."""
 _STRING: Final = re.compile(r'"((?:[^"\\]|\\.)*)"|\'((?:[^\'\\]|\\.)*)\'|`([^`]*)`')
 _INLINE_CODE: Final = re.compile(r"(`[^`]*`)")
+_LINK: Final = re.compile(r"!?\[([^\]]*)\]\([^)\s]*(?:\s\"[^\"]*\")?\)")
+"""A Markdown link or image: its text is kept, its target (a URL or path) is not prose."""
 _FIELDS: Final = (("title", True), ("description", True), ("heading", False), ("content", False))
 """Field names, and whether the field is indexed per page (else per section)."""
 
@@ -259,8 +261,12 @@ def _clean(lines: list[str]) -> list[str]:
             out.append(_strings(line))
         else:
             parts = _INLINE_CODE.split(_COMMENT.sub(" ", line))
-            out.append("".join(p if i % 2 else _TAG.sub(" ", p) for i, p in enumerate(parts)))
+            out.append("".join(p if i % 2 else _prose(p) for i, p in enumerate(parts)))
     return out
+
+
+def _prose(text: str) -> str:
+    return _LINK.sub(r"\1", _TAG.sub(" ", text))
 
 
 def _tag_open(text: str, depth: int) -> tuple[bool, int]:

@@ -310,3 +310,13 @@ def test_a_failed_build_reaches_every_waiter(
     assert [str(e) for e in errors] == ["disk on fire"] * 4
     assert index.stats.build == 1  # the previous index still answers
     assert top_paths(index, "docker") == ["guides/deployment.md"]
+
+
+def test_link_targets_are_not_indexed_but_link_text_is(tmp_path: Path) -> None:
+    root = tmp_path / "l"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\nRead [the zebra guide](/internal/okapipath) first.\n")
+    index = DocsIndex(root)
+    assert index.search("okapipath") == []
+    [hit] = index.search("zebra")
+    assert hit.snippet == "Read the <<zebra>> guide first."
