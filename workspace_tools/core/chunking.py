@@ -83,6 +83,18 @@ def chunk_text(
     meta = dict(metadata or {})
     if not text.strip():
         return []
+    if not markdown and len(text) <= cfg.max_chars:
+        body = text[:-1] if text.endswith("\n") else text
+        return [
+            Chunk(
+                id=source_id,
+                source_id=source_id,
+                text=body,
+                start_line=1,
+                end_line=body.count("\n") + 1,
+                metadata=meta,
+            )
+        ]
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -94,7 +106,10 @@ def chunk_text(
             pieces.extend(
                 (number, line[i : i + cfg.max_chars]) for i in range(0, len(line), cfg.max_chars)
             )
-    paths, heading_at = _heading_paths(pieces) if markdown else ([()] * len(pieces), [False] * len(pieces))
+    if markdown:
+        paths, levels, heading_at = _heading_paths(pieces)
+    else:
+        paths, levels, heading_at = [()] * len(pieces), [()] * len(pieces), [False] * len(pieces)
 
     spans: list[tuple[int, int]] = []
     start, count = 0, len(pieces)
@@ -127,18 +142,30 @@ def chunk_text(
                 start_line=pieces[first][0],
                 end_line=pieces[stop - 1][0],
                 headings=paths[first],
+                heading_levels=levels[first],
                 metadata=meta,
             )
         )
     return chunks
 
 
-def heading_path_at(lines: list[str], upto: int, start: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """Heading path after reading ``lines[:upto]``, starting from path ``start``."""
+def heading_path_at(
+    lines: list[str],
+    upto: int,
+    *,
+    start: tuple[str, ...] = (),
+    start_levels: tuple[int, ...] = (),
+    skip_first: bool = False,
+) -> tuple[str, ...]:
+    """Heading path after reading ``lines[:upto]``, starting from path ``start``.
+
+    ``skip_first`` ignores ``lines[0]`` (a chunk whose first line is the heading already counted
+    in ``start``).
+    """
     path = list(start)
-    levels = [0] * len(path)
+    levels = list(start_levels) if len(start_levels) == len(start) else [0] * len(path)
     in_fence = False
-    for line in lines[:upto]:
+    for line in lines[1 if skip_first else 0 : upto]:
         if _FENCE.match(line):
             in_fence = not in_fence
             continue
@@ -149,7 +176,6 @@ def heading_path_at(lines: list[str], upto: int, start: tuple[str, ...] = ()) ->
         while levels and levels[-1] >= level:
             levels.pop()
             path.pop()
-        # Start paths carry no levels: treat them as shallower than any new heading.
         levels.append(level)
         path.append(title)
     return tuple(path)
@@ -157,8 +183,9 @@ def heading_path_at(lines: list[str], upto: int, start: tuple[str, ...] = ()) ->
 
 def _heading_paths(
     pieces: list[tuple[int, str]],
-) -> tuple[list[tuple[str, ...]], list[bool]]:
+) -> tuple[list[tuple[str, ...]], list[tuple[int, ...]], list[bool]]:
     paths: list[tuple[str, ...]] = []
+    levels: list[tuple[int, ...]] = []
     heading_at: list[bool] = []
     stack: list[tuple[int, str]] = []
     in_fence = False
@@ -178,5 +205,6 @@ def _heading_paths(
                     is_heading = True
         previous_line = number
         paths.append(tuple(title for _, title in stack))
+        levels.append(tuple(level for level, _ in stack))
         heading_at.append(is_heading)
-    return paths, heading_at
+    return paths, levels, heading_at

@@ -25,7 +25,7 @@ MARKDOWN_EXTENSIONS: Final[frozenset[str]] = frozenset({".md", ".mdx", ".markdow
 """Extensions chunked with Markdown section awareness."""
 
 DOCUMENT_EXTENSIONS: Final[frozenset[str]] = frozenset(
-    {".pdf", ".docx", ".pptx", ".xlsx", ".html", ".htm", ".xhtml", ".epub", ".eml"}
+    {".pdf", ".docx", ".pptx", ".xlsx", ".html", ".htm", ".xhtml", ".epub", ".eml", ".odt"}
 )
 """Extensions converted through the documents extra."""
 

@@ -17,6 +17,13 @@ from workspace_tools.core.errors import IndexCorruptError
 
 __all__ = ["HNSW_THRESHOLD", "DenseIndex"]
 
+
+def _faiss() -> Any:
+    """The faiss module, imported on first use (its import is heavy)."""
+    import faiss
+
+    return faiss
+
 HNSW_THRESHOLD: Final = 50_000
 """Above this many vectors the index switches to HNSW (flat single-query search passes ~10 ms)."""
 
@@ -39,7 +46,7 @@ class DenseIndex:
         return "hnsw" if self._hnsw else "flat"
 
     def _new_index(self, *, hnsw: bool) -> Any:
-        import faiss
+        faiss = _faiss()
 
         inner = (
             faiss.IndexHNSWFlat(self.dimension, 32, faiss.METRIC_INNER_PRODUCT)
@@ -77,7 +84,7 @@ class DenseIndex:
             if len(keep):
                 self._index.add_with_ids(vectors, keep)
         else:
-            import faiss
+            faiss = _faiss()
 
             self._index.remove_ids(faiss.IDSelectorBatch(ids))
 
@@ -89,7 +96,7 @@ class DenseIndex:
         allowed: npt.NDArray[np.int64] | None = None,
     ) -> list[tuple[int, float]]:
         """The ``k`` nearest ids and cosine scores, best first, optionally only among ``allowed``."""
-        import faiss
+        faiss = _faiss()
 
         if len(self) == 0 or k <= 0:
             return []
@@ -109,7 +116,7 @@ class DenseIndex:
         return [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i != -1]
 
     def _all_ids(self) -> npt.NDArray[np.int64]:
-        import faiss
+        faiss = _faiss()
 
         return np.asarray(faiss.vector_to_array(self._index.id_map), dtype=np.int64)
 
@@ -127,14 +134,14 @@ class DenseIndex:
 
     def save(self, path: Path) -> None:
         """Write the index with ``faiss.write_index`` (no pickle)."""
-        import faiss
+        faiss = _faiss()
 
         faiss.write_index(self._index, str(path))
 
     @classmethod
     def load(cls, path: Path, *, dimension: int, hnsw_threshold: int = HNSW_THRESHOLD) -> DenseIndex:
         """Read an index written by :meth:`save`."""
-        import faiss
+        faiss = _faiss()
 
         try:
             index = faiss.read_index(str(path))

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Final
+from typing import Any, Final
 
 import pathspec
 
@@ -41,6 +41,7 @@ DEFAULT_EXCLUDED_DIRS: Final[frozenset[str]] = frozenset(
 
 _GLOB_CHARS: Final = re.compile(r"[*?\[\]{}]")
 _BRACES: Final = re.compile(r"\{([^{}]*)\}")
+_PLAIN_ID: Final = re.compile(r"[^/\\\x00][^\\\x00]*[^/\\\x00]|[^/\\\x00.]")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,6 +83,10 @@ def normalise_id(root: Path, path: str | os.PathLike[str]) -> str:
     ``root`` must be absolute and resolved.
     """
     raw = os.fspath(path)
+    if _PLAIN_ID.fullmatch(raw) and "/./" not in raw and "//" not in raw and not raw.startswith("./"):
+        parts = raw.split("/")
+        if ".." not in parts and "." not in parts:
+            return raw
     if "\x00" in raw:
         msg = f"Path {raw!r} contains a NUL byte. Pass a plain relative path inside the workspace."
         raise InvalidInputError(msg)
@@ -142,7 +147,7 @@ def scan(root: Path, paths: Sequence[str] | None = None, *, config: ScanConfig |
             scopes.append(_prefix_matcher(rel))
         elif absolute.is_file():
             walker.add_file(absolute, rel)
-            scopes.append(lambda i, rel=rel: i == rel)
+            scopes.append(_exact_matcher(rel))
         else:
             walker.skip(rel or ".", "missing: no such file or directory")
             scopes.append(_prefix_matcher(rel))
@@ -170,7 +175,7 @@ class _Walker:
         self.root = root
         self.config = config
         self.result = ScanResult()
-        self._ignores: dict[str, pathspec.PathSpec | None] = {}
+        self._ignores: dict[str, pathspec.PathSpec[Any] | None] = {}
 
     def skip(self, rel: str, reason: str) -> None:
         self.result.skipped.append(SkippedFile(path=rel, reason=reason))
@@ -257,14 +262,14 @@ class _Walker:
                 return True
         return False
 
-    def _spec_for(self, base: str) -> pathspec.PathSpec | None:
+    def _spec_for(self, base: str) -> pathspec.PathSpec[Any] | None:
         if base not in self._ignores:
             gitignore = (self.root / base / ".gitignore") if base else self.root / ".gitignore"
             spec = None
             if gitignore.is_file():
                 try:
                     lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
-                    spec = pathspec.PathSpec.from_lines("gitwildmatch", lines)
+                    spec = pathspec.PathSpec.from_lines("gitignore", lines)
                 except (OSError, ValueError):
                     spec = None
             self._ignores[base] = spec
@@ -281,6 +286,10 @@ def _strip_dot(pattern: str) -> str:
     return pattern
 
 
+def _exact_matcher(rel: str) -> Callable[[str], bool]:
+    return lambda i: i == rel
+
+
 def _prefix_matcher(rel: str) -> Callable[[str], bool]:
     if not rel:
         return lambda _i: True
@@ -289,7 +298,7 @@ def _prefix_matcher(rel: str) -> Callable[[str], bool]:
 
 def _glob_matcher(pattern: str) -> Callable[[str], bool]:
     specs = [
-        pathspec.PathSpec.from_lines("gitwildmatch", ["/" + p]) for p in _expand_braces(pattern)
+        pathspec.PathSpec.from_lines("gitignore", ["/" + p]) for p in _expand_braces(pattern)
     ]
     return lambda rel: any(spec.match_file(rel) for spec in specs)
 

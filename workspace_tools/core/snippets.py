@@ -8,10 +8,12 @@ from typing import Final
 
 from workspace_tools.core.tokenize import WORD_PATTERN, Tokenizer
 
-__all__ = ["Snippet", "best_snippet", "mark_hits"]
+__all__ = ["HIT_CLOSE", "HIT_OPEN", "Snippet", "best_snippet", "mark_hits"]
 
 HIT_OPEN: Final = "<<"
 HIT_CLOSE: Final = ">>"
+
+_Span = tuple[int, int, frozenset[str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,7 +21,7 @@ class Snippet:
     """A window of a chunk."""
 
     text: str
-    """The window's lines, hits marked, long lines cut around the first hit."""
+    """The window's lines, hits marked, cut to about ``max_chars`` around the densest hits."""
     first_line: int
     """0-based index of the window's first line inside the chunk."""
     last_line: int
@@ -38,79 +40,102 @@ def best_snippet(
 ) -> Snippet:
     """Find the window of up to ``window_lines`` lines that covers the most query terms.
 
-    Windows are ranked by the number of distinct query terms they contain, then by the number of
-    hits, then by position (earliest wins). With no lexical hit at all (vector search), the window
-    is the first non-blank lines of the chunk.
+    Windows start on a line with a hit and are ranked by the number of distinct query terms they
+    contain, then by the number of hits, then by position (earliest wins); trailing lines without
+    hits are dropped. With no lexical hit at all (a vector match), the window is the first
+    non-blank lines of the chunk. A window longer than ``max_chars`` is cut around its densest
+    stretch of hits, and the cuts are marked with ``…``.
     """
     lines = text.split("\n")
-    terms = set(query_terms)
-    line_terms: list[set[str]] = []
-    line_hits: list[int] = []
-    for line in lines:
-        found: set[str] = set()
-        hits = 0
-        if terms:
-            for word in WORD_PATTERN.findall(line):
-                matched = terms.intersection(tokenizer.word_terms(word))
-                if matched:
-                    found |= matched
-                    hits += 1
-        line_terms.append(found)
-        line_hits.append(hits)
-
+    terms = frozenset(query_terms)
+    spans = [_hit_spans(line, terms, tokenizer) if terms else [] for line in lines]
+    size = max(1, window_lines)
     best: tuple[int, int, int] | None = None
     best_start = 0
-    size = max(1, window_lines)
-    for start in range(len(lines)):
-        if not line_hits[start]:
-            continue  # a window worth showing starts on a hit
+    for start, line_spans in enumerate(spans):
+        if not line_spans:
+            continue
         stop = min(len(lines), start + size)
-        distinct = len(set().union(*line_terms[start:stop]))
-        hits = sum(line_hits[start:stop])
-        key = (distinct, hits, -start)
+        window = [s for row in spans[start:stop] for s in row]
+        distinct = len(frozenset().union(*(s[2] for s in window)))
+        key = (distinct, len(window), -start)
         if best is None or key > best:
             best, best_start = key, start
     if best is None:
         best_start = next((i for i, line in enumerate(lines) if line.strip()), 0)
     stop = min(len(lines), best_start + size)
     while stop - 1 > best_start and (
-        not lines[stop - 1].strip() or (best is not None and not line_hits[stop - 1])
+        not lines[stop - 1].strip() or (best is not None and not spans[stop - 1])
     ):
         stop -= 1
-    marked = [mark_hits(line, terms, tokenizer) for line in lines[best_start:stop]]
-    snippet_text = _cut("\n".join(marked), max_chars)
+    # Join the window, shifting each line's spans to offsets in the joined text.
+    joined: list[str] = []
+    window_spans: list[_Span] = []
+    offset = 0
+    for index in range(best_start, stop):
+        joined.append(lines[index])
+        window_spans.extend((a + offset, b + offset, t) for a, b, t in spans[index])
+        offset += len(lines[index]) + 1
+    window_text = "\n".join(joined)
+    begin, end = _region(window_text, window_spans, max_chars)
+    marked = _mark(window_text, [s for s in window_spans if s[0] >= begin and s[1] <= end], begin, end)
+    prefix = "…" if begin > 0 else ""
+    suffix = "…" if end < len(window_text) else ""
     return Snippet(
-        text=snippet_text,
+        text=prefix + marked + suffix,
         first_line=best_start,
         last_line=stop - 1,
-        hits=sum(line_hits[best_start:stop]),
+        hits=len(window_spans),
     )
 
 
 def mark_hits(line: str, terms: Collection[str], tokenizer: Tokenizer) -> str:
     """Wrap every word of ``line`` whose terms meet ``terms`` in ``<<`` ``>>``."""
-    if not terms:
-        return line
-    out: list[str] = []
-    pos = 0
+    spans = _hit_spans(line, frozenset(terms), tokenizer)
+    return _mark(line, spans, 0, len(line))
+
+
+def _hit_spans(line: str, terms: frozenset[str], tokenizer: Tokenizer) -> list[_Span]:
+    spans: list[_Span] = []
+    word_terms = tokenizer.word_terms
     for match in WORD_PATTERN.finditer(line):
-        if not set(tokenizer.word_terms(match.group())).isdisjoint(terms):
-            out.append(line[pos : match.start()])
-            out.append(f"{HIT_OPEN}{match.group()}{HIT_CLOSE}")
-            pos = match.end()
-    out.append(line[pos:])
-    return "".join(out)
+        matched = terms.intersection(word_terms(match.group()))
+        if matched:
+            spans.append((match.start(), match.end(), matched))
+    return spans
 
 
-def _cut(text: str, max_chars: int) -> str:
-    """Shorten ``text`` to about ``max_chars`` around its first hit, marking cuts with ``…``."""
+def _region(text: str, spans: list[_Span], max_chars: int) -> tuple[int, int]:
+    """The stretch of at most ``max_chars`` characters holding the most distinct hit terms."""
     if len(text) <= max_chars:
-        return text
-    first = text.find(HIT_OPEN)
-    start = 0 if first < max_chars // 3 else first - max_chars // 3
-    end = start + max_chars
-    # Do not cut inside a marker.
-    open_at = text.rfind(HIT_OPEN, start, end)
-    if open_at != -1 and text.find(HIT_CLOSE, open_at) + len(HIT_CLOSE) > end:
-        end = text.find(HIT_CLOSE, open_at) + len(HIT_CLOSE)
-    return ("…" if start > 0 else "") + text[start:end] + ("…" if end < len(text) else "")
+        return 0, len(text)
+    if not spans:
+        return 0, max_chars
+    best_key: tuple[int, int] | None = None
+    best_first = 0
+    for i, (start, _end, _terms) in enumerate(spans):
+        covered = [s for s in spans[i:] if s[1] - start <= max_chars]
+        key = (len(frozenset().union(*(s[2] for s in covered))), len(covered))
+        if best_key is None or key > best_key:
+            best_key, best_first = key, start
+    # Give the first hit some left context, then extend to max_chars.
+    begin = max(0, best_first - max_chars // 5)
+    end = min(len(text), begin + max_chars)
+    begin = max(0, end - max_chars)
+    # Do not cut words in half.
+    while begin > 0 and text[begin - 1].isalnum() and begin < best_first:
+        begin += 1
+    while end < len(text) and end > begin and text[end - 1].isalnum() and text[end].isalnum():
+        end -= 1
+    return begin, end
+
+
+def _mark(text: str, spans: list[_Span], begin: int, end: int) -> str:
+    out: list[str] = []
+    pos = begin
+    for start, stop, _terms in spans:
+        out.append(text[pos:start])
+        out.append(f"{HIT_OPEN}{text[start:stop]}{HIT_CLOSE}")
+        pos = stop
+    out.append(text[pos:end])
+    return "".join(out)

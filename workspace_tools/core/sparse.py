@@ -27,8 +27,8 @@ class BM25Config:
 
     k1: float = 1.2
     """Term-frequency saturation."""
-    b: float = 0.75
-    """Length normalisation."""
+    b: float = 0.6
+    """Length normalisation (k1 1.2, b 0.6 measured best on the SciFact train queries)."""
     method: str = "lucene"
     """bm25s scoring variant: ``lucene``, ``robertson``, ``atire``, ``bm25l`` or ``bm25+``."""
 
@@ -64,6 +64,42 @@ class SparseIndex:
         retriever = bm25s.BM25(k1=self.config.k1, b=self.config.b, method=self.config.method)
         retriever.index([list(doc) for doc in documents], show_progress=False)
         self._retriever = retriever
+
+    def build_ids(self, documents: Sequence[Sequence[int]], vocab: dict[str, int]) -> None:
+        """Index documents given as term ids of ``vocab`` (faster than :meth:`build`)."""
+        import bm25s
+
+        self._size = len(documents)
+        if not documents:
+            self._retriever = None
+            return
+        retriever = bm25s.BM25(k1=self.config.k1, b=self.config.b, method=self.config.method)
+        vocab_copy = dict(vocab) if vocab else {"": 0}
+        retriever.index((documents, vocab_copy), show_progress=False)
+        self._retriever = retriever
+
+    def scores_ids(self, ids: Sequence[int]) -> npt.NDArray[np.float32]:
+        """BM25 score of every document for distinct term ids (as given to :meth:`build_ids`)."""
+        if self._retriever is None or self._size == 0:
+            return np.zeros(self._size, dtype=np.float32)
+        limit = len(self._retriever.scores["indptr"]) - 1
+        known = [i for i in dict.fromkeys(ids) if 0 <= i < limit]
+        if not known:
+            return np.zeros(self._size, dtype=np.float32)
+        return np.asarray(self._retriever.get_scores_from_ids(known), dtype=np.float32)
+
+    def top_ids(
+        self,
+        ids: Sequence[int],
+        *,
+        k: int,
+        mask: npt.NDArray[np.bool_] | None = None,
+    ) -> list[tuple[int, float]]:
+        """Like :meth:`top`, for term ids."""
+        scores = self.scores_ids(ids)
+        if mask is not None:
+            scores = np.where(mask, scores, 0.0).astype(np.float32)
+        return top_positive(scores, k)
 
     def vocabulary(self) -> list[str]:
         """Every term in the index."""

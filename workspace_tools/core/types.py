@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,43 +47,116 @@ class Chunk:
     """1-based line of the source on which the chunk ends (inclusive)."""
     headings: tuple[str, ...] = ()
     """Markdown heading path in force at the start of the chunk, outermost first."""
+    heading_levels: tuple[int, ...] = ()
+    """Levels (1-6) of ``headings``."""
     metadata: Mapping[str, Any] = field(default_factory=dict)
     """User metadata of the source plus what conversion recorded (page, slide, sheet...)."""
 
 
-@dataclass(slots=True)
 class SearchResult:
     """One ranked hit.
 
-    ``snippet`` and ``line_range`` point at the best-matching window of the chunk, not at the
-    first and last line that mention any query word.
+    ``snippet``, ``line_range`` and ``headings`` point at the best-matching window of the chunk
+    (not at the first and last line that mention any query word). They are computed on first
+    access, so ranking stays fast when a caller only needs ids and scores.
     """
 
-    id: str
-    """Chunk id (``path`` or ``path#chunk-N``)."""
-    content: str
-    """The whole chunk text."""
-    score: float
-    """Score in the mode used: raw BM25, cosine similarity, or the fused score (see docs)."""
-    line_range: LineRange | None
-    """Lines of the source covered by the snippet (1-based, inclusive)."""
-    snippet: str
-    """A short window of the chunk with query hits marked ``<<like this>>``."""
-    metadata: dict[str, Any] = field(default_factory=dict)
-    """Source metadata, ``source_id``, ``headings`` and chunk line range."""
-    score_details: dict[str, float] = field(default_factory=dict)
-    """Raw per-mode scores (``bm25``, ``vector``) and ranks behind the final score."""
+    __slots__ = (
+        "_headings",
+        "_line_range",
+        "_resolver",
+        "_snippet",
+        "content",
+        "id",
+        "metadata",
+        "score",
+        "score_details",
+    )
+
+    def __init__(
+        self,
+        *,
+        id: str,
+        content: str,
+        score: float,
+        metadata: dict[str, Any] | None = None,
+        score_details: dict[str, float] | None = None,
+        snippet: str | None = None,
+        line_range: LineRange | None = None,
+        headings: tuple[str, ...] = (),
+        resolver: Callable[[], tuple[str, LineRange | None, tuple[str, ...]]] | None = None,
+    ) -> None:
+        self.id = id
+        """Chunk id (``path`` or ``path#chunk-N``)."""
+        self.content = content
+        """The whole chunk text."""
+        self.score = score
+        """Score in the mode used: raw BM25, cosine similarity, or the fused score (see docs)."""
+        self.metadata: dict[str, Any] = metadata if metadata is not None else {}
+        """Source metadata plus ``source_id``, ``format`` and the chunk's line span."""
+        self.score_details: dict[str, float] = score_details if score_details is not None else {}
+        """Raw per-mode scores (``bm25``, ``vector``) and ranks behind the final score."""
+        self._snippet = snippet
+        self._line_range = line_range
+        self._headings = headings
+        self._resolver = None if snippet is not None else resolver
+
+    def _resolve(self) -> None:
+        if self._resolver is not None:
+            self._snippet, self._line_range, self._headings = self._resolver()
+            self._resolver = None
+
+    @property
+    def snippet(self) -> str:
+        """A short window of the chunk with query hits marked ``<<like this>>``."""
+        self._resolve()
+        return self._snippet if self._snippet is not None else self.content[:400]
+
+    @property
+    def line_range(self) -> LineRange | None:
+        """Lines of the source covered by the snippet (1-based, inclusive)."""
+        self._resolve()
+        return self._line_range
+
+    @property
+    def headings(self) -> tuple[str, ...]:
+        """Markdown heading path in force at the snippet, outermost first."""
+        self._resolve()
+        return self._headings
+
+    @property
+    def section_heading(self) -> str | None:
+        """Innermost Markdown heading in force at the snippet, if any."""
+        return self.headings[-1] if self.headings else None
 
     @property
     def source_id(self) -> str:
         """Id of the file or string this hit comes from."""
         return str(self.metadata.get("source_id", self.id))
 
-    @property
-    def section_heading(self) -> str | None:
-        """Innermost Markdown heading in force at the snippet, if any."""
-        headings = self.metadata.get("headings") or []
-        return str(headings[-1]) if headings else None
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form (snippet and line range resolved)."""
+        line_range = self.line_range
+        return {
+            "id": self.id,
+            "source_id": self.source_id,
+            "score": self.score,
+            "line_range": [line_range.start, line_range.end] if line_range else None,
+            "snippet": self.snippet,
+            "headings": list(self.headings),
+            "metadata": self.metadata,
+            "score_details": self.score_details,
+        }
+
+    def __repr__(self) -> str:
+        return f"SearchResult(id={self.id!r}, score={self.score:.4f}, line_range={self.line_range})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SearchResult):
+            return NotImplemented
+        return self.to_dict() == other.to_dict() and self.content == other.content
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 @dataclass(frozen=True, slots=True)

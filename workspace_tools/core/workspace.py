@@ -1,0 +1,841 @@
+"""Workspace: index files and strings, keep the index in sync with the disk, and search it."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import gc
+import os
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from workspace_tools.core.chunking import ChunkingConfig, chunk_text
+from workspace_tools.core.convert import (
+    DOCUMENT_EXTENSIONS,
+    MARKDOWN_EXTENSIONS,
+    Converted,
+    convert_bytes,
+)
+from workspace_tools.core.convert_cache import ConversionCache
+from workspace_tools.core.corpus import ChunkRow, Corpus, SourceRecord, text_hash
+from workspace_tools.core.dense import HNSW_THRESHOLD, DenseIndex
+from workspace_tools.core.embedder import Embedder, SentenceTransformerEmbedder, as_embedder
+from workspace_tools.core.errors import (
+    ConversionError,
+    IndexMismatchError,
+    InvalidInputError,
+    ReadOnlyWorkspaceError,
+    SearchModeError,
+)
+from workspace_tools.core.fusion import reciprocal_rank_fusion, weighted_fusion
+from workspace_tools.core.results import build_result
+from workspace_tools.core.scan import ScanConfig, is_glob, normalise_id, resolve_inside, scan
+from workspace_tools.core.sparse import BM25Config, SparseIndex
+from workspace_tools.core.store import IndexStore
+from workspace_tools.core.tokenize import Tokenizer, TokenizerConfig
+from workspace_tools.core.types import Chunk, SearchResult, SkippedFile, SyncReport
+
+__all__ = ["DEFAULT_EMBEDDER", "MAX_QUERY_CHARS", "SearchMode", "Workspace"]
+
+SearchMode = Literal["bm25", "vector", "hybrid"]
+MODES: Final[tuple[str, ...]] = ("bm25", "vector", "hybrid")
+MAX_QUERY_CHARS: Final = 10_000
+"""Longest query accepted, in characters."""
+DEFAULT_EMBEDDER: Final = "default"
+"""Sentinel: use the packaged all-MiniLM-L6-v2 model."""
+
+DocumentLike = Any
+"""``(id, content)``, ``(id, content, metadata)``, a mapping with ``id``/``content`` or an object
+with ``id`` and ``page_content``/``content`` (LangChain ``Document`` works)."""
+
+
+class Workspace:
+    """A folder of files (and any strings you add) indexed for BM25, vector and hybrid search.
+
+    Args:
+        root: The workspace folder. File ids are POSIX paths relative to it.
+        index_dir: Where the index lives; default ``<root>/.workspace_tools/index``.
+        bm25: Keep a BM25 index.
+        embedder: ``"default"`` (packaged all-MiniLM-L6-v2, loaded on first use), a
+            sentence-transformers model name or path, an object with ``embed(texts)``, one with
+            LangChain's ``embed_documents``/``embed_query``, or ``None`` for no vectors.
+        tokenizer: Tokenizer settings (stored with the index).
+        chunking: Chunk sizes (stored with the index).
+        bm25_config: BM25 parameters.
+        scan_config: What ``sync()`` walks into.
+        fusion: Hybrid fusion rule, ``"rrf"`` (default, measured better on SciFact) or
+            ``"weighted"`` (Mastra's min-max weighted sum).
+        vector_weight: Weight of the vector side in hybrid fusion, in [0, 1].
+        read_only: Refuse every change to the index.
+        autosave: Save after every call that changed the index.
+        rebuild: Ignore (and replace) an existing index instead of loading it.
+        show_progress: Show progress bars on long work.
+        hnsw_threshold: Vector count above which FAISS switches from exact to HNSW search.
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        index_dir: str | os.PathLike[str] | None = None,
+        bm25: bool = True,
+        embedder: Any = DEFAULT_EMBEDDER,
+        tokenizer: TokenizerConfig | None = None,
+        chunking: ChunkingConfig | None = None,
+        bm25_config: BM25Config | None = None,
+        scan_config: ScanConfig | None = None,
+        fusion: Literal["rrf", "weighted"] = "rrf",
+        vector_weight: float = 0.5,
+        read_only: bool = False,
+        autosave: bool = True,
+        rebuild: bool = False,
+        show_progress: bool = False,
+        hnsw_threshold: int = HNSW_THRESHOLD,
+    ) -> None:
+        self.root = Path(root).expanduser().resolve()
+        if not self.root.is_dir():
+            msg = f"Workspace root {str(root)!r} is not a directory. Create it or pass an existing folder."
+            raise InvalidInputError(msg)
+        if embedder == DEFAULT_EMBEDDER:
+            embedder = SentenceTransformerEmbedder()
+        self.embedder: Embedder | None = None if embedder is None else as_embedder(embedder)
+        if not bm25 and self.embedder is None:
+            msg = "A workspace needs at least one index: keep bm25=True or pass an embedder."
+            raise InvalidInputError(msg)
+        if fusion not in {"rrf", "weighted"}:
+            msg = f"fusion must be 'rrf' or 'weighted', got {fusion!r}."
+            raise InvalidInputError(msg)
+        if not 0.0 <= vector_weight <= 1.0:
+            msg = f"vector_weight must be between 0 and 1, got {vector_weight}."
+            raise InvalidInputError(msg)
+        self.bm25_enabled = bm25
+        self.tokenizer = Tokenizer(tokenizer)
+        self.chunking = chunking or ChunkingConfig()
+        self.bm25_config = bm25_config or BM25Config()
+        self.scan_config = scan_config or ScanConfig()
+        self.fusion = fusion
+        self.vector_weight = vector_weight
+        self.read_only = read_only
+        self.autosave = autosave
+        self.show_progress = show_progress
+        self.hnsw_threshold = hnsw_threshold
+        self.index_dir = (
+            Path(index_dir).expanduser().resolve()
+            if index_dir is not None
+            else self.root / ".workspace_tools" / "index"
+        )
+        self._store = IndexStore(self.index_dir)
+        self._conversions = ConversionCache(self.index_dir.parent / "converted")
+        self._lock = threading.RLock()
+        self._write_lock = threading.RLock()
+        self._corpus = Corpus()
+        self._sparse = SparseIndex(self.bm25_config)
+        self._sparse_dirty = True
+        self._row_ids: list[str] = []
+        self._row_of_key: dict[int, int] = {}
+        self._dense: DenseIndex | None = None
+        self._needs_backfill = False
+        if rebuild and not read_only:
+            self._store.clear()
+        else:
+            self._load()
+
+    # -- public properties ---------------------------------------------------------------------
+
+    @property
+    def modes(self) -> tuple[str, ...]:
+        """Search modes this workspace can run."""
+        out = []
+        if self.bm25_enabled:
+            out.append("bm25")
+        if self.embedder is not None:
+            out.append("vector")
+        if len(out) == 2:
+            out.append("hybrid")
+        return tuple(out)
+
+    @property
+    def default_mode(self) -> str:
+        """Mode used when none is given: hybrid when both indexes exist, else the one there is."""
+        return "hybrid" if "hybrid" in self.modes else self.modes[0]
+
+    def __len__(self) -> int:
+        return len(self._corpus.chunks)
+
+    def __repr__(self) -> str:
+        return (
+            f"Workspace(root={str(self.root)!r}, sources={len(self._corpus.sources)}, "
+            f"chunks={len(self)}, modes={self.modes})"
+        )
+
+    def source_ids(self) -> list[str]:
+        """Ids of every indexed file and string."""
+        with self._lock:
+            return list(self._corpus.sources)
+
+    def source(self, source_id: str) -> SourceRecord | None:
+        """The manifest row of a source, if indexed."""
+        return self._corpus.sources.get(self._normalise_source_id(source_id))
+
+    def chunks_of(self, source_id: str) -> list[Chunk]:
+        """Chunks of a source, in order."""
+        with self._lock:
+            record = self._corpus.sources.get(self._normalise_source_id(source_id))
+            if record is None:
+                return []
+            return [self._corpus.chunks[c].chunk for c in record.chunk_ids if c in self._corpus.chunks]
+
+    def stats(self) -> dict[str, Any]:
+        """Counts and settings, for people and tools."""
+        with self._lock:
+            return {
+                "root": str(self.root),
+                "index_dir": str(self.index_dir),
+                "sources": len(self._corpus.sources),
+                "chunks": len(self._corpus.chunks),
+                "modes": list(self.modes),
+                "embedder": self.embedder.model_id if self.embedder else None,
+                "vectors": len(self._dense) if self._dense is not None else 0,
+            }
+
+    # -- indexing ------------------------------------------------------------------------------
+
+    def index(
+        self, id: str, content: str, *, metadata: Mapping[str, Any] | None = None
+    ) -> list[str]:
+        """Index a string under ``id`` (chunked like files); returns its chunk ids.
+
+        Re-indexing an id replaces all of its previous chunks.
+        """
+        report = self.index_many([(id, content, dict(metadata or {}))], show_progress=False)
+        del report
+        record = self._corpus.sources.get(self._normalise_source_id(id))
+        return list(record.chunk_ids) if record else []
+
+    def index_many(
+        self, documents: Iterable[DocumentLike], *, show_progress: bool | None = None
+    ) -> SyncReport:
+        """Index many strings in one batch (one BM25 rebuild, batched embedding, one save)."""
+        self._check_writable()
+        started = time.perf_counter()
+        report = SyncReport()
+        staged: list[tuple[SourceRecord, list[Chunk]]] = []
+        with self._write_lock:
+            latest: dict[str, tuple[str, dict[str, Any]]] = {}
+            for doc in documents:
+                doc_id, content, metadata = _unpack_document(doc)
+                latest[self._normalise_source_id(doc_id)] = (content, metadata)
+            for source_id, (content, metadata) in latest.items():
+                digest = text_hash(content)
+                previous = self._corpus.sources.get(source_id)
+                if previous and previous.content_hash == digest and previous.metadata == metadata:
+                    report.unchanged += 1
+                    continue
+                markdown = Path(source_id).suffix.lower() in MARKDOWN_EXTENSIONS
+                converted = Converted(text=content, format="markdown" if markdown else "text", markdown=markdown)
+                staged.append((self._record(source_id, "text", digest, converted, metadata), self._chunk(source_id, converted, metadata)))
+                (report.updated if previous else report.added).append(source_id)
+            self._apply(staged, [], report, show_progress=show_progress)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def remove(self, id_or_prefix: str) -> list[str]:
+        """Remove a source, every source under a folder prefix, or every source matching a glob.
+
+        Returns:
+            The removed source ids (empty when nothing matched).
+        """
+        self._check_writable()
+        with self._write_lock:
+            target = self._normalise_source_id(id_or_prefix.rstrip("/") or ".")
+            if is_glob(id_or_prefix):
+                import pathspec
+
+                spec = pathspec.PathSpec.from_lines("gitignore", ["/" + id_or_prefix.lstrip("./")])
+                ids = [s for s in self._corpus.sources if spec.match_file(s)]
+            elif target in {"", "."}:
+                ids = list(self._corpus.sources)
+            else:
+                ids = [s for s in self._corpus.sources if s == target or s.startswith(target + "/")]
+            report = SyncReport(removed=ids)
+            self._apply([], ids, report, show_progress=False)
+            return ids
+
+    def sync(
+        self, paths: Sequence[str] | str | None = None, *, show_progress: bool | None = None
+    ) -> SyncReport:
+        """Bring the index in line with files under the root.
+
+        New and changed files are converted, chunked and embedded (vectors come from the cache
+        first); files deleted from disk leave both indexes; unchanged files cost one ``stat``.
+
+        Args:
+            paths: Files, directories and glob patterns relative to the root (default: the root).
+            show_progress: Show a progress bar (default: the workspace setting).
+
+        Returns:
+            What was added, updated, removed and skipped (with reasons).
+        """
+        self._check_writable()
+        started = time.perf_counter()
+        if isinstance(paths, str):
+            paths = [paths]
+        with self._write_lock:
+            found = scan(self.root, paths, config=self.scan_config)
+            index_rel = self._index_rel()
+            report = SyncReport(skipped=list(found.skipped))
+            staged: list[tuple[SourceRecord, list[Chunk]]] = []
+            kept: set[str] = set()
+            touched = False
+            for rel, path in self._progress(list(found.files.items()), "Reading", show_progress):
+                if index_rel and (rel == index_rel or rel.startswith(index_rel + "/")):
+                    continue
+                outcome = self._read_file(rel, path, report)
+                if outcome is None:
+                    continue
+                kept.add(rel)
+                if outcome is True:
+                    touched = True
+                elif outcome is not False:
+                    staged.append(outcome)
+            removed = [
+                sid
+                for sid, rec in self._corpus.sources.items()
+                if rec.kind == "file" and sid not in kept and found.in_scope(sid)
+            ]
+            report.removed = removed
+            self._apply(staged, removed, report, show_progress=show_progress, touched=touched)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def read_text(self, path: str) -> str:
+        """Text of a file inside the root (converted like ``sync`` does), for tools."""
+        absolute = resolve_inside(self.root, path)
+        if not absolute.is_file():
+            msg = f"No file {path!r} in the workspace. Give a path relative to the workspace root."
+            raise InvalidInputError(msg)
+        size = absolute.stat().st_size
+        if size > self.scan_config.max_file_bytes:
+            msg = f"File {path!r} is {size} bytes, over the {self.scan_config.max_file_bytes}-byte limit."
+            raise InvalidInputError(msg)
+        try:
+            return convert_bytes(absolute, absolute.read_bytes()).text
+        except ConversionError as exc:
+            msg = f"Cannot read {path!r} as text ({exc})."
+            raise InvalidInputError(msg) from exc
+
+    # -- search --------------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        top_k: int = 10,
+        mode: str | None = None,
+        min_score: float | None = None,
+        filter: Mapping[str, Any] | None = None,
+    ) -> list[SearchResult]:
+        """Rank chunks for ``query``.
+
+        Args:
+            query: Words, a question, or code identifiers.
+            top_k: Most results (larger than the corpus returns the whole ranked corpus).
+            mode: ``bm25``, ``vector`` or ``hybrid``; default hybrid when both indexes exist.
+            min_score: Drop results scoring below this (scores depend on the mode; see docs).
+            filter: Exact-match conditions on chunk metadata (``source_id``, ``format`` and your
+                own keys); applied before ranking, so ``top_k`` matching hits come back.
+
+        Returns:
+            Results best first. An empty query or index gives an empty list; BM25 never returns
+            chunks that share no term with the query.
+        """
+        if not isinstance(query, str):
+            msg = f"query must be a string, got {type(query).__name__}."
+            raise InvalidInputError(msg)
+        if len(query) > MAX_QUERY_CHARS:
+            msg = (
+                f"The query is {len(query)} characters long; the limit is {MAX_QUERY_CHARS}. "
+                "Search with the key words or a short passage instead."
+            )
+            raise InvalidInputError(msg)
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+            msg = f"top_k must be a whole number of at least 1, got {top_k!r}."
+            raise InvalidInputError(msg)
+        chosen = self._resolve_mode(mode)
+        if not query.strip():
+            return []
+        terms = self.tokenizer.query_terms(query)
+        query_vector = None
+        if chosen in {"vector", "hybrid"}:
+            self._ensure_vectors()
+            assert self.embedder is not None
+            query_vector = self.embedder.embed([query])[0]
+        with self._lock:
+            total = len(self._corpus.chunks)
+            if total == 0:
+                return []
+            k = min(top_k, total)
+            self._ensure_sparse()
+            mask = self._filter_mask(filter) if filter else None
+            pool = min(total, max(2 * k, 100))
+            bm25_hits: list[tuple[int, float]] = []
+            vector_hits: list[tuple[int, float]] = []
+            if chosen in {"bm25", "hybrid"} and terms:
+                rows = self._sparse.top_ids(
+                    self.tokenizer.ids_of(terms), k=k if chosen == "bm25" else pool, mask=mask
+                )
+                bm25_hits = [(self._key_of_row(r), s) for r, s in rows]
+            if chosen in {"vector", "hybrid"} and self._dense is not None:
+                allowed = None
+                if mask is not None:
+                    allowed = np.asarray([self._key_of_row(int(r)) for r in np.flatnonzero(mask)], dtype=np.int64)
+                vector_hits = self._dense.search(
+                    query_vector, k=k if chosen == "vector" else pool, allowed=allowed  # type: ignore[arg-type]
+                )
+            results = self._rank(chosen, bm25_hits, vector_hits, k, terms)
+        if min_score is not None:
+            results = [r for r in results if r.score >= min_score]
+        return results
+
+    # -- persistence ---------------------------------------------------------------------------
+
+    def save(self) -> None:
+        """Write the index atomically (the previous index stays loadable until the new is whole)."""
+        self._check_writable()
+        with self._write_lock, self._lock:
+            self._ensure_sparse()
+            settings = self._settings()
+            corpus, sparse, dense = self._corpus, self._sparse, self._dense
+            vocabulary = self.tokenizer.vocab
+
+            def write(folder: Path) -> None:
+                corpus.save(folder, settings=settings, vocabulary=vocabulary)
+                sparse.save(folder / "sparse")
+                if dense is not None and len(dense):
+                    dense.save(folder / "dense.faiss")
+
+            self._store.save(write)
+            live = {r.content_hash for r in corpus.sources.values() if r.format in _DOC_FORMATS}
+            self._conversions.prune(live)
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _check_writable(self) -> None:
+        if self.read_only:
+            msg = (
+                f"The workspace at {str(self.root)!r} is read-only: indexing, removing and syncing "
+                "are disabled. Open it with read_only=False to change the index."
+            )
+            raise ReadOnlyWorkspaceError(msg)
+
+    def _normalise_source_id(self, source_id: str) -> str:
+        if not isinstance(source_id, str) or not source_id.strip():
+            msg = f"A source id must be a non-empty string, got {source_id!r}."
+            raise InvalidInputError(msg)
+        if "\x00" in source_id:
+            msg = f"Source id {source_id!r} contains a NUL byte."
+            raise InvalidInputError(msg)
+        if "://" in source_id:
+            return source_id
+        return normalise_id(self.root, source_id) or "."
+
+    def _index_rel(self) -> str | None:
+        try:
+            return self.index_dir.relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+
+    def _read_file(
+        self, rel: str, path: Path, report: SyncReport
+    ) -> tuple[SourceRecord, list[Chunk]] | bool | None:
+        """``None``: skipped; ``False``: unchanged; ``True``: unchanged but mtime updated."""
+        previous = self._corpus.sources.get(rel)
+        try:
+            stat = path.stat()
+            if previous and previous.kind == "file" and previous.mtime_ns == stat.st_mtime_ns and previous.size == stat.st_size:
+                report.unchanged += 1
+                return False
+            data = path.read_bytes()
+        except OSError as exc:
+            report.skipped.append(SkippedFile(path=rel, reason=f"unreadable: {exc.strerror or exc}"))
+            return None
+        digest = text_hash(data)
+        if previous and previous.kind == "file" and previous.content_hash == digest:
+            previous.mtime_ns, previous.size = stat.st_mtime_ns, stat.st_size
+            report.unchanged += 1
+            return True
+        try:
+            converted = self._convert(path, data, digest)
+        except ConversionError as exc:
+            report.skipped.append(SkippedFile(path=rel, reason=str(exc)))
+            return None
+        report.formats[converted.format] = report.formats.get(converted.format, 0) + 1
+        (report.updated if previous else report.added).append(rel)
+        record = self._record(rel, "file", digest, converted, {})
+        record.mtime_ns, record.size = stat.st_mtime_ns, stat.st_size
+        return record, self._chunk(rel, converted, {})
+
+    def _convert(self, path: Path, data: bytes, digest: str) -> Converted:
+        """Convert a file; rich documents go through the content-hash conversion cache."""
+        if path.suffix.lower() not in DOCUMENT_EXTENSIONS:
+            return convert_bytes(path, data)
+        cached = self._conversions.get(digest)
+        if cached is not None:
+            return cached
+        converted = convert_bytes(path, data)
+        return converted if self.read_only else self._conversions.put(digest, converted)
+
+    def _record(
+        self, source_id: str, kind: str, digest: str, converted: Converted, metadata: dict[str, Any]
+    ) -> SourceRecord:
+        return SourceRecord(
+            id=source_id,
+            kind=kind,
+            content_hash=digest,
+            chunk_ids=[],
+            metadata=dict(metadata),
+            format=converted.format,
+        )
+
+    def _chunk(self, source_id: str, converted: Converted, metadata: dict[str, Any]) -> list[Chunk]:
+        meta = {**converted.metadata, **metadata, "format": converted.format}
+        meta.pop("headings", None)
+        chunks = chunk_text(
+            converted.text,
+            source_id=source_id,
+            config=self.chunking,
+            markdown=converted.markdown,
+            metadata=meta,
+        )
+        if converted.format in _UNIT_FORMATS:
+            from workspace_tools.core.documents import locate_unit
+
+            chunks = [
+                dataclasses.replace(c, metadata={**c.metadata, **locate_unit(converted.text, c.start_line)})
+                for c in chunks
+            ]
+        return chunks
+
+    def _apply(
+        self,
+        staged: list[tuple[SourceRecord, list[Chunk]]],
+        removed: list[str],
+        report: SyncReport,
+        *,
+        show_progress: bool | None,
+        touched: bool = False,
+    ) -> None:
+        new_rows: list[tuple[SourceRecord, list[ChunkRow]]] = []
+        with _gc_paused():
+            self._stage_rows(staged, new_rows)
+        self._commit(new_rows, removed, report, show_progress=show_progress, touched=touched)
+
+    def _stage_rows(
+        self,
+        staged: list[tuple[SourceRecord, list[Chunk]]],
+        new_rows: list[tuple[SourceRecord, list[ChunkRow]]],
+    ) -> None:
+        for record, chunks in staged:
+            terms = [self.tokenizer.tokenize_ids(c.text) if self.bm25_enabled else [] for c in chunks]
+            rows = [
+                ChunkRow(chunk=c, terms=t, key=-1, hash=text_hash(c.text)) for c, t in zip(chunks, terms)
+            ]
+            record.chunk_ids = [c.id for c in chunks]
+            new_rows.append((record, rows))
+
+    def _commit(
+        self,
+        new_rows: list[tuple[SourceRecord, list[ChunkRow]]],
+        removed: list[str],
+        report: SyncReport,
+        *,
+        show_progress: bool | None,
+        touched: bool,
+    ) -> None:
+        vectors: dict[str, npt.NDArray[np.float32]] = {}
+        if self.embedder is not None:
+            self._ensure_vectors()
+            vectors = self._embed_missing([r for _, rows in new_rows for r in rows], report, show_progress)
+        with self._lock:
+            dead: list[int] = []
+            for source_id in removed:
+                dead.extend(self._corpus.drop(source_id))
+            for record, rows in new_rows:
+                for row in rows:
+                    row.key = self._corpus.new_key()
+                dead.extend(self._corpus.put(record, rows))
+                report.chunks_indexed += len(rows)
+            self._corpus.vectors.update(vectors)
+            if self._dense is not None:
+                self._dense.remove(np.asarray(dead, dtype=np.int64))
+                fresh = [r for _, rows in new_rows for r in rows]
+                if fresh:
+                    keys = np.asarray([r.key for r in fresh], dtype=np.int64)
+                    matrix = np.vstack([self._corpus.vectors[r.hash] for r in fresh])
+                    self._dense.add(keys, matrix)
+            if new_rows or removed:
+                self._sparse_dirty = True
+        if self.autosave and (new_rows or removed or touched):
+            self.save()
+
+    def _embed_missing(
+        self, rows: list[ChunkRow], report: SyncReport, show_progress: bool | None
+    ) -> dict[str, npt.NDArray[np.float32]]:
+        assert self.embedder is not None
+        cache = self._corpus.vectors
+        todo: dict[str, str] = {}
+        for row in rows:
+            if row.hash not in cache and row.hash not in todo:
+                todo[row.hash] = row.chunk.text
+        out: dict[str, npt.NDArray[np.float32]] = {}
+        if not todo:
+            return out
+        hashes = list(todo)
+        texts = list(todo.values())
+        size = max(1, self.embedder.max_batch_size)
+        batches = [range(i, min(i + size, len(texts))) for i in range(0, len(texts), size)]
+        bar = self._bar(len(texts), "Embedding", show_progress)
+        try:
+            for batch in batches:
+                matrix = self.embedder.embed(texts[batch.start : batch.stop])
+                if matrix.shape[0] != len(batch):
+                    msg = f"The embedder returned {matrix.shape[0]} vectors for {len(batch)} texts."
+                    raise InvalidInputError(msg)
+                for offset, vector in zip(batch, matrix):
+                    out[hashes[offset]] = np.asarray(vector, dtype=np.float32)
+                if bar is not None:
+                    bar.update(len(batch))
+        finally:
+            if bar is not None:
+                bar.close()
+        report.chunks_embedded += len(texts)
+        return out
+
+    def _ensure_vectors(self) -> None:
+        """Create the FAISS index and fill it for chunks indexed before vectors were enabled."""
+        if self.embedder is None:
+            return
+        with self._write_lock:
+            if self._dense is None:
+                self._dense = DenseIndex(self.embedder.dimension, hnsw_threshold=self.hnsw_threshold)
+                self._needs_backfill = bool(self._corpus.chunks)
+            if not self._needs_backfill:
+                return
+            rows = list(self._corpus.chunks.values())
+            vectors = self._embed_missing(rows, SyncReport(), None)
+            with self._lock:
+                self._corpus.vectors.update(vectors)
+                self._dense = DenseIndex(self.embedder.dimension, hnsw_threshold=self.hnsw_threshold)
+                if rows:
+                    keys = np.asarray([r.key for r in rows], dtype=np.int64)
+                    self._dense.add(keys, np.vstack([self._corpus.vectors[r.hash] for r in rows]))
+                self._needs_backfill = False
+
+    def _ensure_sparse(self) -> None:
+        if not self._sparse_dirty:
+            return
+        rows = list(self._corpus.chunks.values())
+        if self.bm25_enabled:
+            self._sparse.build_ids([r.terms for r in rows], self.tokenizer.vocab)
+        self._row_ids = [r.chunk.id for r in rows]
+        self._row_of_key = {r.key: i for i, r in enumerate(rows)}
+        self._sparse_dirty = False
+
+    def _key_of_row(self, row: int) -> int:
+        return self._corpus.chunks[self._row_ids[row]].key
+
+    def _filter_mask(self, conditions: Mapping[str, Any]) -> npt.NDArray[np.bool_]:
+        if not isinstance(conditions, Mapping):
+            msg = f"filter must be a mapping of metadata key to value, got {type(conditions).__name__}."
+            raise InvalidInputError(msg)
+        mask = np.zeros(len(self._row_ids), dtype=bool)
+        for i, chunk_id in enumerate(self._row_ids):
+            chunk = self._corpus.chunks[chunk_id].chunk
+            meta = chunk.metadata
+            mask[i] = all(
+                (chunk.source_id if key == "source_id" else meta.get(key, _MISSING)) == value
+                for key, value in conditions.items()
+            )
+        return mask
+
+    def _resolve_mode(self, mode: str | None) -> str:
+        if mode is None:
+            return self.default_mode
+        if mode not in MODES:
+            msg = f"Unknown search mode {mode!r}. Use one of: {', '.join(self.modes)}."
+            raise SearchModeError(msg)
+        if mode not in self.modes:
+            msg = (
+                f"Search mode {mode!r} is not available in this workspace; configured modes: "
+                f"{', '.join(self.modes)}. "
+                + ("Pass an embedder to enable vector search." if mode != "bm25" else "Open it with bm25=True.")
+            )
+            raise SearchModeError(msg)
+        return mode
+
+    def _rank(
+        self,
+        mode: str,
+        bm25_hits: list[tuple[int, float]],
+        vector_hits: list[tuple[int, float]],
+        k: int,
+        terms: list[str],
+    ) -> list[SearchResult]:
+        ranked: list[tuple[int, float, dict[str, float]]]
+        if mode == "bm25":
+            ranked = [(key, s, {"bm25": s}) for key, s in bm25_hits]
+        elif mode == "vector":
+            ranked = [(key, s, {"vector": s}) for key, s in vector_hits]
+        else:
+            fuse = reciprocal_rank_fusion if self.fusion == "rrf" else weighted_fusion
+            ranked = []
+            for hit in fuse(bm25_hits, vector_hits, vector_weight=self.vector_weight)[:k]:
+                details: dict[str, float] = {}
+                if hit.bm25 is not None:
+                    details["bm25"] = hit.bm25
+                    details["bm25_rank"] = float(hit.bm25_rank or 0)
+                if hit.vector is not None:
+                    details["vector"] = hit.vector
+                    details["vector_rank"] = float(hit.vector_rank or 0)
+                ranked.append((hit.key, hit.score, details))
+        chunks = self._corpus.chunks
+        return [
+            build_result(chunks[self._row_ids[self._row_of_key[key]]].chunk, score, details, terms, self.tokenizer)
+            for key, score, details in ranked[:k]
+            if key in self._row_of_key
+        ]
+
+    def _settings(self) -> dict[str, Any]:
+        embedder = None
+        if self.embedder is not None and (self._dense is not None or self._corpus.vectors):
+            embedder = {"model_id": self.embedder.model_id, "dimension": self.embedder.dimension}
+        return {
+            "tokenizer": self.tokenizer.fingerprint(),
+            "chunking": self.chunking.to_dict(),
+            "bm25": self.bm25_config.to_dict() if self.bm25_enabled else None,
+            "embedder": embedder,
+        }
+
+    def _load(self) -> None:
+        folder = self._store.current()
+        if folder is None:
+            return
+        corpus, saved, vocabulary = Corpus.load(folder)
+        self._check_settings(saved)
+        self._corpus = corpus
+        self.tokenizer.set_vocabulary(vocabulary)
+        sparse = SparseIndex.load(folder / "sparse", config=self.bm25_config) if self.bm25_enabled else None
+        if sparse is not None and len(sparse) == len(corpus.chunks):
+            self._sparse = sparse
+            rows = list(corpus.chunks.values())
+            self._row_ids = [r.chunk.id for r in rows]
+            self._row_of_key = {r.key: i for i, r in enumerate(rows)}
+            self._sparse_dirty = False
+        saved_embedder = saved.get("embedder")
+        if self.embedder is None:
+            return
+        if saved_embedder is None:
+            corpus.vectors.clear()  # vectors of an unknown model must not be reused
+            self._needs_backfill = bool(corpus.chunks)
+            return
+        dimension = int(saved_embedder["dimension"])
+        path = folder / "dense.faiss"
+        if path.exists():
+            dense = DenseIndex.load(path, dimension=dimension, hnsw_threshold=self.hnsw_threshold)
+            if len(dense) == len(corpus.chunks):
+                self._dense = dense
+                return
+        self._dense = DenseIndex(dimension, hnsw_threshold=self.hnsw_threshold)
+        self._needs_backfill = bool(corpus.chunks)
+
+    def _check_settings(self, saved: dict[str, Any]) -> None:
+        current = self._settings()
+        problems = []
+        for key in ("tokenizer", "chunking"):
+            if saved.get(key) != current[key]:
+                problems.append(f"{key} settings differ (index: {saved.get(key)}, now: {current[key]})")
+        if self.bm25_enabled and saved.get("bm25") not in (None, current["bm25"]):
+            problems.append(f"BM25 parameters differ (index: {saved.get('bm25')}, now: {current['bm25']})")
+        saved_embedder = saved.get("embedder")
+        if saved_embedder and self.embedder is not None:
+            if saved_embedder["model_id"] != self.embedder.model_id:
+                problems.append(
+                    f"embedding model differs (index: {saved_embedder['model_id']!r}, "
+                    f"now: {self.embedder.model_id!r})"
+                )
+            elif int(saved_embedder["dimension"]) != self.embedder.dimension:
+                problems.append(
+                    f"embedding dimension differs (index: {saved_embedder['dimension']}, "
+                    f"now: {self.embedder.dimension})"
+                )
+        if problems:
+            msg = (
+                f"The index in {self.index_dir} was built with other settings: "
+                + "; ".join(problems)
+                + ". Open the workspace with the same settings, or pass rebuild=True "
+                "(CLI: --rebuild) to rebuild the index."
+            )
+            raise IndexMismatchError(msg)
+
+    def _progress(self, items: list[Any], label: str, show: bool | None) -> Iterator[Any]:
+        bar = self._bar(len(items), label, show)
+        try:
+            for item in items:
+                yield item
+                if bar is not None:
+                    bar.update(1)
+        finally:
+            if bar is not None:
+                bar.close()
+
+    def _bar(self, total: int, label: str, show: bool | None) -> Any:
+        if not (self.show_progress if show is None else show) or total == 0:
+            return None
+        from tqdm.auto import tqdm
+
+        return tqdm(total=total, desc=label, unit="item", leave=False)
+
+
+_MISSING: Final = object()
+_UNIT_FORMATS: Final = frozenset({"pdf", "pptx", "xlsx"})
+_DOC_FORMATS: Final = frozenset({"pdf", "docx", "pptx", "xlsx", "html", "epub", "eml", "odt"})
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector during bulk object creation (no cycles are made)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _unpack_document(doc: DocumentLike) -> tuple[str, str, dict[str, Any]]:
+    if isinstance(doc, tuple):
+        if len(doc) == 2:
+            return str(doc[0]), str(doc[1]), {}
+        if len(doc) == 3:
+            return str(doc[0]), str(doc[1]), dict(doc[2] or {})
+    elif isinstance(doc, Mapping):
+        content = doc.get("content", doc.get("page_content"))
+        if "id" in doc and isinstance(content, str):
+            return str(doc["id"]), content, dict(doc.get("metadata") or {})
+    else:
+        content = getattr(doc, "page_content", getattr(doc, "content", None))
+        doc_id = getattr(doc, "id", None)
+        if doc_id is not None and isinstance(content, str):
+            return str(doc_id), content, dict(getattr(doc, "metadata", None) or {})
+    msg = (
+        f"Cannot index {type(doc).__name__}: pass (id, content), (id, content, metadata), a mapping "
+        "with 'id' and 'content', or an object with 'id' and 'page_content'."
+    )
+    raise InvalidInputError(msg)
