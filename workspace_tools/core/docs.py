@@ -461,6 +461,9 @@ class DocsIndex:
 
     def _relative(self, path: str, *, what: str) -> str:
         """``path`` as a clean root-relative POSIX path inside the root and scope."""
+        if "\x00" in path:
+            msg = f"{what} {path[:80]!r} contains a NUL byte. Use a path as docs_list shows it."
+            raise InvalidInputError(msg)
         text = path.strip().replace("\\", "/")
         pure = PurePosixPath(text)
         if pure.is_absolute() or re.match(r"^[A-Za-z]:", text) or ".." in pure.parts:

@@ -107,6 +107,7 @@ def normalise_id(root: Path, path: str | os.PathLike[str]) -> str:
 
 def resolve_inside(root: Path, path: str | os.PathLike[str]) -> Path:
     """Absolute path of ``path`` under ``root`` after following symlinks; raise if it escapes."""
+    check_path_length(os.fspath(path))
     rel = normalise_id(root, path)
     resolved = (root / rel).resolve()
     if resolved != root and root not in resolved.parents:
@@ -116,6 +117,26 @@ def resolve_inside(root: Path, path: str | os.PathLike[str]) -> Path:
         )
         raise PathOutsideWorkspaceError(msg)
     return resolved
+
+
+MAX_PATH_CHARS: Final = 4096
+"""Longest path accepted (Linux PATH_MAX)."""
+_MAX_NAME_BYTES: Final = 255
+
+
+def check_path_length(raw: str) -> None:
+    """Refuse a path the file system cannot hold with a clear message, not an ``OSError``."""
+    names = raw.replace("\\", "/").split("/")
+    too_long = len(raw) > MAX_PATH_CHARS or any(
+        len(n.encode("utf-8", "surrogatepass")) > _MAX_NAME_BYTES for n in names
+    )
+    if too_long:
+        msg = (
+            f"Path {raw[:60]!r}... is too long ({len(raw)} characters; the limit is "
+            f"{MAX_PATH_CHARS} characters and {_MAX_NAME_BYTES} bytes per file or folder name). "
+            "Use a shorter path relative to the workspace root."
+        )
+        raise InvalidInputError(msg)
 
 
 def scan(root: Path, paths: Sequence[str] | None = None, *, config: ScanConfig | None = None) -> ScanResult:
@@ -134,13 +155,14 @@ def scan(root: Path, paths: Sequence[str] | None = None, *, config: ScanConfig |
     scopes: list[Callable[[str], bool]] = []
     for entry in paths if paths is not None else ["."]:
         text = os.fspath(entry)
+        check_path_length(text)
         if is_glob(text):
             walker.walk_glob(text)
             scopes.append(_glob_matcher(_strip_dot(normalise_id_glob(root, text))))
             continue
         rel = normalise_id(root, text.rstrip("/") or ".")
         absolute = root / rel if rel else root
-        if absolute.is_symlink() and not _inside(root, absolute.resolve()):
+        if not _inside(root, absolute.resolve()):  # a symlink anywhere along the path
             walker.skip(rel, "outside workspace: symbolic link leads outside the root")
         elif absolute.is_dir():
             walker.walk_dir(absolute, rel, depth=0)
@@ -234,6 +256,9 @@ class _Walker:
             base = "/".join(base_parts)
             matcher = _glob_matcher(expanded)
             base_dir = self.root / base if base else self.root
+            if not _inside(self.root, base_dir.resolve()):
+                self.skip(base, "outside workspace: symbolic link leads outside the root")
+                continue
             if base_dir.is_file():
                 if matcher(base):
                     self.add_file(base_dir, base)

@@ -126,6 +126,9 @@ def _normalise(skill: Skill, path: str) -> str:
     if not raw:
         msg = f"A file path is required, relative to the root of skill {skill.name!r}."
         raise InvalidInputError(msg)
+    if "\x00" in raw:
+        msg = f"Invalid skill file path {path[:80]!r}: it contains a NUL byte."
+        raise InvalidInputError(msg)
     if raw.startswith("/") or _DRIVE.match(raw):
         msg = (
             f"Invalid skill file path {path!r}: absolute paths are not allowed. Give a path "
@@ -156,11 +159,15 @@ def _read_bytes(skill: Skill, rel: str) -> bytes:
                 "(through a symlink). Only files inside the skill folder can be read."
             )
             raise PathOutsideWorkspaceError(msg)
-        if target.is_file():
-            if target.stat().st_size > MAX_READ_BYTES:
-                msg = f"File {rel!r} in skill {skill.name!r} is larger than {MAX_READ_BYTES} bytes."
-                raise InvalidInputError(msg)
-            return target.read_bytes()
+        try:
+            if target.is_file():
+                if target.stat().st_size > MAX_READ_BYTES:
+                    msg = f"File {rel!r} in skill {skill.name!r} is larger than {MAX_READ_BYTES} bytes."
+                    raise InvalidInputError(msg)
+                return target.read_bytes()
+        except OSError as exc:
+            msg = f"Cannot read {rel[:80]!r} in skill {skill.name!r}: {exc.strerror or exc}."
+            raise InvalidInputError(msg) from exc
     available = list_skill_files(skill, limit=50)
     shown = ", ".join(available) if available else "(none)"
     msg = f"File {rel!r} not found in skill {skill.name!r}. Available files: {shown}."

@@ -156,7 +156,7 @@ class SkillCatalog:
         text = ident.replace("\\", "/").rstrip("/")
         if text.endswith("/SKILL.md"):
             text = text[: -len("/SKILL.md")]
-        elif text == "SKILL.md" or not text:
+        elif text == "SKILL.md" or not text or "\x00" in text:
             return None
         path = Path(text).expanduser()
         if not path.is_absolute():
