@@ -18,7 +18,9 @@ BENCHMARKS = SHARED / "benchmarks"
 class FakeEmbedder:
     """Hashed bag-of-words vectors: texts sharing words are close. Counts every call."""
 
-    def __init__(self, dimension: int = 64, *, max_batch_size: int = 8, model_id: str = "fake-bow") -> None:
+    def __init__(
+        self, dimension: int = 64, *, max_batch_size: int = 8, model_id: str = "fake-bow"
+    ) -> None:
         self._dimension = dimension
         self._max_batch_size = max_batch_size
         self._model_id = model_id
@@ -78,7 +80,9 @@ def tree(tmp_path: Path) -> Path:
         "def parseHttpRequest(raw):\n    return raw.split()\n\n\nclass snake_case_name:\n    pass\n",
         encoding="utf-8",
     )
-    (root / "notes.txt").write_text("Café au lait and crème brûlée.\nПривет мир.\n東京タワーは高い。\n", encoding="utf-8")
+    (root / "notes.txt").write_text(
+        "Café au lait and crème brûlée.\nПривет мир.\n東京タワーは高い。\n", encoding="utf-8"
+    )
     (root / "image.bin").write_bytes(b"\x89PNG\x00\x01\x02\x03")
     (root / ".gitignore").write_text("ignored/\n*.log\n", encoding="utf-8")
     (root / "ignored").mkdir()

@@ -16,18 +16,18 @@ __all__ = ["build_parser", "main"]
 
 
 def _workspace(args: argparse.Namespace, *, read_only: bool = False) -> Any:
+    """The workspace of ``--root`` with its ``workspace-tools.yaml`` settings; flags win."""
     from workspace_tools.core.workspace import Workspace
 
-    embedder: Any = args.embedder
-    if embedder == "none":
-        embedder = None
-    return Workspace(
-        args.root,
-        embedder=embedder,
-        rebuild=getattr(args, "rebuild", False),
-        show_progress=not args.quiet,
-        read_only=read_only,
-    )
+    overrides: dict[str, Any] = {
+        "rebuild": getattr(args, "rebuild", False),
+        "show_progress": not args.quiet,
+    }
+    if args.embedder is not None:
+        overrides["embedder"] = None if args.embedder == "none" else args.embedder
+    if read_only:
+        overrides["read_only"] = True
+    return Workspace.from_project(args.root, **overrides)
 
 
 def _print_report(report: Any, *, quiet: bool) -> None:
@@ -56,7 +56,10 @@ def cmd_index(args: argparse.Namespace) -> int:
     report = ws.sync(args.paths or None)
     _print_report(report, quiet=args.quiet)
     stats = ws.stats()
-    print(f"Index: {stats['sources']} sources, {stats['chunks']} chunks, modes {', '.join(stats['modes'])} -> {stats['index_dir']}")
+    print(
+        f"Index: {stats['sources']} sources, {stats['chunks']} chunks, "
+        f"modes {', '.join(stats['modes'])} -> {stats['index_dir']}"
+    )
     return 0
 
 
@@ -74,7 +77,13 @@ def cmd_search(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - started
     mode = args.mode or ws.default_mode
     if args.json:
-        print(json.dumps({"query": args.query, "mode": mode, "results": [r.to_dict() for r in results]}, indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                {"query": args.query, "mode": mode, "results": [r.to_dict() for r in results]},
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
         return 0
     if not results:
         print(f"No results for {args.query!r} ({mode} search).")
@@ -100,7 +109,11 @@ def cmd_remove(args: argparse.Namespace) -> int:
     """Remove sources by id, folder prefix or glob."""
     ws = _workspace(args)
     removed = ws.remove(args.target)
-    print(f"Removed {len(removed)} sources." if removed else f"Nothing indexed matches {args.target!r}.")
+    print(
+        f"Removed {len(removed)} sources."
+        if removed
+        else f"Nothing indexed matches {args.target!r}."
+    )
     return 0
 
 
@@ -110,9 +123,20 @@ def build_parser() -> argparse.ArgumentParser:
         prog="workspace-tools",
         description="Index a folder and search it by keyword (BM25), meaning (vectors) or both.",
     )
-    parser.add_argument("--root", default=os.environ.get("WORKSPACE_TOOLS_ROOT", "."), help="workspace folder (default: current folder)")
-    parser.add_argument("--embedder", default="default", help="'default' (packaged all-MiniLM-L6-v2), 'none', or a sentence-transformers model name/path")
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars, shorter output")
+    parser.add_argument(
+        "--root",
+        default=os.environ.get("WORKSPACE_TOOLS_ROOT", "."),
+        help="workspace folder (default: current folder)",
+    )
+    parser.add_argument(
+        "--embedder",
+        default=None,
+        help="'default' (packaged all-MiniLM-L6-v2), 'none', or a sentence-transformers model "
+        "name or path (default: the config file's, else 'default')",
+    )
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress bars, shorter output"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("index", help="index files (new and changed files only)")
@@ -123,7 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("search", help="search the index")
     p.add_argument("query")
     p.add_argument("-k", type=int, default=10, help="number of results (default 10)")
-    p.add_argument("--mode", choices=["bm25", "vector", "hybrid"], help="default: hybrid when vectors exist")
+    p.add_argument(
+        "--mode", choices=["bm25", "vector", "hybrid"], help="default: hybrid when vectors exist"
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_search)
 
@@ -134,7 +160,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("target")
     p.set_defaults(func=cmd_remove)
 
-    for module, name in (("workspace_tools.cli_skills", "add_skills_parser"), ("workspace_tools.cli_docs", "add_docs_parser")):
+    for module, name in (
+        ("workspace_tools.cli_skills", "add_skills_parser"),
+        ("workspace_tools.cli_docs", "add_docs_parser"),
+    ):
         try:
             register = getattr(__import__(module, fromlist=[name]), name)
         except (ImportError, AttributeError):

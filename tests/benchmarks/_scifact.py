@@ -46,7 +46,9 @@ def ndcg_at_10(ranked: dict[str, list[str]], qrels: dict[str, dict[str, int]]) -
     return total / len(qrels)
 
 
-def recall_at(ranked: dict[str, list[str]], qrels: dict[str, dict[str, int]], k: int = 100) -> float:
+def recall_at(
+    ranked: dict[str, list[str]], qrels: dict[str, dict[str, int]], k: int = 100
+) -> float:
     """Mean recall@k."""
     total = 0.0
     for qid, judged in qrels.items():

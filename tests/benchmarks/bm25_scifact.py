@@ -24,11 +24,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _scifact import load_scifact, ndcg_at_10, recall_at  # noqa: E402
+from _scifact import load_scifact, ndcg_at_10, recall_at
 
-from workspace_tools import Workspace  # noqa: E402
-from workspace_tools.core.sparse import BM25Config  # noqa: E402
-from workspace_tools.core.tokenize import DEFAULT_STOPWORDS  # noqa: E402
+from workspace_tools import Workspace
+from workspace_tools.core.sparse import BM25Config
+from workspace_tools.core.tokenize import DEFAULT_STOPWORDS
 
 
 def timed_queries(fn, queries: dict[str, str]) -> tuple[dict[str, list[str]], list[float]]:
@@ -65,7 +65,13 @@ def run_ours(corpus: dict[str, str], queries: dict[str, str]) -> dict[str, float
             for hit in ws.search(text, top_k=10, mode="bm25"):
                 _ = hit.snippet
         with_snippets = (time.perf_counter() - start) / len(queries)
-    return {"build_s": build, "save_s": save, "ranked": ranked, "lat": lat, "lat_snippets_s": with_snippets}
+    return {
+        "build_s": build,
+        "save_s": save,
+        "ranked": ranked,
+        "lat": lat,
+        "lat_snippets_s": with_snippets,
+    }
 
 
 def run_raw_bm25s(corpus: dict[str, str], queries: dict[str, str]) -> dict[str, float]:
@@ -76,13 +82,21 @@ def run_raw_bm25s(corpus: dict[str, str], queries: dict[str, str]) -> dict[str, 
     ids, texts = list(corpus), list(corpus.values())
     stemmer = Stemmer.Stemmer("english")
     start = time.perf_counter()
-    tokens = bm25s.tokenize(texts, stopwords=list(DEFAULT_STOPWORDS), stemmer=stemmer, show_progress=False)
+    tokens = bm25s.tokenize(
+        texts, stopwords=list(DEFAULT_STOPWORDS), stemmer=stemmer, show_progress=False
+    )
     retriever = bm25s.BM25(k1=cfg.k1, b=cfg.b, method=cfg.method)
     retriever.index(tokens, show_progress=False)
     build = time.perf_counter() - start
 
     def search(text: str) -> list[str]:
-        q = bm25s.tokenize([text], stopwords=list(DEFAULT_STOPWORDS), stemmer=stemmer, show_progress=False, return_ids=False)
+        q = bm25s.tokenize(
+            [text],
+            stopwords=list(DEFAULT_STOPWORDS),
+            stemmer=stemmer,
+            show_progress=False,
+            return_ids=False,
+        )
         docs, _ = retriever.retrieve(q, k=100, show_progress=False)
         return [ids[i] for i in docs[0]]
 
@@ -117,7 +131,11 @@ def main() -> None:
 
     print(f"SciFact test: {len(corpus)} documents, {len(queries)} queries")
     rows = {}
-    for name, fn in [("workspace-tools bm25", run_ours), ("raw bm25s", run_raw_bm25s), ("rank-bm25 BM25Okapi", run_rank_bm25)]:
+    for name, fn in [
+        ("workspace-tools bm25", run_ours),
+        ("raw bm25s", run_raw_bm25s),
+        ("rank-bm25 BM25Okapi", run_rank_bm25),
+    ]:
         out = fn(corpus, queries)
         out["ndcg10"] = ndcg_at_10(out["ranked"], qrels)
         out["recall100"] = recall_at(out["ranked"], qrels, 100)
@@ -127,10 +145,16 @@ def main() -> None:
     ours, raw, rank = rows["workspace-tools bm25"], rows["raw bm25s"], rows["rank-bm25 BM25Okapi"]
     print(f"{'system':24} {'nDCG@10':>8} {'R@100':>7} {'build s':>8} {'p50 ms':>8}")
     for name, r in rows.items():
-        print(f"{name:24} {r['ndcg10']:8.4f} {r['recall100']:7.4f} {r['build_s']:8.3f} {r['p50_ms']:8.3f}")
-    print(f"ours save to disk: {ours['save_s']:.3f} s; ours with top-10 snippets: {ours['lat_snippets_s'] * 1000:.3f} ms/query")
+        print(
+            f"{name:24} {r['ndcg10']:8.4f} {r['recall100']:7.4f} {r['build_s']:8.3f} {r['p50_ms']:8.3f}"
+        )
+    print(
+        f"ours save to disk: {ours['save_s']:.3f} s; ours with top-10 snippets: {ours['lat_snippets_s'] * 1000:.3f} ms/query"
+    )
     print(f"build ours / raw bm25s: {ours['build_s'] / raw['build_s']:.2f}x (target <= 1.3)")
-    print(f"p50 rank-bm25 / ours: {rank['p50_ms'] / ours['p50_ms']:.1f}x lower latency (target >= 20)")
+    print(
+        f"p50 rank-bm25 / ours: {rank['p50_ms'] / ours['p50_ms']:.1f}x lower latency (target >= 20)"
+    )
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))
 

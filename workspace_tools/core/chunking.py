@@ -66,7 +66,7 @@ def chunk_text(
     markdown: bool = False,
     metadata: Mapping[str, Any] | None = None,
 ) -> list[Chunk]:
-    """Cut a source into chunks.
+    r"""Cut a source into chunks.
 
     Args:
         text: The whole source text (``\\n`` line ends).

@@ -171,7 +171,9 @@ class Corpus:
                 offsets.append(len(ids))
         write_json(folder / "vocab.json", list(vocabulary))
         np.save(folder / "token_ids.npy", np.asarray(ids, dtype=np.int32), allow_pickle=False)
-        np.save(folder / "token_offsets.npy", np.asarray(offsets, dtype=np.int64), allow_pickle=False)
+        np.save(
+            folder / "token_offsets.npy", np.asarray(offsets, dtype=np.int64), allow_pickle=False
+        )
         self.prune_vectors()
         keys = list(self.vectors)
         write_json(folder / "embedding_keys.json", keys)
@@ -185,7 +187,8 @@ class Corpus:
         manifest = read_json(folder / "manifest.json")
         if manifest.get("format_version") != FORMAT_VERSION:
             msg = (
-                f"The index in {folder.parent} has format version {manifest.get('format_version')}, "
+                f"The index in {folder.parent} has format version "
+                f"{manifest.get('format_version')}, "
                 f"this version of workspace-tools reads {FORMAT_VERSION}. Rebuild it with "
                 "Workspace(root, rebuild=True) or `workspace-tools index --rebuild`."
             )
@@ -204,7 +207,10 @@ class Corpus:
             msg = f"The index in {folder.parent} is damaged ({exc}). Rebuild it with rebuild=True."
             raise IndexCorruptError(msg) from exc
         if len(offsets) != len(rows) + 1 or (len(rows) and int(offsets[-1]) != len(token_ids)):
-            msg = f"The index in {folder.parent} is inconsistent (terms do not match chunks). Rebuild it."
+            msg = (
+                f"The index in {folder.parent} is inconsistent (terms do not match chunks). "
+                "Rebuild it with rebuild=True."
+            )
             raise IndexCorruptError(msg)
         if len(token_ids) and (int(token_ids.max()) >= len(vocab) or int(token_ids.min()) < 0):
             msg = f"The index in {folder.parent} is inconsistent (unknown term ids). Rebuild it."

@@ -24,6 +24,7 @@ def _faiss() -> Any:
 
     return faiss
 
+
 HNSW_THRESHOLD: Final = 50_000
 """Above this many vectors the index switches to HNSW (flat single-query search passes ~10 ms)."""
 
@@ -95,7 +96,7 @@ class DenseIndex:
         k: int,
         allowed: npt.NDArray[np.int64] | None = None,
     ) -> list[tuple[int, float]]:
-        """The ``k`` nearest ids and cosine scores, best first, optionally only among ``allowed``."""
+        """The ``k`` nearest ids and cosine scores, best first, optionally among ``allowed``."""
         faiss = _faiss()
 
         if len(self) == 0 or k <= 0:
@@ -113,7 +114,7 @@ class DenseIndex:
                 else faiss.SearchParameters(sel=selector)
             )
         scores, ids = self._index.search(query, k, params=params)
-        return [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i != -1]
+        return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i != -1]
 
     def _all_ids(self) -> npt.NDArray[np.int64]:
         faiss = _faiss()
@@ -139,7 +140,9 @@ class DenseIndex:
         faiss.write_index(self._index, str(path))
 
     @classmethod
-    def load(cls, path: Path, *, dimension: int, hnsw_threshold: int = HNSW_THRESHOLD) -> DenseIndex:
+    def load(
+        cls, path: Path, *, dimension: int, hnsw_threshold: int = HNSW_THRESHOLD
+    ) -> DenseIndex:
         """Read an index written by :meth:`save`."""
         faiss = _faiss()
 
@@ -149,7 +152,10 @@ class DenseIndex:
             msg = f"The vector index file {path} is unreadable ({str(exc).splitlines()[0]})."
             raise IndexCorruptError(msg) from exc
         if index.d != dimension:
-            msg = f"The vector index file {path} holds {index.d}-dimensional vectors, expected {dimension}."
+            msg = (
+                f"The vector index file {path} holds {index.d}-dimensional vectors, "
+                f"expected {dimension}. Rebuild the index with rebuild=True."
+            )
             raise IndexCorruptError(msg)
         dense = cls(dimension, hnsw_threshold=hnsw_threshold)
         dense._index = index

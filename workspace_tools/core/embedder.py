@@ -94,7 +94,9 @@ class SentenceTransformerEmbedder:
         self._model_name = model
         self.device = device
         self.batch_size = batch_size
-        self.precision = ("bf16" if bf16_supported() else "fp32") if precision == "auto" else precision
+        self.precision = (
+            ("bf16" if bf16_supported() else "fp32") if precision == "auto" else precision
+        )
         self._max_batch_size = max_batch_size
         self._model: Any = None
         self._lock = threading.Lock()
@@ -165,7 +167,9 @@ class SentenceTransformerEmbedder:
 class EmbeddingsAdapter:
     """Wraps any object with LangChain's ``embed_documents``/``embed_query`` interface."""
 
-    def __init__(self, embeddings: Any, *, model_id: str | None = None, max_batch_size: int = 256) -> None:
+    def __init__(
+        self, embeddings: Any, *, model_id: str | None = None, max_batch_size: int = 256
+    ) -> None:
         self._embeddings = embeddings
         self._model_id = model_id or _describe(embeddings)
         self._max_batch_size = max_batch_size
@@ -180,7 +184,9 @@ class EmbeddingsAdapter:
     def dimension(self) -> int:
         """Vector length, found by embedding a probe text once."""
         if self._dimension is None:
-            self._dimension = int(np.asarray(self._embeddings.embed_query("dimension probe")).shape[-1])
+            self._dimension = int(
+                np.asarray(self._embeddings.embed_query("dimension probe")).shape[-1]
+            )
         return self._dimension
 
     @property
@@ -194,7 +200,8 @@ class EmbeddingsAdapter:
             return np.zeros((0, self.dimension), dtype=np.float32)
         array = np.asarray(self._embeddings.embed_documents(list(texts)), dtype=np.float32)
         if array.ndim != 2 or array.shape[0] != len(texts):
-            msg = f"Embedder returned {array.shape[0] if array.ndim else 0} embeddings for {len(texts)} inputs."
+            count = array.shape[0] if array.ndim else 0
+            msg = f"Embedder returned {count} embeddings for {len(texts)} inputs."
             raise ValueError(msg)
         self._dimension = int(array.shape[1])
         return normalise(array)
@@ -208,7 +215,7 @@ def normalise(array: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
 
 
 def as_embedder(value: Any) -> Embedder:
-    """Turn a model name/path, an :class:`Embedder` or a LangChain ``Embeddings`` into an Embedder."""
+    """Turn a model name or path, an :class:`Embedder` or LangChain ``Embeddings`` into one."""
     if isinstance(value, str):
         return SentenceTransformerEmbedder(value)
     if isinstance(value, Embedder):

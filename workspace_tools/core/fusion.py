@@ -52,8 +52,9 @@ def weighted_fusion(
     return _combine(
         bm25,
         vector,
-        lambda key: vector_weight * vec_map.get(key, 0.0)
-        + (1.0 - vector_weight) * norm.get(key, 0.0),
+        lambda key: (
+            vector_weight * vec_map.get(key, 0.0) + (1.0 - vector_weight) * norm.get(key, 0.0)
+        ),
     )
 
 

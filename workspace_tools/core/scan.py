@@ -32,9 +32,25 @@ __all__ = [
 
 DEFAULT_EXCLUDED_DIRS: Final[frozenset[str]] = frozenset(
     {
-        ".git", ".hg", ".svn", "node_modules", ".venv", "venv", "env", ".env", "__pycache__",
-        ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".nox", ".workspace_tools",
-        ".ipynb_checkpoints", "site-packages", "dist", "build",
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        ".venv",
+        "venv",
+        "env",
+        ".env",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+        ".nox",
+        ".workspace_tools",
+        ".ipynb_checkpoints",
+        "site-packages",
+        "dist",
+        "build",
     }
 )
 """Folder names never walked into."""
@@ -83,7 +99,12 @@ def normalise_id(root: Path, path: str | os.PathLike[str]) -> str:
     ``root`` must be absolute and resolved.
     """
     raw = os.fspath(path)
-    if _PLAIN_ID.fullmatch(raw) and "/./" not in raw and "//" not in raw and not raw.startswith("./"):
+    if (
+        _PLAIN_ID.fullmatch(raw)
+        and "/./" not in raw
+        and "//" not in raw
+        and not raw.startswith("./")
+    ):
         parts = raw.split("/")
         if ".." not in parts and "." not in parts:
             return raw
@@ -139,7 +160,9 @@ def check_path_length(raw: str) -> None:
         raise InvalidInputError(msg)
 
 
-def scan(root: Path, paths: Sequence[str] | None = None, *, config: ScanConfig | None = None) -> ScanResult:
+def scan(
+    root: Path, paths: Sequence[str] | None = None, *, config: ScanConfig | None = None
+) -> ScanResult:
     """Find the files to index under ``root``.
 
     Args:
@@ -322,9 +345,7 @@ def _prefix_matcher(rel: str) -> Callable[[str], bool]:
 
 
 def _glob_matcher(pattern: str) -> Callable[[str], bool]:
-    specs = [
-        pathspec.PathSpec.from_lines("gitignore", ["/" + p]) for p in _expand_braces(pattern)
-    ]
+    specs = [pathspec.PathSpec.from_lines("gitignore", ["/" + p]) for p in _expand_braces(pattern)]
     return lambda rel: any(spec.match_file(rel) for spec in specs)
 
 

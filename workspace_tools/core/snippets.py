@@ -78,7 +78,9 @@ def best_snippet(
         offset += len(lines[index]) + 1
     window_text = "\n".join(joined)
     begin, end = _region(window_text, window_spans, max_chars)
-    marked = _mark(window_text, [s for s in window_spans if s[0] >= begin and s[1] <= end], begin, end)
+    marked = _mark(
+        window_text, [s for s in window_spans if s[0] >= begin and s[1] <= end], begin, end
+    )
     prefix = "…" if begin > 0 else ""
     suffix = "…" if end < len(window_text) else ""
     return Snippet(

@@ -48,7 +48,8 @@ class IndexStore:
         if not name.startswith(_PREFIX) or "/" in name or not folder.is_dir():
             msg = (
                 f"The index pointer {pointer} names {name!r}, which is not a saved generation. "
-                f"Delete {self.directory} (or call Workspace(..., rebuild=True)) to rebuild the index."
+                f"Delete {self.directory} (or open the workspace with rebuild=True) to rebuild "
+                "the index."
             )
             raise IndexCorruptError(msg)
         return folder

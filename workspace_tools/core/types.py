@@ -76,7 +76,7 @@ class SearchResult:
     def __init__(
         self,
         *,
-        id: str,
+        id: str,  # noqa: A002 - the public field name
         content: str,
         score: float,
         metadata: dict[str, Any] | None = None,

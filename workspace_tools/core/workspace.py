@@ -100,7 +100,10 @@ class Workspace:
     ) -> None:
         self.root = Path(root).expanduser().resolve()
         if not self.root.is_dir():
-            msg = f"Workspace root {str(root)!r} is not a directory. Create it or pass an existing folder."
+            msg = (
+                f"Workspace root {str(root)!r} is not a directory. "
+                "Create it or pass an existing folder."
+            )
             raise InvalidInputError(msg)
         if embedder == DEFAULT_EMBEDDER:
             embedder = SentenceTransformerEmbedder()
@@ -141,10 +144,28 @@ class Workspace:
         self._row_of_key: dict[int, int] = {}
         self._dense: DenseIndex | None = None
         self._needs_backfill = False
+        self.default_paths: list[str] | None = None
+        """Paths :meth:`sync` scans when called without paths (``None``: the whole root)."""
         if rebuild and not read_only:
             self._store.clear()
         else:
             self._load()
+
+    @classmethod
+    def from_project(cls, root: str | os.PathLike[str], **overrides: Any) -> Workspace:
+        """Open the workspace of a project, with the settings of its ``workspace-tools.yaml``.
+
+        Keyword arguments override the file. The file's ``workspace.paths`` become the default
+        paths of :meth:`sync`.
+        """
+        from workspace_tools.core.project_config import ProjectConfig
+        from workspace_tools.core.settings import workspace_options
+
+        options, paths = workspace_options(ProjectConfig.load(root))
+        options.update(overrides)
+        workspace = cls(root, **options)
+        workspace.default_paths = paths
+        return workspace
 
     # -- public properties ---------------------------------------------------------------------
 
@@ -189,7 +210,9 @@ class Workspace:
             record = self._corpus.sources.get(self._normalise_source_id(source_id))
             if record is None:
                 return []
-            return [self._corpus.chunks[c].chunk for c in record.chunk_ids if c in self._corpus.chunks]
+            return [
+                self._corpus.chunks[c].chunk for c in record.chunk_ids if c in self._corpus.chunks
+            ]
 
     def stats(self) -> dict[str, Any]:
         """Counts and settings, for people and tools."""
@@ -207,7 +230,11 @@ class Workspace:
     # -- indexing ------------------------------------------------------------------------------
 
     def index(
-        self, id: str, content: str, *, metadata: Mapping[str, Any] | None = None
+        self,
+        id: str,  # noqa: A002 - the public API name
+        content: str,
+        *,
+        metadata: Mapping[str, Any] | None = None,
     ) -> list[str]:
         """Index a string under ``id`` (chunked like files); returns its chunk ids.
 
@@ -238,8 +265,15 @@ class Workspace:
                     report.unchanged += 1
                     continue
                 markdown = Path(source_id).suffix.lower() in MARKDOWN_EXTENSIONS
-                converted = Converted(text=content, format="markdown" if markdown else "text", markdown=markdown)
-                staged.append((self._record(source_id, "text", digest, converted, metadata), self._chunk(source_id, converted, metadata)))
+                converted = Converted(
+                    text=content, format="markdown" if markdown else "text", markdown=markdown
+                )
+                staged.append(
+                    (
+                        self._record(source_id, "text", digest, converted, metadata),
+                        self._chunk(source_id, converted, metadata),
+                    )
+                )
                 (report.updated if previous else report.added).append(source_id)
             self._apply(staged, [], report, show_progress=show_progress)
         report.seconds = time.perf_counter() - started
@@ -286,6 +320,8 @@ class Workspace:
         started = time.perf_counter()
         if isinstance(paths, str):
             paths = [paths]
+        if paths is None:
+            paths = self.default_paths
         with self._write_lock:
             found = scan(self.root, paths, config=self.scan_config)
             index_rel = self._index_rel()
@@ -293,7 +329,9 @@ class Workspace:
             staged: list[tuple[SourceRecord, list[Chunk]]] = []
             kept: set[str] = set()
             touched = False
-            for rel, path in self._progress(list(found.files.items()), "Reading", show_progress):
+            for rel, path in self._progress(
+                list(found.files.items()), "Reading", show=show_progress
+            ):
                 if index_rel and (rel == index_rel or rel.startswith(index_rel + "/")):
                     continue
                 outcome = self._read_file(rel, path, report)
@@ -322,7 +360,8 @@ class Workspace:
             raise InvalidInputError(msg)
         size = absolute.stat().st_size
         if size > self.scan_config.max_file_bytes:
-            msg = f"File {path!r} is {size} bytes, over the {self.scan_config.max_file_bytes}-byte limit."
+            limit = self.scan_config.max_file_bytes
+            msg = f"File {path!r} is {size} bytes, over the {limit}-byte limit."
             raise InvalidInputError(msg)
         try:
             return convert_bytes(absolute, absolute.read_bytes()).text
@@ -339,7 +378,7 @@ class Workspace:
         top_k: int = 10,
         mode: str | None = None,
         min_score: float | None = None,
-        filter: Mapping[str, Any] | None = None,
+        filter: Mapping[str, Any] | None = None,  # noqa: A002 - the public API name
     ) -> list[SearchResult]:
         """Rank chunks for ``query``.
 
@@ -391,12 +430,16 @@ class Workspace:
                     self.tokenizer.ids_of(terms), k=k if chosen == "bm25" else pool, mask=mask
                 )
                 bm25_hits = [(self._key_of_row(r), s) for r, s in rows]
-            if chosen in {"vector", "hybrid"} and self._dense is not None:
+            if query_vector is not None and self._dense is not None:
                 allowed = None
                 if mask is not None:
-                    allowed = np.asarray([self._key_of_row(int(r)) for r in np.flatnonzero(mask)], dtype=np.int64)
+                    allowed = np.asarray(
+                        [self._key_of_row(int(r)) for r in np.flatnonzero(mask)], dtype=np.int64
+                    )
                 vector_hits = self._dense.search(
-                    query_vector, k=k if chosen == "vector" else pool, allowed=allowed  # type: ignore[arg-type]
+                    query_vector,
+                    k=k if chosen == "vector" else pool,
+                    allowed=allowed,
                 )
             results = self._rank(chosen, bm25_hits, vector_hits, k, terms)
         if min_score is not None:
@@ -458,12 +501,19 @@ class Workspace:
         previous = self._corpus.sources.get(rel)
         try:
             stat = path.stat()
-            if previous and previous.kind == "file" and previous.mtime_ns == stat.st_mtime_ns and previous.size == stat.st_size:
+            if (
+                previous
+                and previous.kind == "file"
+                and previous.mtime_ns == stat.st_mtime_ns
+                and previous.size == stat.st_size
+            ):
                 report.unchanged += 1
                 return False
             data = path.read_bytes()
         except OSError as exc:
-            report.skipped.append(SkippedFile(path=rel, reason=f"unreadable: {exc.strerror or exc}"))
+            report.skipped.append(
+                SkippedFile(path=rel, reason=f"unreadable: {exc.strerror or exc}")
+            )
             return None
         digest = text_hash(data)
         if previous and previous.kind == "file" and previous.content_hash == digest:
@@ -517,7 +567,9 @@ class Workspace:
             from workspace_tools.core.documents import locate_unit
 
             chunks = [
-                dataclasses.replace(c, metadata={**c.metadata, **locate_unit(converted.text, c.start_line)})
+                dataclasses.replace(
+                    c, metadata={**c.metadata, **locate_unit(converted.text, c.start_line)}
+                )
                 for c in chunks
             ]
         return chunks
@@ -542,9 +594,12 @@ class Workspace:
         new_rows: list[tuple[SourceRecord, list[ChunkRow]]],
     ) -> None:
         for record, chunks in staged:
-            terms = [self.tokenizer.tokenize_ids(c.text) if self.bm25_enabled else [] for c in chunks]
+            terms = [
+                self.tokenizer.tokenize_ids(c.text) if self.bm25_enabled else [] for c in chunks
+            ]
             rows = [
-                ChunkRow(chunk=c, terms=t, key=-1, hash=text_hash(c.text)) for c, t in zip(chunks, terms)
+                ChunkRow(chunk=c, terms=t, key=-1, hash=text_hash(c.text))
+                for c, t in zip(chunks, terms, strict=True)
             ]
             record.chunk_ids = [c.id for c in chunks]
             new_rows.append((record, rows))
@@ -561,7 +616,9 @@ class Workspace:
         vectors: dict[str, npt.NDArray[np.float32]] = {}
         if self.embedder is not None:
             self._ensure_vectors()
-            vectors = self._embed_missing([r for _, rows in new_rows for r in rows], report, show_progress)
+            vectors = self._embed_missing(
+                [r for _, rows in new_rows for r in rows], report, show_progress=show_progress
+            )
         with self._lock:
             dead: list[int] = []
             for source_id in removed:
@@ -585,7 +642,7 @@ class Workspace:
             self.save()
 
     def _embed_missing(
-        self, rows: list[ChunkRow], report: SyncReport, show_progress: bool | None
+        self, rows: list[ChunkRow], report: SyncReport, *, show_progress: bool | None
     ) -> dict[str, npt.NDArray[np.float32]]:
         assert self.embedder is not None
         cache = self._corpus.vectors
@@ -600,14 +657,14 @@ class Workspace:
         texts = list(todo.values())
         size = max(1, self.embedder.max_batch_size)
         batches = [range(i, min(i + size, len(texts))) for i in range(0, len(texts), size)]
-        bar = self._bar(len(texts), "Embedding", show_progress)
+        bar = self._bar(len(texts), "Embedding", show=show_progress)
         try:
             for batch in batches:
                 matrix = self.embedder.embed(texts[batch.start : batch.stop])
                 if matrix.shape[0] != len(batch):
                     msg = f"The embedder returned {matrix.shape[0]} vectors for {len(batch)} texts."
                     raise InvalidInputError(msg)
-                for offset, vector in zip(batch, matrix):
+                for offset, vector in zip(batch, matrix, strict=True):
                     out[hashes[offset]] = np.asarray(vector, dtype=np.float32)
                 if bar is not None:
                     bar.update(len(batch))
@@ -623,15 +680,19 @@ class Workspace:
             return
         with self._write_lock:
             if self._dense is None:
-                self._dense = DenseIndex(self.embedder.dimension, hnsw_threshold=self.hnsw_threshold)
+                self._dense = DenseIndex(
+                    self.embedder.dimension, hnsw_threshold=self.hnsw_threshold
+                )
                 self._needs_backfill = bool(self._corpus.chunks)
             if not self._needs_backfill:
                 return
             rows = list(self._corpus.chunks.values())
-            vectors = self._embed_missing(rows, SyncReport(), None)
+            vectors = self._embed_missing(rows, SyncReport(), show_progress=None)
             with self._lock:
                 self._corpus.vectors.update(vectors)
-                self._dense = DenseIndex(self.embedder.dimension, hnsw_threshold=self.hnsw_threshold)
+                self._dense = DenseIndex(
+                    self.embedder.dimension, hnsw_threshold=self.hnsw_threshold
+                )
                 if rows:
                     keys = np.asarray([r.key for r in rows], dtype=np.int64)
                     self._dense.add(keys, np.vstack([self._corpus.vectors[r.hash] for r in rows]))
@@ -652,7 +713,8 @@ class Workspace:
 
     def _filter_mask(self, conditions: Mapping[str, Any]) -> npt.NDArray[np.bool_]:
         if not isinstance(conditions, Mapping):
-            msg = f"filter must be a mapping of metadata key to value, got {type(conditions).__name__}."
+            kind = type(conditions).__name__
+            msg = f"filter must be a mapping of metadata key to value, got {kind}."
             raise InvalidInputError(msg)
         mask = np.zeros(len(self._row_ids), dtype=bool)
         for i, chunk_id in enumerate(self._row_ids):
@@ -674,7 +736,11 @@ class Workspace:
             msg = (
                 f"Search mode {mode!r} is not available in this workspace; configured modes: "
                 f"{', '.join(self.modes)}. "
-                + ("Pass an embedder to enable vector search." if mode != "bm25" else "Open it with bm25=True.")
+                + (
+                    "Pass an embedder to enable vector search."
+                    if mode != "bm25"
+                    else "Open it with bm25=True."
+                )
             )
             raise SearchModeError(msg)
         return mode
@@ -706,7 +772,13 @@ class Workspace:
                 ranked.append((hit.key, hit.score, details))
         chunks = self._corpus.chunks
         return [
-            build_result(chunks[self._row_ids[self._row_of_key[key]]].chunk, score, details, terms, self.tokenizer)
+            build_result(
+                chunks[self._row_ids[self._row_of_key[key]]].chunk,
+                score,
+                details,
+                terms,
+                self.tokenizer,
+            )
             for key, score, details in ranked[:k]
             if key in self._row_of_key
         ]
@@ -730,7 +802,11 @@ class Workspace:
         self._check_settings(saved)
         self._corpus = corpus
         self.tokenizer.set_vocabulary(vocabulary)
-        sparse = SparseIndex.load(folder / "sparse", config=self.bm25_config) if self.bm25_enabled else None
+        sparse = (
+            SparseIndex.load(folder / "sparse", config=self.bm25_config)
+            if self.bm25_enabled
+            else None
+        )
         if sparse is not None and len(sparse) == len(corpus.chunks):
             self._sparse = sparse
             rows = list(corpus.chunks.values())
@@ -759,9 +835,13 @@ class Workspace:
         problems = []
         for key in ("tokenizer", "chunking"):
             if saved.get(key) != current[key]:
-                problems.append(f"{key} settings differ (index: {saved.get(key)}, now: {current[key]})")
+                problems.append(
+                    f"{key} settings differ (index: {saved.get(key)}, now: {current[key]})"
+                )
         if self.bm25_enabled and saved.get("bm25") not in (None, current["bm25"]):
-            problems.append(f"BM25 parameters differ (index: {saved.get('bm25')}, now: {current['bm25']})")
+            problems.append(
+                f"BM25 parameters differ (index: {saved.get('bm25')}, now: {current['bm25']})"
+            )
         saved_embedder = saved.get("embedder")
         if saved_embedder and self.embedder is not None:
             if saved_embedder["model_id"] != self.embedder.model_id:
@@ -783,8 +863,8 @@ class Workspace:
             )
             raise IndexMismatchError(msg)
 
-    def _progress(self, items: list[Any], label: str, show: bool | None) -> Iterator[Any]:
-        bar = self._bar(len(items), label, show)
+    def _progress(self, items: list[Any], label: str, *, show: bool | None) -> Iterator[Any]:
+        bar = self._bar(len(items), label, show=show)
         try:
             for item in items:
                 yield item
@@ -794,7 +874,7 @@ class Workspace:
             if bar is not None:
                 bar.close()
 
-    def _bar(self, total: int, label: str, show: bool | None) -> Any:
+    def _bar(self, total: int, label: str, *, show: bool | None) -> Any:
         if not (self.show_progress if show is None else show) or total == 0:
             return None
         from tqdm.auto import tqdm
@@ -835,7 +915,8 @@ def _unpack_document(doc: DocumentLike) -> tuple[str, str, dict[str, Any]]:
         if doc_id is not None and isinstance(content, str):
             return str(doc_id), content, dict(getattr(doc, "metadata", None) or {})
     msg = (
-        f"Cannot index {type(doc).__name__}: pass (id, content), (id, content, metadata), a mapping "
+        f"Cannot index {type(doc).__name__}: pass (id, content), (id, content, metadata), "
+        "a mapping "
         "with 'id' and 'content', or an object with 'id' and 'page_content'."
     )
     raise InvalidInputError(msg)

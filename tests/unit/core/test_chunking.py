@@ -46,7 +46,12 @@ def test_over_long_line_is_sliced_sharing_its_line_number() -> None:
 
 def test_markdown_heading_starts_a_chunk_and_paths_are_recorded() -> None:
     body = "# Title\nintro\n## A\n" + "alpha text line\n" * 40 + "## B\n" + "beta text line\n" * 40
-    chunks = chunk_text(body, source_id="d.md", markdown=True, config=ChunkingConfig(max_chars=2000, min_section_chars=100))
+    chunks = chunk_text(
+        body,
+        source_id="d.md",
+        markdown=True,
+        config=ChunkingConfig(max_chars=2000, min_section_chars=100),
+    )
     assert len(chunks) == 2
     assert chunks[1].text.startswith("## B")
     assert chunks[1].headings == ("Title", "B")

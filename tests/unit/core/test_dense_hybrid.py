@@ -38,7 +38,9 @@ def test_resync_of_unchanged_tree_embeds_nothing(tree: Path, fake_embedder: Fake
     assert reopened.sync().chunks_embedded == 0 and len(fake_embedder.calls) == calls
 
 
-def test_changed_file_reembeds_only_its_new_chunks(tmp_path: Path, fake_embedder: FakeEmbedder) -> None:
+def test_changed_file_reembeds_only_its_new_chunks(
+    tmp_path: Path, fake_embedder: FakeEmbedder
+) -> None:
     lines = [f"paragraph {i} talks about subject {i}" for i in range(400)]
     (tmp_path / "long.txt").write_text("\n".join(lines), encoding="utf-8")
     (tmp_path / "other.txt").write_text("unrelated", encoding="utf-8")
@@ -67,7 +69,10 @@ def test_removed_ids_leave_faiss(tree: Path, fake_embedder: FakeEmbedder) -> Non
     assert ws.stats()["vectors"] == 4
     ws.remove("docs")
     assert ws.stats()["vectors"] == 2
-    assert all(not h.id.startswith("docs") for h in ws.search("guide installation faq", mode="vector", top_k=10))
+    assert all(
+        not h.id.startswith("docs")
+        for h in ws.search("guide installation faq", mode="vector", top_k=10)
+    )
     reopened = Workspace(tree, embedder=fake_embedder)
     assert reopened.stats()["vectors"] == 2
 
@@ -83,7 +88,9 @@ def test_vector_filter_is_a_prefilter(tmp_path: Path, fake_embedder: FakeEmbedde
     assert len(hybrid) == 5 and all(h.metadata["lang"] == "fr" for h in hybrid)
 
 
-def test_vector_and_hybrid_results_carry_score_details(tree: Path, fake_embedder: FakeEmbedder) -> None:
+def test_vector_and_hybrid_results_carry_score_details(
+    tree: Path, fake_embedder: FakeEmbedder
+) -> None:
     ws = Workspace(tree, embedder=fake_embedder)
     ws.sync()
     vec = ws.search("installation guide", mode="vector")[0]
@@ -125,9 +132,13 @@ def test_weighted_fusion_option_in_workspace(tree: Path, fake_embedder: FakeEmbe
 
 def test_model_mismatch_on_reopen_says_what_differs(tree: Path) -> None:
     Workspace(tree, embedder=FakeEmbedder(model_id="model-a")).sync()
-    with pytest.raises(IndexMismatchError, match="embedding model differs \\(index: 'model-a', now: 'model-b'\\)"):
+    with pytest.raises(
+        IndexMismatchError, match="embedding model differs \\(index: 'model-a', now: 'model-b'\\)"
+    ):
         Workspace(tree, embedder=FakeEmbedder(model_id="model-b"))
-    with pytest.raises(IndexMismatchError, match="embedding dimension differs \\(index: 64, now: 32\\)"):
+    with pytest.raises(
+        IndexMismatchError, match="embedding dimension differs \\(index: 64, now: 32\\)"
+    ):
         Workspace(tree, embedder=FakeEmbedder(dimension=32, model_id="model-a"))
 
 

@@ -11,7 +11,13 @@ from workspace_tools.core.scan import ScanConfig, normalise_id, resolve_inside, 
 
 def test_directory_scan_honours_gitignore_and_reports_nothing_silently(tree: Path) -> None:
     result = scan(tree)
-    assert set(result.files) == {"docs/guide.md", "docs/faq.md", "src/http.py", "notes.txt", "image.bin"}
+    assert set(result.files) == {
+        "docs/guide.md",
+        "docs/faq.md",
+        "src/http.py",
+        "notes.txt",
+        "image.bin",
+    }
     assert "ignored/secret.md" not in result.files and "debug.log" not in result.files
 
 
@@ -41,7 +47,10 @@ def test_directory_glob_matches_files_below(tree: Path) -> None:
 def test_missing_path_is_reported(tree: Path) -> None:
     result = scan(tree, ["nope/", "ghost.md"])
     assert result.files == {}
-    assert [(s.path, s.reason.split(":")[0]) for s in result.skipped] == [("nope", "missing"), ("ghost.md", "missing")]
+    assert [(s.path, s.reason.split(":")[0]) for s in result.skipped] == [
+        ("nope", "missing"),
+        ("ghost.md", "missing"),
+    ]
 
 
 def test_size_limit_and_depth_limit_are_reported(tree: Path) -> None:
@@ -80,4 +89,6 @@ def test_symlink_escape_is_refused(tree: Path, tmp_path: Path) -> None:
         resolve_inside(tree.resolve(), "link.txt")
     result = scan(tree.resolve())
     assert "link.txt" not in result.files
-    assert any(s.path == "link.txt" and s.reason.startswith("outside workspace") for s in result.skipped)
+    assert any(
+        s.path == "link.txt" and s.reason.startswith("outside workspace") for s in result.skipped
+    )

@@ -7,7 +7,13 @@ TOK = Tokenizer()
 
 
 def test_best_window_not_first_to_last_line() -> None:
-    text = "search here\n" + "filler\n" * 50 + "the parser parses requests\nmore parser requests\n" + "filler\n" * 50 + "requests at the end"
+    text = (
+        "search here\n"
+        + "filler\n" * 50
+        + "the parser parses requests\nmore parser requests\n"
+        + "filler\n" * 50
+        + "requests at the end"
+    )
     snip = best_snippet(text, TOK.query_terms("parser requests"), TOK)
     assert snip.first_line == 51
     assert snip.last_line == 52

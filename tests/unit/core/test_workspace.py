@@ -113,12 +113,21 @@ def test_chunk_line_offsets_in_results(tmp_path: Path) -> None:
     ws.index("big.txt", "\n".join(lines))
     hit = ws.search("needle")[0]
     assert hit.line_range is not None and hit.line_range.start == 701
-    assert hit.content.split("\n")[701 - hit.metadata["chunk_start_line"]] == "the unique needle is here"
+    assert (
+        hit.content.split("\n")[701 - hit.metadata["chunk_start_line"]]
+        == "the unique needle is here"
+    )
 
 
 def test_metadata_and_filter(tmp_path: Path) -> None:
     ws = bm25_ws(tmp_path)
-    ws.index_many([("a", "apple pie recipe", {"lang": "en"}), ("b", "apple tart recipe", {"lang": "fr"}), ("c", "apple juice", {"lang": "fr"})])
+    ws.index_many(
+        [
+            ("a", "apple pie recipe", {"lang": "en"}),
+            ("b", "apple tart recipe", {"lang": "fr"}),
+            ("c", "apple juice", {"lang": "fr"}),
+        ]
+    )
     hits = ws.search("apple", filter={"lang": "fr"})
     assert {h.id for h in hits} == {"b", "c"}
     assert ws.search("apple", filter={"source_id": "a"})[0].metadata["lang"] == "en"
@@ -133,7 +142,9 @@ def test_index_many_accepts_documents_and_rejects_junk(tmp_path: Path) -> None:
             self.id, self.page_content, self.metadata = id, page_content, {"k": 1}
 
     ws = bm25_ws(tmp_path)
-    report = ws.index_many([Doc("d1", "hello world"), {"id": "d2", "content": "hello there"}, ("d3", "bye")])
+    report = ws.index_many(
+        [Doc("d1", "hello world"), {"id": "d2", "content": "hello there"}, ("d3", "bye")]
+    )
     assert sorted(report.added) == ["d1", "d2", "d3"]
     assert ws.index_many([("d3", "bye")]).unchanged == 1
     with pytest.raises(InvalidInputError, match="Cannot index int"):
@@ -163,7 +174,11 @@ def test_sync_is_incremental(tree: Path) -> None:
     (tree / "notes.txt").unlink()
     (tree / "new.md").write_text("fresh file", encoding="utf-8")
     third = ws.sync()
-    assert third.updated == ["docs/faq.md"] and third.removed == ["notes.txt"] and third.added == ["new.md"]
+    assert (
+        third.updated == ["docs/faq.md"]
+        and third.removed == ["notes.txt"]
+        and third.added == ["new.md"]
+    )
     assert third.chunks_indexed == 2
     assert ws.search("zebras")[0].id == "docs/faq.md"
     assert ws.search("café") == []
@@ -194,7 +209,9 @@ def test_save_reopen_gives_identical_results(tree: Path) -> None:
     queries = ["install", "search chunks", "parseHttpRequest", "привет"]
     before = [[(h.id, h.score, h.snippet, h.line_range) for h in ws.search(q)] for q in queries]
     reopened = bm25_ws(tree)
-    after = [[(h.id, h.score, h.snippet, h.line_range) for h in reopened.search(q)] for q in queries]
+    after = [
+        [(h.id, h.score, h.snippet, h.line_range) for h in reopened.search(q)] for q in queries
+    ]
     assert before == after
     assert reopened.sync().chunks_indexed == 0
 

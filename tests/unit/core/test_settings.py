@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from workspace_tools import Workspace
+from workspace_tools.core.errors import InvalidInputError
+
+
+def write_config(root: Path, text: str) -> None:
+    (root / "workspace-tools.yaml").write_text(text, encoding="utf-8")
+
+
+def test_project_settings_configure_the_workspace(tree: Path) -> None:
+    write_config(
+        tree,
+        "skills: [skills]\nworkspace:\n  embedder: none\n  index_dir: .idx\n  paths: [docs]\n"
+        "  bm25: {k1: 1.5, b: 0.75}\n  chunking: {max_chars: 500}\n  fusion: weighted\n",
+    )
+    ws = Workspace.from_project(tree)
+    assert ws.modes == ("bm25",)
+    assert ws.index_dir == (tree / ".idx").resolve()
+    assert (ws.bm25_config.k1, ws.bm25_config.b) == (1.5, 0.75)
+    assert ws.chunking.max_chars == 500 and ws.fusion == "weighted"
+    report = ws.sync()
+    assert sorted(report.added) == ["docs/faq.md", "docs/guide.md"]
+
+
+def test_keyword_overrides_win(tree: Path) -> None:
+    write_config(tree, "workspace:\n  embedder: none\n  read_only: true\n")
+    ws = Workspace.from_project(tree, read_only=False)
+    assert ws.read_only is False
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("workspace:\n  embeder: none\n", "Unknown setting\\(s\\) embeder"),
+        ("workspace: [1]\n", "must be a mapping of settings"),
+        ("workspace:\n  bm25: {k1: -1}\n", "Invalid 'bm25' settings"),
+        ("workspace:\n  chunking: {size: 3}\n", "Invalid 'chunking' settings"),
+        ("workspace:\n  paths: 3\n", "'paths' under"),
+    ],
+)
+def test_bad_settings_name_the_key(tree: Path, text: str, message: str) -> None:
+    write_config(tree, text)
+    with pytest.raises(InvalidInputError, match=message):
+        Workspace.from_project(tree)

@@ -1,0 +1,437 @@
+"""Literal or regex line search over workspace files, with context lines, headings and caps.
+
+Files are read through the same conversion as ``Workspace.sync`` (PDF, DOCX... become Markdown),
+so line numbers refer to the converted text. Matching runs on the third-party ``regex`` module,
+whose ``timeout=`` bounds catastrophic patterns: each file gets a time budget
+(:data:`FILE_TIMEOUT`) and the whole search another (:data:`TOTAL_TIMEOUT`). Only the first
+:data:`MAX_LINE_CHARS` characters of a line are searched.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import regex
+
+from workspace_tools.core.chunking import is_markdown_heading
+from workspace_tools.core.convert import Converted, convert_bytes
+from workspace_tools.core.errors import ConversionError, InvalidInputError
+from workspace_tools.core.scan import ScanConfig, is_glob, resolve_inside, scan
+from workspace_tools.core.snippets import HIT_CLOSE, HIT_OPEN
+from workspace_tools.core.types import SkippedFile
+
+__all__ = [
+    "DEFAULT_MAX_MATCHES",
+    "DEFAULT_MAX_PER_FILE",
+    "FILE_TIMEOUT",
+    "MAX_LINE_CHARS",
+    "MAX_PATTERN_CHARS",
+    "TOTAL_TIMEOUT",
+    "CachedConverter",
+    "GrepMatch",
+    "GrepReport",
+    "collect_files",
+    "compile_pattern",
+    "grep",
+    "looks_like_regex",
+]
+
+DEFAULT_MAX_MATCHES: Final = 200
+"""Matching lines returned by default before the search stops (``truncated`` is then set)."""
+DEFAULT_MAX_PER_FILE: Final = 50
+"""Matching lines taken from one file by default."""
+MAX_LINE_CHARS: Final = 10_000
+"""Only this many leading characters of a line are searched."""
+MAX_PATTERN_CHARS: Final = 1000
+"""Longest pattern accepted."""
+FILE_TIMEOUT: Final = 1.0
+"""Seconds of matching allowed per file; a file over budget is reported in ``timed_out``."""
+TOTAL_TIMEOUT: Final = 10.0
+"""Seconds of matching allowed for the whole search; over it, the search stops (truncated)."""
+DEFAULT_WIDTH: Final = 200
+"""Characters of a line shown around its hits."""
+
+_FENCE: Final = re.compile(r"^\s*(```|~~~)")
+_REGEX_HINT: Final = re.compile(
+    r"\\[dwsbDWSB]|\.\*|\.\+|\[[^\]]+\]|\(\?|\|.+|\{\d+(,\d*)?\}|^\^|\$$"
+)
+Converter = Callable[[Path, bytes], Converted]
+
+
+@dataclass(frozen=True, slots=True)
+class GrepMatch:
+    """One matching line."""
+
+    path: str
+    """File id: POSIX path relative to the workspace root."""
+    line: int
+    """1-based line number in the (converted) text."""
+    column: int
+    """1-based column of the first hit on the line."""
+    text: str
+    """The line, cut to about the display width around its hits, hits marked ``<<like this>>``."""
+    hits: int
+    """Number of hits on the line."""
+    headings: tuple[str, ...] = ()
+    """Markdown heading path in force at the line, outermost first."""
+    before: tuple[tuple[int, str], ...] = ()
+    """Context lines before the match: ``(line, text)``."""
+    after: tuple[tuple[int, str], ...] = ()
+    """Context lines after the match: ``(line, text)``."""
+
+    @property
+    def section_heading(self) -> str | None:
+        """Innermost heading in force at the line, if any."""
+        return self.headings[-1] if self.headings else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form."""
+        return {
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "text": self.text,
+            "hits": self.hits,
+            "section_heading": self.section_heading,
+            "headings": list(self.headings),
+            "before": [list(pair) for pair in self.before],
+            "after": [list(pair) for pair in self.after],
+        }
+
+
+@dataclass(slots=True)
+class GrepReport:
+    """What a :func:`grep` found, and what it left out."""
+
+    matches: list[GrepMatch] = field(default_factory=list)
+    files_searched: int = 0
+    files_matched: int = 0
+    truncated: bool = False
+    """More matching lines exist than were returned (global cap or total time budget)."""
+    capped_files: list[str] = field(default_factory=list)
+    """Files that had more matching lines than the per-file cap."""
+    timed_out: list[str] = field(default_factory=list)
+    """Files whose matching ran over the per-file time budget (partially searched)."""
+    long_lines: int = 0
+    """Lines longer than ``max_line_chars``, searched only in their first part."""
+    skipped: list[SkippedFile] = field(default_factory=list)
+    """Files not searched (binary, unconvertible, too large...), with reasons."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form."""
+        return {
+            "matches": [m.to_dict() for m in self.matches],
+            "files_searched": self.files_searched,
+            "files_matched": self.files_matched,
+            "truncated": self.truncated,
+            "capped_files": list(self.capped_files),
+            "timed_out": list(self.timed_out),
+            "long_lines": self.long_lines,
+            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+        }
+
+
+class CachedConverter:
+    """``convert_bytes`` with an in-memory LRU keyed by path, size and mtime (thread-safe)."""
+
+    def __init__(self, *, max_entries: int = 64) -> None:
+        self.max_entries = max_entries
+        self._cache: OrderedDict[tuple[str, int, int], Converted] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, path: Path, data: bytes) -> Converted:
+        """Text of the file at ``path`` whose bytes are ``data``."""
+        stat = path.stat()
+        key = (str(path), stat.st_size, stat.st_mtime_ns)
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+                return hit
+        converted = convert_bytes(path, data)
+        with self._lock:
+            self._cache[key] = converted
+            while len(self._cache) > self.max_entries:
+                self._cache.popitem(last=False)
+        return converted
+
+
+def looks_like_regex(pattern: str) -> bool:
+    """True when a pattern searched literally looks like it was meant as a regex."""
+    return bool(_REGEX_HINT.search(pattern))
+
+
+def compile_pattern(pattern: str, *, regex_mode: bool = False, ignore_case: bool = False) -> Any:
+    """Compile ``pattern`` (escaped unless ``regex_mode``) with the ``regex`` module.
+
+    Raises:
+        InvalidInputError: empty, too long, multi-line, or an invalid regular expression.
+    """
+    if not pattern:
+        msg = "The search pattern is empty. Give a word, a phrase or a regular expression."
+        raise InvalidInputError(msg)
+    if len(pattern) > MAX_PATTERN_CHARS:
+        msg = f"The pattern is {len(pattern)} characters long; the limit is {MAX_PATTERN_CHARS}."
+        raise InvalidInputError(msg)
+    if "\n" in pattern:
+        msg = "The pattern contains a line break, but grep matches one line at a time."
+        raise InvalidInputError(msg)
+    flags = regex.V0 | (regex.IGNORECASE | regex.FULLCASE if ignore_case else 0)
+    try:
+        return regex.compile(pattern if regex_mode else regex.escape(pattern), flags)
+    except regex.error as exc:
+        msg = (
+            f"Invalid regular expression {pattern!r}: {exc}. Fix the pattern, or pass "
+            "regex=false to search for the text literally."
+        )
+        raise InvalidInputError(msg) from exc
+
+
+def grep(
+    root: Path,
+    pattern: str,
+    paths: Sequence[str] | None = None,
+    *,
+    regex_mode: bool = False,
+    ignore_case: bool = False,
+    context_lines: int = 0,
+    max_matches: int = DEFAULT_MAX_MATCHES,
+    max_per_file: int = DEFAULT_MAX_PER_FILE,
+    recursive: bool = True,
+    config: ScanConfig | None = None,
+    convert: Converter | None = None,
+    width: int = DEFAULT_WIDTH,
+    max_line_chars: int = MAX_LINE_CHARS,
+    file_timeout: float = FILE_TIMEOUT,
+    total_timeout: float = TOTAL_TIMEOUT,
+) -> GrepReport:
+    """Find the lines matching ``pattern`` in files under ``root``.
+
+    Args:
+        root: Absolute, resolved root; every path must lie inside it (symlinks included).
+        pattern: Text to find, or a regular expression with ``regex_mode``.
+        paths: Files, directories and globs relative to ``root`` (default: the root).
+        regex_mode: Treat ``pattern`` as a regular expression (``regex`` module, ``re`` syntax).
+        ignore_case: Case-insensitive matching.
+        context_lines: Lines of context kept before and after each match (0-10).
+        max_matches: Matching lines returned at most; when more exist, ``truncated`` is set.
+        max_per_file: Matching lines taken from one file at most.
+        recursive: Walk into subdirectories of directory paths.
+        config: Scan limits (gitignore, hidden files, size); default :class:`ScanConfig`.
+        convert: File-to-text conversion (default ``convert_bytes``, as ``sync`` uses).
+        width: Characters of a line shown around its hits.
+        max_line_chars: Only this many leading characters of a line are searched.
+        file_timeout: Seconds of matching per file.
+        total_timeout: Seconds of matching for the whole search.
+
+    Returns:
+        The matches in path and line order, and what was capped, timed out or skipped.
+
+    Raises:
+        InvalidInputError: a bad pattern or argument, a missing path, or no readable file.
+        PathOutsideWorkspaceError: a path outside ``root`` (``..``, absolute, symlink escape).
+    """
+    compiled = compile_pattern(pattern, regex_mode=regex_mode, ignore_case=ignore_case)
+    if not 0 <= context_lines <= 10:
+        msg = f"context_lines must be between 0 and 10, got {context_lines}."
+        raise InvalidInputError(msg)
+    if max_matches < 1 or max_per_file < 1:
+        msg = f"max_matches and max_per_file must be at least 1, got {max_matches}, {max_per_file}."
+        raise InvalidInputError(msg)
+    files, skipped = collect_files(root, paths, config=config, recursive=recursive)
+    report = GrepReport(skipped=skipped)
+    to_text = convert or convert_bytes
+    deadline = time.monotonic() + total_timeout
+    for rel, absolute in files.items():
+        try:
+            converted = to_text(absolute, absolute.read_bytes())
+        except ConversionError as exc:
+            report.skipped.append(SkippedFile(path=rel, reason=str(exc)))
+            continue
+        except OSError as exc:
+            report.skipped.append(
+                SkippedFile(path=rel, reason=f"unreadable: {exc.strerror or exc}")
+            )
+            continue
+        report.files_searched += 1
+        budget = min(time.monotonic() + file_timeout, deadline)
+        search = _FileSearch(compiled, width=width, max_line_chars=max_line_chars, budget=budget)
+        room = max_matches - len(report.matches)
+        found = search.run(rel, converted, context_lines, limit=min(max_per_file, room) + 1)
+        report.long_lines += search.long_lines
+        if found:
+            report.files_matched += 1
+        if len(found) > room:
+            report.matches.extend(found[:room])
+            report.truncated = True
+            break
+        if len(found) > max_per_file:
+            report.capped_files.append(rel)
+            found = found[:max_per_file]
+        report.matches.extend(found)
+        if search.timed_out:
+            report.timed_out.append(rel)
+            if time.monotonic() >= deadline:
+                report.truncated = True
+                break
+    return report
+
+
+def collect_files(
+    root: Path,
+    paths: Sequence[str] | None,
+    *,
+    config: ScanConfig | None = None,
+    recursive: bool = True,
+) -> tuple[dict[str, Path], list[SkippedFile]]:
+    """Files named by ``paths`` (files, folders, globs; default the root), checked to lie inside.
+
+    Returns:
+        Id -> absolute path of every file found, and the files left out with reasons.
+
+    Raises:
+        PathOutsideWorkspaceError: a path leaves ``root`` (``..``, absolute, symlink escape).
+        InvalidInputError: a path does not exist, or no readable file was found.
+    """
+    entries = list(paths) if paths else ["."]
+    for entry in entries:
+        if is_glob(entry):
+            continue
+        resolved = resolve_inside(root, entry)
+        if not resolved.exists():
+            msg = (
+                f"No file or folder {entry!r} in the workspace. Give paths relative to the "
+                "workspace root (files, folders or globs such as 'docs/**/*.md')."
+            )
+            raise InvalidInputError(msg)
+    cfg = config or ScanConfig()
+    if not recursive:
+        cfg = dataclasses.replace(cfg, max_depth=0)
+    found = scan(root, entries, config=cfg)
+    skipped = [s for s in found.skipped if recursive or not s.reason.startswith("depth limit")]
+    if not found.files:
+        shown = ", ".join(repr(e) for e in entries)
+        msg = (
+            f"No readable files in {shown}. Check the paths (relative to the workspace root); "
+            "ignored, hidden and oversized files are left out."
+        )
+        raise InvalidInputError(msg)
+    return found.files, skipped
+
+
+class _FileSearch:
+    def __init__(self, compiled: Any, *, width: int, max_line_chars: int, budget: float) -> None:
+        self.compiled = compiled
+        self.width = width
+        self.max_line_chars = max_line_chars
+        self.budget = budget
+        self.long_lines = 0
+        self.timed_out = False
+
+    def run(self, rel: str, converted: Converted, context: int, *, limit: int) -> list[GrepMatch]:
+        text = converted.text
+        if not _may_span(self.compiled) and not self._any(text):
+            return []
+        lines = text.split("\n")
+        out: list[GrepMatch] = []
+        stack: list[tuple[int, str]] = []
+        in_fence = False
+        for index, line in enumerate(lines):
+            if converted.markdown:
+                if _FENCE.match(line):
+                    in_fence = not in_fence
+                elif not in_fence and (heading := is_markdown_heading(line)) is not None:
+                    while stack and stack[-1][0] >= heading[0]:
+                        stack.pop()
+                    stack.append(heading)
+            spans = self._spans(line)
+            if spans is None:
+                break
+            if not spans:
+                continue
+            out.append(
+                GrepMatch(
+                    path=rel,
+                    line=index + 1,
+                    column=spans[0][0] + 1,
+                    text=_cut(line, spans, self.width),
+                    hits=len(spans),
+                    headings=tuple(title for _, title in stack),
+                    before=_context(lines, max(0, index - context), index, self.width),
+                    after=_context(
+                        lines, index + 1, min(len(lines), index + 1 + context), self.width
+                    ),
+                )
+            )
+            if len(out) >= limit:
+                break
+        return out
+
+    def _any(self, text: str) -> bool:
+        """Cheap whole-text pre-check (exact for patterns without anchors or lookarounds)."""
+        try:
+            remaining = max(0.001, self.budget - time.monotonic())
+            return self.compiled.search(text, timeout=remaining) is not None
+        except TimeoutError:
+            return True  # let the line scan spend (and report) the budget
+
+    def _spans(self, line: str) -> list[tuple[int, int]] | None:
+        """Hit spans of a line; ``None`` when the time budget ran out."""
+        if len(line) > self.max_line_chars:
+            self.long_lines += 1
+            line = line[: self.max_line_chars]
+        remaining = self.budget - time.monotonic()
+        if remaining <= 0:
+            self.timed_out = True
+            return None
+        try:
+            return [
+                m.span()
+                for m in self.compiled.finditer(line, timeout=remaining)
+                if m.end() > m.start()
+            ]
+        except TimeoutError:
+            self.timed_out = True
+            return None
+
+
+def _may_span(compiled: Any) -> bool:
+    """Whether a whole-text pre-check could miss a line match (anchors and lookarounds)."""
+    return any(token in compiled.pattern for token in ("^", "$", "\\A", "\\Z", "(?", "\\b", "\\B"))
+
+
+def _context(lines: list[str], start: int, stop: int, width: int) -> tuple[tuple[int, str], ...]:
+    return tuple((i + 1, _clip(lines[i], width)) for i in range(start, stop))
+
+
+def _clip(line: str, width: int) -> str:
+    return line if len(line) <= width else line[:width] + "…"
+
+
+def _cut(line: str, spans: list[tuple[int, int]], width: int) -> str:
+    """The line around its first hit, at most about ``width`` characters, hits marked."""
+    begin, end = 0, len(line)
+    if len(line) > width:
+        first_start, first_end = spans[0]
+        begin = max(0, first_start - width // 4)
+        end = min(len(line), max(begin + width, first_end))
+    parts: list[str] = ["…" if begin > 0 else ""]
+    pos = begin
+    for start, stop in spans:
+        if start < pos or stop > end:
+            continue
+        parts.append(line[pos:start])
+        parts.append(f"{HIT_OPEN}{line[start:stop]}{HIT_CLOSE}")
+        pos = stop
+    parts.append(line[pos:end])
+    if end < len(line):
+        parts.append("…")
+    return "".join(parts)
