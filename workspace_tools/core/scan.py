@@ -24,6 +24,8 @@ __all__ = [
     "DEFAULT_EXCLUDED_DIRS",
     "ScanConfig",
     "ScanResult",
+    "expand_braces",
+    "glob_matcher",
     "is_glob",
     "normalise_id",
     "resolve_inside",
@@ -181,7 +183,7 @@ def scan(
         check_path_length(text)
         if is_glob(text):
             walker.walk_glob(text)
-            scopes.append(_glob_matcher(_strip_dot(normalise_id_glob(root, text))))
+            scopes.append(glob_matcher(_strip_dot(normalise_id_glob(root, text))))
             continue
         rel = normalise_id(root, text.rstrip("/") or ".")
         absolute = root / rel if rel else root
@@ -270,14 +272,14 @@ class _Walker:
 
     def walk_glob(self, pattern: str) -> None:
         rel_pattern = _strip_dot(normalise_id_glob(self.root, pattern))
-        for expanded in _expand_braces(rel_pattern):
+        for expanded in expand_braces(rel_pattern):
             base_parts: list[str] = []
             for part in PurePosixPath(expanded).parts:
                 if is_glob(part):
                     break
                 base_parts.append(part)
             base = "/".join(base_parts)
-            matcher = _glob_matcher(expanded)
+            matcher = glob_matcher(expanded)
             base_dir = self.root / base if base else self.root
             if not _inside(self.root, base_dir.resolve()):
                 self.skip(base, "outside workspace: symbolic link leads outside the root")
@@ -344,8 +346,12 @@ def _prefix_matcher(rel: str) -> Callable[[str], bool]:
     return lambda i: i == rel or i.startswith(rel + "/")
 
 
-def _glob_matcher(pattern: str) -> Callable[[str], bool]:
-    specs = [pathspec.PathSpec.from_lines("gitignore", ["/" + p]) for p in _expand_braces(pattern)]
+def glob_matcher(pattern: str) -> Callable[[str], bool]:
+    """Predicate matching root-relative POSIX paths against a glob, anchored at the root.
+
+    Supports ``**``, ``*``, ``?``, ``[...]`` (gitignore semantics, from pathspec) and ``{a,b}``.
+    """
+    specs = [pathspec.PathSpec.from_lines("gitignore", ["/" + p]) for p in expand_braces(pattern)]
     return lambda rel: any(spec.match_file(rel) for spec in specs)
 
 
@@ -356,12 +362,13 @@ def _parents(rel: str, base: str) -> Iterable[str]:
         yield "/".join(parts[:end])
 
 
-def _expand_braces(pattern: str) -> list[str]:
+def expand_braces(pattern: str) -> list[str]:
+    """All the patterns a ``{a,b}`` brace pattern stands for."""
     match = _BRACES.search(pattern)
     if match is None:
         return [pattern]
     head, tail = pattern[: match.start()], pattern[match.end() :]
     out: list[str] = []
     for option in match.group(1).split(","):
-        out.extend(_expand_braces(head + option + tail))
+        out.extend(expand_braces(head + option + tail))
     return out

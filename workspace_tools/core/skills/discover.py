@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from workspace_tools.core.scan import glob_matcher
 from workspace_tools.core.skills.model import RESOURCE_DIRS, SkillDiagnostic
 
 __all__ = [
@@ -178,7 +179,7 @@ def _discover_glob(pattern: str, *, base: Path, out: Discovery) -> None:
     if not root.is_dir():
         out.diagnostics.append(_missing(pattern, root))
         return
-    regexes = [_glob_regex(p) for p in _expand_braces("/".join(rest))]
+    matcher = glob_matcher("/".join(rest))
     seen: set[Path] = set()
     visited: set[str] = set()
     stack: list[tuple[Path, int]] = [(root, 0)]
@@ -198,7 +199,7 @@ def _discover_glob(pattern: str, *, base: Path, out: Discovery) -> None:
             rel = Path(entry.path).relative_to(root).as_posix()
             is_dir = entry.is_dir()
             deep_enough = not is_dir or depth + 1 <= GLOB_MAX_DEPTH
-            if deep_enough and any(rx.fullmatch(rel) for rx in regexes):
+            if deep_enough and matcher(rel):
                 matches.append(Path(entry.path))
             if is_dir and depth + 1 <= GLOB_MAX_DEPTH and entry.name not in _SKIP_DIRS:
                 stack.append((Path(entry.path), depth + 1))
@@ -215,51 +216,6 @@ def _discover_glob(pattern: str, *, base: Path, out: Discovery) -> None:
                 if found not in seen:
                     seen.add(found)
                     out.skill_files.append(found)
-
-
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    parts = [p for p in pattern.split("/") if p]
-    pieces: list[str] = []
-    for i, part in enumerate(parts):
-        last = i == len(parts) - 1
-        if part == "**":
-            pieces.append(r"[^/]+(?:/[^/]+)*" if last else r"(?:[^/]+/)*")
-            continue
-        pieces.append(_segment_regex(part) + ("" if last else "/"))
-    return re.compile("".join(pieces))
-
-
-def _segment_regex(segment: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(segment):
-        char = segment[i]
-        if char == "*":
-            out.append(r"[^/]*")
-        elif char == "?":
-            out.append(r"[^/]")
-        elif char == "[" and segment.find("]", i + 2) > 0:
-            end = segment.find("]", i + 2)
-            body = segment[i + 1 : end]
-            if body.startswith("!"):
-                body = "^" + body[1:]
-            out.append(f"[{body}]")
-            i = end
-        else:
-            out.append(re.escape(char))
-        i += 1
-    return "".join(out)
-
-
-def _expand_braces(pattern: str) -> list[str]:
-    match = _BRACES.search(pattern)
-    if match is None:
-        return [pattern]
-    head, tail = pattern[: match.start()], pattern[match.end() :]
-    out: list[str] = []
-    for option in match.group(1).split(","):
-        out.extend(_expand_braces(head + option + tail))
-    return out
 
 
 def _missing(spec: str, path: Path) -> SkillDiagnostic:
