@@ -26,11 +26,20 @@ _LAZY: dict[str, str] = {
     "ChunkingConfig": "workspace_tools.core.chunking",
     "BM25Config": "workspace_tools.core.sparse",
     "ScanConfig": "workspace_tools.core.scan",
+    "DocsIndex": "workspace_tools.core.docs",
+    "SkillRegistry": "workspace_tools.core.skills",
+    "Skill": "workspace_tools.core.skills",
+    "render_skills_prompt": "workspace_tools.core.skills",
+    "ProjectConfig": "workspace_tools.core.project_config",
 }
 
 __all__ = [
     "BM25Config",
     "ChunkingConfig",
+    "DocsIndex",
+    "ProjectConfig",
+    "Skill",
+    "SkillRegistry",
     "LineRange",
     "ScanConfig",
     "SearchResult",
@@ -40,6 +49,7 @@ __all__ = [
     "Workspace",
     "WorkspaceError",
     "__version__",
+    "render_skills_prompt",
 ]
 
 
