@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-import regex
+import regex  # type: ignore[import-untyped]
 
 from workspace_tools.core.chunking import is_markdown_heading
 from workspace_tools.core.convert import Converted, convert_bytes
@@ -341,6 +341,8 @@ class _FileSearch:
         if not _may_span(self.compiled) and not self._any(text):
             return []
         lines = text.split("\n")
+        if len(lines) > 1 and not lines[-1]:
+            lines.pop()  # the final newline does not start a line
         out: list[GrepMatch] = []
         stack: list[tuple[int, str]] = []
         in_fence = False
