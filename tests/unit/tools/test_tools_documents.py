@@ -1,0 +1,179 @@
+"""search_documents: all2md's contract in keyword and grep modes, caps, paths, errors."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.unit.tools.conftest import MIXED, acall, call
+from workspace_tools.core.workspace import Workspace
+from workspace_tools.tools.documents import SearchDocumentsTool
+
+RESULT_KEYS = {"snippet", "score", "document_path", "section_heading", "chunk_id", "line"}
+
+
+def test_keyword_syncs_unindexed_files_first(empty_ws: Workspace) -> None:
+    message = call(SearchDocumentsTool(workspace=empty_ws), query="install package")
+    assert message.status == "success"
+    assert message.content.startswith("1. docs/guide.md:5-7 › Installation (score ")
+    artifact = message.artifact
+    assert artifact["mode"] == "keyword"
+    assert artifact["total"] == len(artifact["results"]) >= 1
+    first = artifact["results"][0]
+    assert set(first) >= RESULT_KEYS
+    assert first["document_path"] == "docs/guide.md"
+    assert first["section_heading"] == "Installation"
+    assert first["line"] == 5
+    assert "<<install>>" in first["snippet"]
+    assert "docs/guide.md" in empty_ws.source_ids()
+
+
+def test_keyword_restricted_to_paths(bm25_ws: Workspace) -> None:
+    tool = SearchDocumentsTool(workspace=bm25_ws)
+    everywhere = call(tool, query="keyword search query").artifact["results"]
+    assert {r["document_path"] for r in everywhere} == {"docs/guide.md", "docs/faq.md"}
+    only_faq = call(tool, query="keyword search query", paths=["docs/faq.md"]).artifact["results"]
+    assert {r["document_path"] for r in only_faq} == {"docs/faq.md"}
+    globbed = call(tool, query="keyword search query", paths=["docs/g*.md", "src"]).artifact
+    assert {r["document_path"] for r in globbed["results"]} == {"docs/guide.md"}
+
+
+def test_keyword_top_k(bm25_ws: Workspace) -> None:
+    artifact = call(
+        SearchDocumentsTool(workspace=bm25_ws), query="keyword search", top_k=1
+    ).artifact
+    assert artifact["total"] == 1
+
+
+def test_keyword_read_only_notes_unindexed_files(tree: Path, empty_ws: Workspace) -> None:
+    empty_ws.sync(["docs/faq.md"])
+    ro = Workspace(tree, embedder=None, index_dir=empty_ws.index_dir, read_only=True)
+    message = call(SearchDocumentsTool(workspace=ro), query="install", paths=["docs"])
+    assert message.artifact["results"] == []
+    assert "1 file(s) in scope are not indexed" in message.content
+    assert "mode='grep'" in message.content
+
+
+def test_grep_lines_context_and_contract(bm25_ws: Workspace) -> None:
+    message = call(
+        SearchDocumentsTool(workspace=bm25_ws),
+        query="install",
+        mode="grep",
+        ignore_case=True,
+        context_lines=1,
+        paths=["docs"],
+    )
+    lines = message.content.splitlines()
+    assert lines[:5] == [
+        "docs/guide.md-4- ",
+        "docs/guide.md:5:4 › Installation: ## <<Install>>ation",
+        "docs/guide.md-6- ",
+        "docs/guide.md:7:9 › Installation: Run pip <<install>> to <<install>> the package.",
+        "docs/guide.md:8:1 › Installation: <<Install>>ing needs Python.",
+    ]
+    artifact = message.artifact
+    assert artifact["mode"] == "grep"
+    assert artifact["total"] == 3
+    first = artifact["results"][0]
+    assert set(first) >= RESULT_KEYS
+    assert first["chunk_id"] == "docs/guide.md#L5"
+    assert first["section_heading"] == "Installation"
+    assert first["before"] == [[4, ""]]
+
+
+def test_grep_literal_regex_and_hint(bm25_ws: Workspace) -> None:
+    tool = SearchDocumentsTool(workspace=bm25_ws)
+    literal = call(tool, query=r"parse\w+", mode="grep")
+    assert literal.artifact["results"] == []
+    assert "pass regex=true" in literal.content
+    regex = call(tool, query=r"parse\w+", mode="grep", regex=True)
+    assert regex.artifact["results"][0]["snippet"] == "def <<parseHttpRequest>>(raw):"
+    assert regex.artifact["results"][0]["document_path"] == "src/http.py"
+
+
+def test_grep_cap_says_narrow_the_search(tmp_path: Path) -> None:
+    root = tmp_path / "r"
+    root.mkdir()
+    (root / "a.txt").write_text("hit\n" * 20, encoding="utf-8")
+    ws = Workspace(root, embedder=None, index_dir=tmp_path / "i")
+    message = call(SearchDocumentsTool(workspace=ws), query="hit", mode="grep", top_k=5)
+    assert message.artifact["total"] == 5
+    assert message.artifact["truncated"] is True
+    assert (
+        "Showing the first 5 matching lines; there are more. Narrow the search" in message.content
+    )
+
+
+def test_bad_regex_error_shows_the_message(bm25_ws: Workspace) -> None:
+    message = call(SearchDocumentsTool(workspace=bm25_ws), query="([a-", mode="grep", regex=True)
+    assert message.status == "error"
+    assert message.content.startswith(
+        "Invalid regular expression '([a-': unterminated character set"
+    )
+
+
+def test_unsupported_mode(bm25_ws: Workspace) -> None:
+    message = call(SearchDocumentsTool(workspace=bm25_ws), query="x", mode="vector")
+    assert message.status == "error"
+    assert (
+        "Unsupported search mode 'vector': search_documents supports 'keyword' and 'grep'"
+        in message.content
+    )
+
+
+@pytest.mark.parametrize("mode", ["keyword", "grep"])
+def test_paths_outside_the_allowed_root(
+    bm25_ws: Workspace, tree: Path, tmp_path: Path, mode: str
+) -> None:
+    tool = SearchDocumentsTool(workspace=bm25_ws)
+    outside = tmp_path / "outside"
+    outside.mkdir(exist_ok=True)
+    (outside / "s.md").write_text("secret", encoding="utf-8")
+    dotdot = call(tool, query="secret", mode=mode, paths=["../outside"])
+    assert dotdot.status == "error"
+    assert "is outside the workspace root" in dotdot.content
+    absolute = call(tool, query="secret", mode=mode, paths=[str(outside)])
+    assert "is outside the workspace root" in absolute.content
+    if not (tree / "out").exists():
+        os.symlink(outside, tree / "out")
+    link = call(tool, query="secret", mode=mode, paths=["out/s.md"])
+    assert link.status == "error"
+    assert "through a symbolic link" in link.content
+
+
+def test_missing_path_and_empty_dir(bm25_ws: Workspace, tree: Path) -> None:
+    tool = SearchDocumentsTool(workspace=bm25_ws)
+    assert call(tool, query="x", paths=["nope"]).content.startswith("No file or folder 'nope'")
+    (tree / "empty").mkdir()
+    assert call(tool, query="x", paths=["empty"], mode="grep").content.startswith(
+        "No readable files in 'empty'"
+    )
+
+
+async def test_async_both_modes(bm25_ws: Workspace) -> None:
+    tool = SearchDocumentsTool(workspace=bm25_ws)
+    assert (await acall(tool, query="install")).artifact["total"] >= 1
+    assert (await acall(tool, query="install", mode="grep")).artifact["total"] == 1
+
+
+@pytest.mark.skipif(not MIXED.is_dir(), reason=f"fixture set not found at {MIXED}")
+def test_both_modes_find_the_section_in_pdf_and_docx(tmp_path: Path) -> None:
+    pytest.importorskip("pdfminer")
+    pytest.importorskip("docx")
+    root = tmp_path / "docs"
+    root.mkdir()
+    for name in ("basic.pdf", "basic.docx"):
+        shutil.copyfile(MIXED / "all2md" / name, root / name)
+    ws = Workspace(root, embedder=None, index_dir=tmp_path / "i")
+    tool = SearchDocumentsTool(workspace=ws)
+    keyword = call(tool, query="hyperlink would be cool").artifact["results"]
+    assert {r["document_path"] for r in keyword[:2]} == {"basic.pdf", "basic.docx"}
+    assert {r["section_heading"] for r in keyword[:2]} == {"First Section Heading"}
+    grep = call(tool, query="hyperlink would be cool", mode="grep").artifact["results"]
+    assert [(r["document_path"], r["section_heading"]) for r in grep] == [
+        ("basic.docx", "First Section Heading"),
+        ("basic.pdf", "First Section Heading"),
+    ]

@@ -1,0 +1,264 @@
+"""``workspace_search`` and ``workspace_index``: ranked search over, and indexing into, a Workspace.
+
+The search tool's ``mode`` argument is built per workspace: the model is only offered the modes
+the workspace has, and a mode it asks for anyway falls back (hybrid -> vector -> bm25, as
+Mastra does) with a note in the output.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from typing import Annotated, Any, Final, Literal
+
+from langchain_core.callbacks import AsyncCallbackManagerForToolRun
+from langchain_core.tools import ToolException
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+    create_model,
+    model_validator,
+)
+
+from workspace_tools.core.errors import InvalidInputError, ReadOnlyWorkspaceError
+from workspace_tools.core.scan import is_glob, resolve_inside
+from workspace_tools.core.types import SearchResult
+from workspace_tools.core.workspace import Workspace
+from workspace_tools.tools._base import WorkspaceBaseTool, as_tool_errors
+
+__all__ = [
+    "MAX_SEARCH_OUTPUT_CHARS",
+    "WorkspaceIndexInput",
+    "WorkspaceIndexTool",
+    "WorkspaceSearchTool",
+    "search_input_model",
+]
+
+MAX_SEARCH_OUTPUT_CHARS: Final = 6000
+"""Characters of ``workspace_search`` text output; later hits are left out with a note."""
+_FALLBACK: Final[dict[str, tuple[str, ...]]] = {
+    "hybrid": ("vector", "bm25"),
+    "vector": ("bm25",),
+    "bm25": ("hybrid", "vector"),
+}
+
+
+class ThreadedTool(WorkspaceBaseTool):
+    """Base of the workspace tools: holds the workspace, runs ``_run`` off the event loop."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    workspace: Workspace
+    """The shared workspace."""
+
+    async def _arun(
+        self,
+        *args: Any,
+        run_manager: AsyncCallbackManagerForToolRun | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        return await asyncio.to_thread(self._run, *args, **kwargs)
+
+
+@functools.lru_cache(maxsize=16)
+def search_input_model(modes: tuple[str, ...], default: str) -> type[BaseModel]:
+    """Arguments of ``workspace_search`` for a workspace with these modes.
+
+    The JSON schema offers only ``modes``; validation accepts every known mode so that a missing
+    one can fall back gracefully inside the tool.
+    """
+    shown = {"enum": list(modes), "type": "string"}
+
+    def known(value: Any) -> Any:
+        if isinstance(value, str) and value not in _FALLBACK:
+            msg = f"Unsupported search mode {value!r}; use one of: {', '.join(modes)}"
+            raise ValueError(msg)
+        return value
+
+    mode_type = Annotated[
+        Literal["bm25", "vector", "hybrid"], BeforeValidator(known), WithJsonSchema(shown)
+    ]
+    return create_model(
+        "WorkspaceSearchInput",
+        __doc__="Arguments of ``workspace_search``.",
+        query=(
+            str,
+            Field(
+                min_length=1,
+                max_length=2000,
+                description="What to look for: words, a question or code identifiers.",
+            ),
+        ),
+        top_k=(int, Field(default=5, ge=1, le=50, description="Most results to return (1-50).")),
+        mode=(
+            mode_type,
+            Field(
+                default=default,
+                description="bm25 = keywords and exact identifiers; vector = meaning; hybrid = "
+                "both fused. Only the modes this workspace has are offered.",
+            ),
+        ),
+        min_score=(
+            float | None,
+            Field(
+                default=None, description="Drop hits scoring below this (scale depends on mode)."
+            ),
+        ),
+    )
+
+
+class WorkspaceSearchTool(ThreadedTool):
+    """Ranked passages of the workspace for a query (BM25, vector or hybrid)."""
+
+    name: str = "workspace_search"
+    description: str = (
+        "Search the indexed workspace files and notes. Returns the best passages, best first, "
+        "each as path:start-end (line range), section heading, score and a short snippet with "
+        "hits marked <<like this>>; never whole files. Use search_documents with mode='grep' to "
+        "find every literal occurrence of a string."
+    )
+    args_schema: Any = None
+
+    @model_validator(mode="after")
+    def _schema_for_workspace(self) -> WorkspaceSearchTool:
+        if self.args_schema is None:
+            ws = self.workspace
+            self.args_schema = search_input_model(tuple(ws.modes), ws.default_mode)
+        return self
+
+    def _run(
+        self, query: str, top_k: int = 5, mode: str | None = None, min_score: float | None = None
+    ) -> tuple[str, list[dict[str, Any]]]:
+        ws = self.workspace
+        chosen, note = _choose_mode(mode, ws.modes, ws.default_mode)
+        with as_tool_errors():
+            if len(ws) == 0:
+                msg = (
+                    "The workspace index is empty: nothing has been indexed yet. Index files with "
+                    "workspace_index (or Workspace.sync()), or use search_documents with "
+                    "mode='grep' to search the files directly."
+                )
+                raise InvalidInputError(msg)
+            results = ws.search(query, top_k=top_k, mode=chosen, min_score=min_score)
+        artifact = [r.to_dict() for r in results]
+        notes = [note] if note else []
+        if not results:
+            floor = f" scoring at least {min_score}" if min_score is not None else ""
+            text = f"No results for {query!r}{floor} ({chosen} search). Try other words"
+            text += " or mode='bm25' for exact identifiers." if chosen != "bm25" else "."
+            return "\n".join([*notes, text]), artifact
+        return _render(results, chosen, notes), artifact
+
+
+def _choose_mode(mode: str | None, modes: tuple[str, ...], default: str) -> tuple[str, str]:
+    if mode is None:
+        return default, ""
+    if mode in modes:
+        return mode, ""
+    fallback = next((m for m in _FALLBACK.get(mode, ()) if m in modes), default)
+    note = (
+        f"Note: {mode} search is not available in this workspace (modes: {', '.join(modes)}); "
+        f"used {fallback} instead."
+    )
+    return fallback, note
+
+
+def _render(results: list[SearchResult], mode: str, notes: list[str]) -> str:
+    blocks: list[str] = []
+    size = sum(len(n) + 1 for n in notes)
+    shown = 0
+    for rank, result in enumerate(results, start=1):
+        lines = result.line_range
+        where = f"{result.source_id}:{lines}" if lines else result.source_id
+        heading = f" › {result.section_heading}" if result.section_heading else ""
+        body = "\n".join(f"   {line}" for line in result.snippet.split("\n") if line.strip())
+        block = f"{rank}. {where}{heading} (score {result.score:.3f})\n{body}"
+        if blocks and size + len(block) > MAX_SEARCH_OUTPUT_CHARS:
+            break
+        blocks.append(block)
+        size += len(block) + 2
+        shown += 1
+    footer = f"---\n{len(results)} result(s) ({mode} search)"
+    if shown < len(results):
+        footer += (
+            f"; {len(results) - shown} left out to keep the output under "
+            f"{MAX_SEARCH_OUTPUT_CHARS:,} characters (all are in the artifact). Lower top_k "
+            "or refine the query."
+        )
+    return "\n".join([*notes, "\n\n".join(blocks), footer])
+
+
+class WorkspaceIndexInput(BaseModel):
+    """Arguments of ``workspace_index``."""
+
+    path: str = Field(
+        min_length=1,
+        max_length=1000,
+        description="Path relative to the workspace root; it becomes the id in search results. "
+        "Without content, the file (or every file of a folder or glob) is read from disk.",
+    )
+    content: str | None = Field(
+        default=None,
+        description="Text to index under path. Omit it to index the file on disk instead.",
+    )
+    metadata: dict[str, Any] | None = Field(
+        default=None, description="Extra key/value pairs stored with the indexed chunks."
+    )
+
+
+class WorkspaceIndexTool(ThreadedTool):
+    """Add or refresh content in the workspace index."""
+
+    name: str = "workspace_index"
+    description: str = (
+        "Index content for workspace_search. Give a path and either the text (content) or "
+        "nothing, to read the file, folder or glob from disk (PDF, DOCX... are converted). "
+        "Re-indexing a path replaces its previous content. Returns what was indexed."
+    )
+    args_schema: Any = WorkspaceIndexInput
+    require_approval: bool = False
+    """Ask a person before this tool runs (see ``WorkspaceToolkit.interrupt_on()``)."""
+
+    def _run(
+        self, path: str, content: str | None = None, metadata: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        ws = self.workspace
+        with as_tool_errors():
+            if ws.read_only:
+                msg = (
+                    f"The workspace at {str(ws.root)!r} is read-only: workspace_index cannot "
+                    "change its index. Search what is indexed with workspace_search instead."
+                )
+                raise ReadOnlyWorkspaceError(msg)
+            if content is not None or metadata:
+                if content is None:
+                    content = ws.read_text(path)
+                chunk_ids = ws.index(path, content, metadata=metadata)
+                text = f"Indexed {path} ({len(chunk_ids)} chunk(s), {len(content):,} characters)."
+                return text, {"path": path, "chunk_ids": chunk_ids, "chunks": len(chunk_ids)}
+            if not is_glob(path):
+                resolved = resolve_inside(ws.root, path)
+                if not resolved.exists():
+                    msg = (
+                        f"No file or folder {path!r} in the workspace. Give a path relative to "
+                        "the workspace root, or pass content to index text under that id."
+                    )
+                    raise InvalidInputError(msg)
+            report = ws.sync([path])
+        if not report.changed and report.skipped and not report.unchanged:
+            reasons = "; ".join(f"{s.path}: {s.reason}" for s in report.skipped[:5])
+            msg = f"Nothing indexed from {path!r}: {reasons}."
+            raise ToolException(msg)
+        artifact = {
+            "path": path,
+            "added": report.added,
+            "updated": report.updated,
+            "removed": report.removed,
+            "unchanged": report.unchanged,
+            "chunks": report.chunks_indexed,
+            "skipped": [{"path": s.path, "reason": s.reason} for s in report.skipped],
+        }
+        return f"Indexed {path}: {report.summary()}.", artifact
