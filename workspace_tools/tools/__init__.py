@@ -1,1 +1,74 @@
-"""LangChain adapters over the workspace core."""
+"""LangChain adapters over the workspace core: tools, toolkit, retriever and middleware.
+
+Names are imported lazily, so ``import workspace_tools.tools`` stays cheap until one is used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from workspace_tools.tools.docs import (
+        DocsGetPageTool,
+        DocsListTool,
+        DocsRefreshIndexTool,
+        DocsSearchTool,
+        make_docs_tools,
+    )
+    from workspace_tools.tools.documents import SearchDocumentsTool
+    from workspace_tools.tools.middleware import SkillsMiddleware
+    from workspace_tools.tools.retriever import WorkspaceRetriever
+    from workspace_tools.tools.skills import SkillReadTool, SkillSearchTool, SkillTool, skill_tools
+    from workspace_tools.tools.toolkit import WorkspaceToolkit
+    from workspace_tools.tools.workspace import WorkspaceIndexTool, WorkspaceSearchTool
+
+_LAZY: dict[str, str] = {
+    "DocsGetPageTool": "workspace_tools.tools.docs",
+    "DocsListTool": "workspace_tools.tools.docs",
+    "DocsRefreshIndexTool": "workspace_tools.tools.docs",
+    "DocsSearchTool": "workspace_tools.tools.docs",
+    "SearchDocumentsTool": "workspace_tools.tools.documents",
+    "SkillReadTool": "workspace_tools.tools.skills",
+    "SkillSearchTool": "workspace_tools.tools.skills",
+    "SkillTool": "workspace_tools.tools.skills",
+    "SkillsMiddleware": "workspace_tools.tools.middleware",
+    "WorkspaceIndexTool": "workspace_tools.tools.workspace",
+    "WorkspaceRetriever": "workspace_tools.tools.retriever",
+    "WorkspaceSearchTool": "workspace_tools.tools.workspace",
+    "WorkspaceToolkit": "workspace_tools.tools.toolkit",
+    "make_docs_tools": "workspace_tools.tools.docs",
+    "skill_tools": "workspace_tools.tools.skills",
+}
+
+__all__ = [
+    "DocsGetPageTool",
+    "DocsListTool",
+    "DocsRefreshIndexTool",
+    "DocsSearchTool",
+    "SearchDocumentsTool",
+    "SkillReadTool",
+    "SkillSearchTool",
+    "SkillTool",
+    "SkillsMiddleware",
+    "WorkspaceIndexTool",
+    "WorkspaceRetriever",
+    "WorkspaceSearchTool",
+    "WorkspaceToolkit",
+    "make_docs_tools",
+    "skill_tools",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        msg = f"module 'workspace_tools.tools' has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

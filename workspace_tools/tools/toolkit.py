@@ -1,0 +1,146 @@
+"""``WorkspaceToolkit``: every workspace, document, skill and docs tool over one shared core."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from langchain_core.tools import BaseTool, BaseToolkit
+from pydantic import ConfigDict, Field, PrivateAttr
+
+from workspace_tools.core.skills import SkillRegistry
+from workspace_tools.core.workspace import Workspace
+from workspace_tools.tools.documents import SearchDocumentsTool
+from workspace_tools.tools.workspace import WorkspaceIndexTool, WorkspaceSearchTool
+
+__all__ = ["RESERVED_TOOL_NAMES", "WorkspaceToolkit"]
+
+RESERVED_TOOL_NAMES: Final[frozenset[str]] = frozenset(
+    {"grep", "glob", "ls", "read_file", "write_file", "edit_file", "search", "execute", "task"}
+)
+"""Names of common built-in tools (deepagents, LangChain middleware) that ours must not take."""
+
+
+class WorkspaceToolkit(BaseToolkit):
+    """The tools of a workspace, sharing one :class:`Workspace` (and one skill registry).
+
+    Example::
+
+        toolkit = WorkspaceToolkit(workspace=Workspace("."), skills_paths=["skills"])
+        agent = create_agent(model, tools=toolkit.get_tools())
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    workspace: Workspace
+    """The workspace every tool searches and indexes."""
+    skills_paths: list[str] = Field(default_factory=list)
+    """Skills folders relative to the workspace root; adds ``skill``, ``skill_read``,
+    ``skill_search`` over one :class:`SkillRegistry` (``toolkit.skills``)."""
+    skills_entry_points: bool = True
+    """Also load skills registered by installed packages (entry points)."""
+    docs_root: str | None = None
+    """A documentation folder (relative to the workspace root, or absolute); adds
+    ``docs_search``, ``docs_list``, ``docs_get_page``, ``docs_refresh_index``."""
+    include: list[str] | None = None
+    """Only these tool names (default: all)."""
+    exclude: list[str] = Field(default_factory=list)
+    """Leave out these tool names."""
+    read_only: bool = False
+    """Leave out ``workspace_index`` (also left out when the workspace is read-only)."""
+    require_approval: list[str] = Field(default_factory=list)
+    """Tool names that need a person's approval; see :meth:`interrupt_on`."""
+
+    _tools: list[BaseTool] | None = PrivateAttr(default=None)
+    _skills: SkillRegistry | None = PrivateAttr(default=None)
+
+    @property
+    def skills(self) -> SkillRegistry | None:
+        """The shared skill registry (``None`` without ``skills_paths``)."""
+        if self._skills is None and self.skills_paths:
+            self._skills = SkillRegistry(
+                self.skills_paths,
+                root=self.workspace.root,
+                entry_points=self.skills_entry_points,
+            )
+        return self._skills
+
+    def get_tools(self) -> list[BaseTool]:
+        """The selected tools, built once and shared between calls.
+
+        Raises:
+            ValueError: ``include``, ``exclude`` or ``require_approval`` names an unknown tool.
+        """
+        tools = self._all_tools()
+        names = [t.name for t in tools]
+        for label, chosen in (
+            ("include", self.include or []),
+            ("exclude", self.exclude),
+            ("require_approval", self.require_approval),
+        ):
+            unknown = sorted(set(chosen) - set(names))
+            if unknown:
+                msg = (
+                    f"{label} names unknown tool(s) {', '.join(unknown)}; this toolkit has: "
+                    f"{', '.join(names)}."
+                )
+                raise ValueError(msg)
+        return [
+            t
+            for t in tools
+            if (self.include is None or t.name in self.include) and t.name not in self.exclude
+        ]
+
+    def interrupt_on(self) -> dict[str, bool]:
+        """``interrupt_on`` for LangChain's ``HumanInTheLoopMiddleware``.
+
+        Holds the tools named in ``require_approval`` and those built with
+        ``require_approval=True``, among the tools :meth:`get_tools` returns.
+        """
+        return {
+            t.name: True
+            for t in self.get_tools()
+            if t.name in self.require_approval or getattr(t, "require_approval", False)
+        }
+
+    def skills_middleware(self, **kwargs: Any) -> Any:
+        """A ``SkillsMiddleware`` over :attr:`skills` that adds the catalogue but no tools.
+
+        Keyword arguments go to ``SkillsMiddleware`` (``fmt``, ``instructions``).
+
+        Raises:
+            ValueError: the toolkit has no ``skills_paths``.
+        """
+        from workspace_tools.tools.middleware import SkillsMiddleware
+
+        if self.skills is None:
+            msg = "This toolkit has no skills: pass skills_paths=[...] to WorkspaceToolkit."
+            raise ValueError(msg)
+        return SkillsMiddleware(self.skills, include_tools=False, **kwargs)
+
+    def _all_tools(self) -> list[BaseTool]:
+        if self._tools is not None:
+            return self._tools
+        ws = self.workspace
+        tools: list[BaseTool] = [WorkspaceSearchTool(workspace=ws)]
+        if not (self.read_only or ws.read_only):
+            tools.append(
+                WorkspaceIndexTool(
+                    workspace=ws, require_approval="workspace_index" in self.require_approval
+                )
+            )
+        tools.append(SearchDocumentsTool(workspace=ws))
+        if self.skills is not None:
+            from workspace_tools.tools.skills import skill_tools
+
+            tools.extend(skill_tools(self.skills))
+        if self.docs_root is not None:
+            from workspace_tools.tools.docs import make_docs_tools
+
+            docs = ws.root / self.docs_root
+            tools.extend(make_docs_tools(docs))
+        clashes = sorted({t.name for t in tools} & RESERVED_TOOL_NAMES)
+        if clashes:  # pragma: no cover - guards future tools
+            msg = f"Tool names {clashes} collide with common built-in tools."
+            raise ValueError(msg)
+        self._tools = tools
+        return tools
