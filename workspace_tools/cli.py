@@ -66,11 +66,12 @@ def cmd_index(args: argparse.Namespace) -> int:
 def cmd_search(args: argparse.Namespace) -> int:
     """Search the index (indexing the folder first when it has no index yet)."""
     ws = _workspace(args)
-    if not ws.source_ids():
-        if not args.json:
+    if not args.no_sync:
+        fresh = not ws.source_ids()
+        if fresh and not args.json:
             print(f"No index in {ws.index_dir} yet: indexing {ws.root} first.", file=sys.stderr)
-        report = ws.sync()
-        if not args.json:
+        report = ws.sync()  # incremental: unchanged files cost one stat
+        if (fresh or report.changed) and not args.json:
             _print_report(report, quiet=True)
     if (args.mode or ws.default_mode) != "bm25" and hasattr(ws.embedder, "load"):
         ws.embedder.load()  # keep the one-off model load out of the search time
@@ -153,6 +154,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--mode", choices=["bm25", "vector", "hybrid"], help="default: hybrid when vectors exist"
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument(
+        "--no-sync", action="store_true", help="search the index as it is, without syncing first"
+    )
     p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("stats", help="show index counts and settings")

@@ -5,8 +5,8 @@ Run: ``.venv/bin/python tests/benchmarks/bm25_scifact.py [--json results.json]``
 * ours: ``Workspace(tmp, embedder=None).index_many(corpus)`` then ``search(q, mode="bm25")``.
 * raw bm25s: ``bm25s.tokenize(stopwords=<our list>, stemmer=PyStemmer english)`` + ``BM25(k1, b)``
   with our BM25 parameters, i.e. the same tokenizer settings.
-* rank-bm25: ``BM25Okapi`` over ``text.lower().split()`` (what all2md and LangChain's
-  BM25Retriever use).
+* rank-bm25: ``BM25Okapi`` over ``text.lower().split()`` (all2md's tokenizer; LangChain's
+  BM25Retriever uses plain, case-sensitive ``str.split``, which scores lower still).
 
 Build time is the in-memory index build (the save to disk is timed separately for ours).
 Latency is the wall time of one query, p50 over the 300 test queries, one query at a time.

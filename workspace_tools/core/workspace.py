@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import gc
 import os
+import re
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -595,7 +596,8 @@ class Workspace:
     ) -> None:
         for record, chunks in staged:
             terms = [
-                self.tokenizer.tokenize_ids(c.text) if self.bm25_enabled else [] for c in chunks
+                self.tokenizer.tokenize_ids(_indexed_text(c)) if self.bm25_enabled else []
+                for c in chunks
             ]
             rows = [
                 ChunkRow(chunk=c, terms=t, key=-1, hash=text_hash(c.text))
@@ -885,6 +887,16 @@ class Workspace:
 _MISSING: Final = object()
 _UNIT_FORMATS: Final = frozenset({"pdf", "pptx", "xlsx"})
 _DOC_FORMATS: Final = frozenset({"pdf", "docx", "pptx", "xlsx", "html", "epub", "eml", "odt"})
+
+
+_LINK_TARGET: Final = re.compile(r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
+
+
+def _indexed_text(chunk: Chunk) -> str:
+    """Text whose terms are indexed: Markdown link targets (URLs, paths, anchors) left out."""
+    if chunk.metadata.get("format") == "markdown" and "](" in chunk.text:
+        return _LINK_TARGET.sub("]", chunk.text)
+    return chunk.text
 
 
 @contextlib.contextmanager

@@ -261,3 +261,11 @@ def test_index_dir_inside_root_is_never_indexed(tree: Path) -> None:
     ws.sync()
     ws.sync()
     assert not any(s.startswith("myindex") for s in ws.source_ids())
+
+
+def test_markdown_link_targets_are_not_indexed(tmp_path: Path) -> None:
+    ws = bm25_ws(tmp_path)
+    ws.index("a.md", "See [the guide](other.md#zebra-anchor) for more.")
+    ws.index("b.txt", "a zebra anchor in plain text")
+    assert [h.id for h in ws.search("zebra anchor")] == ["b.txt"]
+    assert ws.search("guide")[0].id == "a.md"
