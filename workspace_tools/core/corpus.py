@@ -203,7 +203,7 @@ class Corpus:
             offsets = np.load(folder / "token_offsets.npy", allow_pickle=False)
             with open(folder / "chunks.jsonl", encoding="utf-8") as handle:
                 rows = [json.loads(line) for line in handle]
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, EOFError) as exc:
             msg = f"The index in {folder.parent} is damaged ({exc}). Rebuild it with rebuild=True."
             raise IndexCorruptError(msg) from exc
         if len(offsets) != len(rows) + 1 or (len(rows) and int(offsets[-1]) != len(token_ids)):
@@ -235,11 +235,11 @@ class Corpus:
         if keys:
             try:
                 matrix = np.load(folder / "embeddings.npy", allow_pickle=False)
-            except (OSError, ValueError) as exc:
-                msg = f"The embedding cache in {folder} is damaged ({exc}). Rebuild the index."
+            except (OSError, ValueError, EOFError) as exc:
+                msg = f"The embedding cache in {folder} is damaged ({exc}). Rebuild it with rebuild=True."
                 raise IndexCorruptError(msg) from exc
             if matrix.shape[0] != len(keys):
-                msg = f"The embedding cache in {folder} is inconsistent. Rebuild the index."
+                msg = f"The embedding cache in {folder} is inconsistent. Rebuild it with rebuild=True."
                 raise IndexCorruptError(msg)
             corpus.vectors = {k: matrix[i] for i, k in enumerate(keys)}
         return corpus, dict(manifest["settings"]), [str(t) for t in vocab]

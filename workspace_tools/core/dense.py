@@ -149,7 +149,10 @@ class DenseIndex:
         try:
             index = faiss.read_index(str(path))
         except RuntimeError as exc:
-            msg = f"The vector index file {path} is unreadable ({str(exc).splitlines()[0]})."
+            msg = (
+                f"The vector index file {path} is unreadable ({str(exc).splitlines()[0][-200:]}). "
+                "Rebuild the index with rebuild=True."
+            )
             raise IndexCorruptError(msg) from exc
         if index.d != dimension:
             msg = (

@@ -147,7 +147,7 @@ class SparseIndex:
             index._size = int(json.loads((directory / "sparse.json").read_text())["size"])
             if index._size:
                 index._retriever = bm25s.BM25.load(str(directory / "bm25s"), mmap=False)
-        except (OSError, ValueError, KeyError) as exc:
+        except (OSError, ValueError, KeyError, EOFError) as exc:
             logger.warning("Rebuilding the BM25 index: the saved one is unreadable (%s)", exc)
             return None
         return index

@@ -10,6 +10,7 @@ in several processes are serialised by an ``fcntl`` lock on ``.lock``.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -26,6 +27,8 @@ FORMAT_VERSION: Final = 1
 
 _CURRENT: Final = "CURRENT"
 _PREFIX: Final = "gen-"
+_CHECKSUMS: Final = "checksums.json"
+"""Size and hash of every other file of a generation, written last and checked on load."""
 
 
 class IndexStore:
@@ -41,8 +44,11 @@ class IndexStore:
             name = pointer.read_text(encoding="utf-8").strip()
         except FileNotFoundError:
             return None
-        except OSError as exc:
-            msg = f"Cannot read {pointer}: {exc}. Delete {self.directory} to rebuild the index."
+        except (OSError, ValueError) as exc:
+            msg = (
+                f"Cannot read {pointer}: {exc}. Delete {self.directory} (or open the workspace "
+                "with rebuild=True) to rebuild the index."
+            )
             raise IndexCorruptError(msg) from exc
         folder = self.directory / name
         if not name.startswith(_PREFIX) or "/" in name or not folder.is_dir():
@@ -52,6 +58,7 @@ class IndexStore:
                 "the index."
             )
             raise IndexCorruptError(msg)
+        _verify(folder)
         return folder
 
     def save(self, write: Callable[[Path], None]) -> Path:
@@ -66,6 +73,7 @@ class IndexStore:
             staging.mkdir()
             try:
                 write(staging)
+                write_json(staging / _CHECKSUMS, _checksums(staging))
                 _fsync_tree(staging)
                 os.replace(staging, final)
                 _fsync_dir(self.directory)
@@ -135,6 +143,50 @@ def read_json(path: Path) -> Any:
             "or open the workspace with rebuild=True to rebuild it."
         )
         raise IndexCorruptError(msg) from exc
+
+
+def _digest(path: Path) -> str:
+    digest = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _checksums(folder: Path) -> dict[str, list[Any]]:
+    return {
+        path.relative_to(folder).as_posix(): [path.stat().st_size, _digest(path)]
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and path.name != _CHECKSUMS
+    }
+
+
+def _verify(folder: Path) -> None:
+    """Check every file of a generation against its checksums (generations without them pass)."""
+    path = folder / _CHECKSUMS
+    if not path.exists():
+        return
+    expected = read_json(path)
+    problem = None if isinstance(expected, dict) else f"{path} is not a mapping"
+    for rel, entry in expected.items() if problem is None else ():
+        file = folder / str(rel)
+        if ".." in Path(str(rel)).parts or Path(str(rel)).is_absolute():
+            problem = f"{path} names {rel!r}, outside the generation"
+            break
+        try:
+            size, digest = entry
+            same = file.stat().st_size == size and _digest(file) == digest
+        except (OSError, TypeError, ValueError):
+            same = False
+        if not same:
+            problem = f"the index file {file} is missing or damaged (size or checksum differs)"
+            break
+    if problem is not None:
+        msg = (
+            f"The index in {folder.parent} is damaged: {problem}. Open the workspace with "
+            "rebuild=True (CLI: --rebuild) to rebuild it."
+        )
+        raise IndexCorruptError(msg)
 
 
 def _fsync_tree(folder: Path) -> None:
