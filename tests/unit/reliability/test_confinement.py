@@ -171,20 +171,21 @@ def build_calls(arena: Arena) -> dict[str, Call]:
 
 
 def _workspace_tool_calls(ws: Workspace) -> dict[str, Call]:
-    """The workspace tools, once they exist (``workspace_index``, ``search_documents``...)."""
-    try:
-        from workspace_tools.tools.toolkit import WorkspaceToolkit  # type: ignore[import-not-found]
-    except ImportError:
-        return {}
-    tools = {t.name: t for t in WorkspaceToolkit(workspace=ws).get_tools()}
-    calls: dict[str, Call] = {}
-    if "workspace_index" in tools:
-        calls["tool workspace_index"] = lambda p: _tool_call(tools["workspace_index"], {"paths": [p]})
-    if "search_documents" in tools:
-        calls["tool search_documents"] = lambda p: _tool_call(
-            tools["search_documents"], {"query": "install", "paths": [p]}
-        )
-    return calls
+    """The workspace tools: ``workspace_index`` (path) and ``search_documents`` (paths)."""
+    from workspace_tools.core.grep import grep
+    from workspace_tools.tools.toolkit import WorkspaceToolkit
+
+    tools = {t.name: t for t in WorkspaceToolkit(workspace=ws, skills_entry_points=False).get_tools()}
+    return {
+        "tool workspace_index": lambda p: _tool_call(tools["workspace_index"], {"path": p}),
+        "tool search_documents(keyword)": lambda p: _tool_call(
+            tools["search_documents"], {"query": "canary", "paths": [p], "mode": "keyword"}
+        ),
+        "tool search_documents(grep)": lambda p: _tool_call(
+            tools["search_documents"], {"query": "CANARY", "paths": [p], "mode": "grep"}
+        ),
+        "grep()": lambda p: grep(ws.root, "CANARY", [p]),
+    }
 
 
 # -- the test -------------------------------------------------------------------------------------
@@ -277,3 +278,11 @@ def test_sync_through_a_symlinked_parent_folder_is_skipped(
     assert not file_audit.violations()
     assert not report.added
     assert any("outside workspace" in s.reason for s in report.skipped), report.skipped
+
+
+def test_the_workspace_tools_accept_an_ordinary_path(arena: Arena) -> None:
+    """The refusals above are about the paths, not the call: the same calls work on a good path."""
+    calls = _workspace_tool_calls(Workspace(arena.ws, embedder=None))
+    for name, call in calls.items():
+        result = call("docs/guide.md") if "grep" not in name else call("docs")
+        assert result is not None, name
