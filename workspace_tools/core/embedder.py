@@ -149,7 +149,7 @@ class SentenceTransformerEmbedder:
         try:  # the weights load in well under a second: no progress bar for that
             from transformers.utils import logging as hf_logging
 
-            hf_logging.disable_progress_bar()
+            hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
         except ImportError:  # pragma: no cover - transformers comes with sentence-transformers
             pass
         model = SentenceTransformer(path, device=self.device)

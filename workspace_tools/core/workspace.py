@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
-import gc
 import os
-import re
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -16,7 +12,8 @@ from typing import Any, Final, Literal
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.chunking import ChunkingConfig, chunk_text
+from workspace_tools.core.chunking import ChunkingConfig
+from workspace_tools.core.compat import check_settings
 from workspace_tools.core.convert import (
     DOCUMENT_EXTENSIONS,
     MARKDOWN_EXTENSIONS,
@@ -29,12 +26,21 @@ from workspace_tools.core.dense import HNSW_THRESHOLD, DenseIndex
 from workspace_tools.core.embedder import Embedder, SentenceTransformerEmbedder, as_embedder
 from workspace_tools.core.errors import (
     ConversionError,
-    IndexMismatchError,
     InvalidInputError,
     ReadOnlyWorkspaceError,
-    SearchModeError,
 )
-from workspace_tools.core.fusion import reciprocal_rank_fusion, weighted_fusion
+from workspace_tools.core.ingest import (
+    DOC_FORMATS,
+    DocumentLike,
+    chunk_converted,
+    embed_missing,
+    gc_paused,
+    indexed_text,
+    make_record,
+    progress_bar,
+    unpack_document,
+)
+from workspace_tools.core.ranking import MODES, SearchMode, filter_mask, fuse, resolve_mode
 from workspace_tools.core.results import build_result
 from workspace_tools.core.scan import ScanConfig, is_glob, normalise_id, resolve_inside, scan
 from workspace_tools.core.sparse import BM25Config, SparseIndex
@@ -42,18 +48,12 @@ from workspace_tools.core.store import IndexStore
 from workspace_tools.core.tokenize import Tokenizer, TokenizerConfig
 from workspace_tools.core.types import Chunk, SearchResult, SkippedFile, SyncReport
 
-__all__ = ["DEFAULT_EMBEDDER", "MAX_QUERY_CHARS", "SearchMode", "Workspace"]
+__all__ = ["DEFAULT_EMBEDDER", "MAX_QUERY_CHARS", "MODES", "SearchMode", "Workspace"]
 
-SearchMode = Literal["bm25", "vector", "hybrid"]
-MODES: Final[tuple[str, ...]] = ("bm25", "vector", "hybrid")
 MAX_QUERY_CHARS: Final = 10_000
 """Longest query accepted, in characters."""
 DEFAULT_EMBEDDER: Final = "default"
 """Sentinel: use the packaged all-MiniLM-L6-v2 model."""
-
-DocumentLike = Any
-"""``(id, content)``, ``(id, content, metadata)``, a mapping with ``id``/``content`` or an object
-with ``id`` and ``page_content``/``content`` (LangChain ``Document`` works)."""
 
 
 class Workspace:
@@ -257,7 +257,7 @@ class Workspace:
         with self._write_lock:
             latest: dict[str, tuple[str, dict[str, Any]]] = {}
             for doc in documents:
-                doc_id, content, metadata = _unpack_document(doc)
+                doc_id, content, metadata = unpack_document(doc)
                 latest[self._normalise_source_id(doc_id)] = (content, metadata)
             for source_id, (content, metadata) in latest.items():
                 digest = text_hash(content)
@@ -271,8 +271,8 @@ class Workspace:
                 )
                 staged.append(
                     (
-                        self._record(source_id, "text", digest, converted, metadata),
-                        self._chunk(source_id, converted, metadata),
+                        make_record(source_id, "text", digest, converted, metadata),
+                        chunk_converted(source_id, converted, metadata, config=self.chunking),
                     )
                 )
                 (report.updated if previous else report.added).append(source_id)
@@ -407,7 +407,7 @@ class Workspace:
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             msg = f"top_k must be a whole number of at least 1, got {top_k!r}."
             raise InvalidInputError(msg)
-        chosen = self._resolve_mode(mode)
+        chosen = resolve_mode(mode, self.modes)
         if not query.strip():
             return []
         terms = self.tokenizer.query_terms(query)
@@ -422,7 +422,11 @@ class Workspace:
                 return []
             k = min(top_k, total)
             self._ensure_sparse()
-            mask = self._filter_mask(filter) if filter else None
+            mask = (
+                filter_mask([self._corpus.chunks[c].chunk for c in self._row_ids], filter)
+                if filter
+                else None
+            )
             pool = min(total, max(2 * k, 100))
             bm25_hits: list[tuple[int, float]] = []
             vector_hits: list[tuple[int, float]] = []
@@ -442,7 +446,15 @@ class Workspace:
                     k=k if chosen == "vector" else pool,
                     allowed=allowed,
                 )
-            results = self._rank(chosen, bm25_hits, vector_hits, k, terms)
+            ranked = fuse(
+                chosen,
+                bm25_hits,
+                vector_hits,
+                k=k,
+                fusion=self.fusion,
+                vector_weight=self.vector_weight,
+            )
+            results = self._results(ranked, terms)
         if min_score is not None:
             results = [r for r in results if r.score >= min_score]
         return results
@@ -465,7 +477,7 @@ class Workspace:
                     dense.save(folder / "dense.faiss")
 
             self._store.save(write)
-            live = {r.content_hash for r in corpus.sources.values() if r.format in _DOC_FORMATS}
+            live = {r.content_hash for r in corpus.sources.values() if r.format in DOC_FORMATS}
             self._conversions.prune(live)
 
     # -- internals -----------------------------------------------------------------------------
@@ -528,9 +540,9 @@ class Workspace:
             return None
         report.formats[converted.format] = report.formats.get(converted.format, 0) + 1
         (report.updated if previous else report.added).append(rel)
-        record = self._record(rel, "file", digest, converted, {})
+        record = make_record(rel, "file", digest, converted, {})
         record.mtime_ns, record.size = stat.st_mtime_ns, stat.st_size
-        return record, self._chunk(rel, converted, {})
+        return record, chunk_converted(rel, converted, {}, config=self.chunking)
 
     def _convert(self, path: Path, data: bytes, digest: str) -> Converted:
         """Convert a file; rich documents go through the content-hash conversion cache."""
@@ -542,39 +554,6 @@ class Workspace:
         converted = convert_bytes(path, data)
         return converted if self.read_only else self._conversions.put(digest, converted)
 
-    def _record(
-        self, source_id: str, kind: str, digest: str, converted: Converted, metadata: dict[str, Any]
-    ) -> SourceRecord:
-        return SourceRecord(
-            id=source_id,
-            kind=kind,
-            content_hash=digest,
-            chunk_ids=[],
-            metadata=dict(metadata),
-            format=converted.format,
-        )
-
-    def _chunk(self, source_id: str, converted: Converted, metadata: dict[str, Any]) -> list[Chunk]:
-        meta = {**converted.metadata, **metadata, "format": converted.format}
-        meta.pop("headings", None)
-        chunks = chunk_text(
-            converted.text,
-            source_id=source_id,
-            config=self.chunking,
-            markdown=converted.markdown,
-            metadata=meta,
-        )
-        if converted.format in _UNIT_FORMATS:
-            from workspace_tools.core.documents import locate_unit
-
-            chunks = [
-                dataclasses.replace(
-                    c, metadata={**c.metadata, **locate_unit(converted.text, c.start_line)}
-                )
-                for c in chunks
-            ]
-        return chunks
-
     def _apply(
         self,
         staged: list[tuple[SourceRecord, list[Chunk]]],
@@ -585,7 +564,7 @@ class Workspace:
         touched: bool = False,
     ) -> None:
         new_rows: list[tuple[SourceRecord, list[ChunkRow]]] = []
-        with _gc_paused():
+        with gc_paused():
             self._stage_rows(staged, new_rows)
         self._commit(new_rows, removed, report, show_progress=show_progress, touched=touched)
 
@@ -596,7 +575,7 @@ class Workspace:
     ) -> None:
         for record, chunks in staged:
             terms = [
-                self.tokenizer.tokenize_ids(_indexed_text(c)) if self.bm25_enabled else []
+                self.tokenizer.tokenize_ids(indexed_text(c)) if self.bm25_enabled else []
                 for c in chunks
             ]
             rows = [
@@ -618,9 +597,13 @@ class Workspace:
         vectors: dict[str, npt.NDArray[np.float32]] = {}
         if self.embedder is not None:
             self._ensure_vectors()
-            vectors = self._embed_missing(
-                [r for _, rows in new_rows for r in rows], report, show_progress=show_progress
+            vectors = embed_missing(
+                self.embedder,
+                [r for _, rows in new_rows for r in rows],
+                self._corpus.vectors,
+                show_progress=self._show(show_progress),
             )
+            report.chunks_embedded += len(vectors)
         with self._lock:
             dead: list[int] = []
             for source_id in removed:
@@ -643,39 +626,6 @@ class Workspace:
         if self.autosave and (new_rows or removed or touched):
             self.save()
 
-    def _embed_missing(
-        self, rows: list[ChunkRow], report: SyncReport, *, show_progress: bool | None
-    ) -> dict[str, npt.NDArray[np.float32]]:
-        assert self.embedder is not None
-        cache = self._corpus.vectors
-        todo: dict[str, str] = {}
-        for row in rows:
-            if row.hash not in cache and row.hash not in todo:
-                todo[row.hash] = row.chunk.text
-        out: dict[str, npt.NDArray[np.float32]] = {}
-        if not todo:
-            return out
-        hashes = list(todo)
-        texts = list(todo.values())
-        size = max(1, self.embedder.max_batch_size)
-        batches = [range(i, min(i + size, len(texts))) for i in range(0, len(texts), size)]
-        bar = self._bar(len(texts), "Embedding", show=show_progress)
-        try:
-            for batch in batches:
-                matrix = self.embedder.embed(texts[batch.start : batch.stop])
-                if matrix.shape[0] != len(batch):
-                    msg = f"The embedder returned {matrix.shape[0]} vectors for {len(batch)} texts."
-                    raise InvalidInputError(msg)
-                for offset, vector in zip(batch, matrix, strict=True):
-                    out[hashes[offset]] = np.asarray(vector, dtype=np.float32)
-                if bar is not None:
-                    bar.update(len(batch))
-        finally:
-            if bar is not None:
-                bar.close()
-        report.chunks_embedded += len(texts)
-        return out
-
     def _ensure_vectors(self) -> None:
         """Create the FAISS index and fill it for chunks indexed before vectors were enabled."""
         if self.embedder is None:
@@ -689,7 +639,9 @@ class Workspace:
             if not self._needs_backfill:
                 return
             rows = list(self._corpus.chunks.values())
-            vectors = self._embed_missing(rows, SyncReport(), show_progress=None)
+            vectors = embed_missing(
+                self.embedder, rows, self._corpus.vectors, show_progress=self.show_progress
+            )
             with self._lock:
                 self._corpus.vectors.update(vectors)
                 self._dense = DenseIndex(
@@ -713,65 +665,9 @@ class Workspace:
     def _key_of_row(self, row: int) -> int:
         return self._corpus.chunks[self._row_ids[row]].key
 
-    def _filter_mask(self, conditions: Mapping[str, Any]) -> npt.NDArray[np.bool_]:
-        if not isinstance(conditions, Mapping):
-            kind = type(conditions).__name__
-            msg = f"filter must be a mapping of metadata key to value, got {kind}."
-            raise InvalidInputError(msg)
-        mask = np.zeros(len(self._row_ids), dtype=bool)
-        for i, chunk_id in enumerate(self._row_ids):
-            chunk = self._corpus.chunks[chunk_id].chunk
-            meta = chunk.metadata
-            mask[i] = all(
-                (chunk.source_id if key == "source_id" else meta.get(key, _MISSING)) == value
-                for key, value in conditions.items()
-            )
-        return mask
-
-    def _resolve_mode(self, mode: str | None) -> str:
-        if mode is None:
-            return self.default_mode
-        if mode not in MODES:
-            msg = f"Unknown search mode {mode!r}. Use one of: {', '.join(self.modes)}."
-            raise SearchModeError(msg)
-        if mode not in self.modes:
-            msg = (
-                f"Search mode {mode!r} is not available in this workspace; configured modes: "
-                f"{', '.join(self.modes)}. "
-                + (
-                    "Pass an embedder to enable vector search."
-                    if mode != "bm25"
-                    else "Open it with bm25=True."
-                )
-            )
-            raise SearchModeError(msg)
-        return mode
-
-    def _rank(
-        self,
-        mode: str,
-        bm25_hits: list[tuple[int, float]],
-        vector_hits: list[tuple[int, float]],
-        k: int,
-        terms: list[str],
+    def _results(
+        self, ranked: list[tuple[int, float, dict[str, float]]], terms: list[str]
     ) -> list[SearchResult]:
-        ranked: list[tuple[int, float, dict[str, float]]]
-        if mode == "bm25":
-            ranked = [(key, s, {"bm25": s}) for key, s in bm25_hits]
-        elif mode == "vector":
-            ranked = [(key, s, {"vector": s}) for key, s in vector_hits]
-        else:
-            fuse = reciprocal_rank_fusion if self.fusion == "rrf" else weighted_fusion
-            ranked = []
-            for hit in fuse(bm25_hits, vector_hits, vector_weight=self.vector_weight)[:k]:
-                details: dict[str, float] = {}
-                if hit.bm25 is not None:
-                    details["bm25"] = hit.bm25
-                    details["bm25_rank"] = float(hit.bm25_rank or 0)
-                if hit.vector is not None:
-                    details["vector"] = hit.vector
-                    details["vector_rank"] = float(hit.vector_rank or 0)
-                ranked.append((hit.key, hit.score, details))
         chunks = self._corpus.chunks
         return [
             build_result(
@@ -781,7 +677,7 @@ class Workspace:
                 terms,
                 self.tokenizer,
             )
-            for key, score, details in ranked[:k]
+            for key, score, details in ranked
             if key in self._row_of_key
         ]
 
@@ -801,7 +697,13 @@ class Workspace:
         if folder is None:
             return
         corpus, saved, vocabulary = Corpus.load(folder)
-        self._check_settings(saved)
+        check_settings(
+            saved,
+            self._settings(),
+            embedder=(self.embedder.model_id, self.embedder.dimension) if self.embedder else None,
+            bm25_enabled=self.bm25_enabled,
+            index_dir=self.index_dir,
+        )
         self._corpus = corpus
         self.tokenizer.set_vocabulary(vocabulary)
         sparse = (
@@ -832,41 +734,11 @@ class Workspace:
         self._dense = DenseIndex(dimension, hnsw_threshold=self.hnsw_threshold)
         self._needs_backfill = bool(corpus.chunks)
 
-    def _check_settings(self, saved: dict[str, Any]) -> None:
-        current = self._settings()
-        problems = []
-        for key in ("tokenizer", "chunking"):
-            if saved.get(key) != current[key]:
-                problems.append(
-                    f"{key} settings differ (index: {saved.get(key)}, now: {current[key]})"
-                )
-        if self.bm25_enabled and saved.get("bm25") not in (None, current["bm25"]):
-            problems.append(
-                f"BM25 parameters differ (index: {saved.get('bm25')}, now: {current['bm25']})"
-            )
-        saved_embedder = saved.get("embedder")
-        if saved_embedder and self.embedder is not None:
-            if saved_embedder["model_id"] != self.embedder.model_id:
-                problems.append(
-                    f"embedding model differs (index: {saved_embedder['model_id']!r}, "
-                    f"now: {self.embedder.model_id!r})"
-                )
-            elif int(saved_embedder["dimension"]) != self.embedder.dimension:
-                problems.append(
-                    f"embedding dimension differs (index: {saved_embedder['dimension']}, "
-                    f"now: {self.embedder.dimension})"
-                )
-        if problems:
-            msg = (
-                f"The index in {self.index_dir} was built with other settings: "
-                + "; ".join(problems)
-                + ". Open the workspace with the same settings, or pass rebuild=True "
-                "(CLI: --rebuild) to rebuild the index."
-            )
-            raise IndexMismatchError(msg)
+    def _show(self, show: bool | None, /) -> bool:  # noqa: FBT001 - positional-only
+        return self.show_progress if show is None else show
 
     def _progress(self, items: list[Any], label: str, *, show: bool | None) -> Iterator[Any]:
-        bar = self._bar(len(items), label, show=show)
+        bar = progress_bar(len(items), label, show=self._show(show))
         try:
             for item in items:
                 yield item
@@ -875,60 +747,3 @@ class Workspace:
         finally:
             if bar is not None:
                 bar.close()
-
-    def _bar(self, total: int, label: str, *, show: bool | None) -> Any:
-        if not (self.show_progress if show is None else show) or total == 0:
-            return None
-        from tqdm.auto import tqdm
-
-        return tqdm(total=total, desc=label, unit="item", leave=False)
-
-
-_MISSING: Final = object()
-_UNIT_FORMATS: Final = frozenset({"pdf", "pptx", "xlsx"})
-_DOC_FORMATS: Final = frozenset({"pdf", "docx", "pptx", "xlsx", "html", "epub", "eml", "odt"})
-
-
-_LINK_TARGET: Final = re.compile(r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
-
-
-def _indexed_text(chunk: Chunk) -> str:
-    """Text whose terms are indexed: Markdown link targets (URLs, paths, anchors) left out."""
-    if chunk.metadata.get("format") == "markdown" and "](" in chunk.text:
-        return _LINK_TARGET.sub("]", chunk.text)
-    return chunk.text
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector during bulk object creation (no cycles are made)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def _unpack_document(doc: DocumentLike) -> tuple[str, str, dict[str, Any]]:
-    if isinstance(doc, tuple):
-        if len(doc) == 2:
-            return str(doc[0]), str(doc[1]), {}
-        if len(doc) == 3:
-            return str(doc[0]), str(doc[1]), dict(doc[2] or {})
-    elif isinstance(doc, Mapping):
-        content = doc.get("content", doc.get("page_content"))
-        if "id" in doc and isinstance(content, str):
-            return str(doc["id"]), content, dict(doc.get("metadata") or {})
-    else:
-        content = getattr(doc, "page_content", getattr(doc, "content", None))
-        doc_id = getattr(doc, "id", None)
-        if doc_id is not None and isinstance(content, str):
-            return str(doc_id), content, dict(getattr(doc, "metadata", None) or {})
-    msg = (
-        f"Cannot index {type(doc).__name__}: pass (id, content), (id, content, metadata), "
-        "a mapping "
-        "with 'id' and 'content', or an object with 'id' and 'page_content'."
-    )
-    raise InvalidInputError(msg)
