@@ -1,4 +1,4 @@
-"""From sources to indexable rows: document unpacking, chunking with units, embedding misses."""
+"""From sources to indexable rows: reading files for sync, chunking, embedding misses."""
 
 from __future__ import annotations
 
@@ -7,17 +7,19 @@ import dataclasses
 import gc
 import re
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from workspace_tools.core.chunking import ChunkingConfig, chunk_text
-from workspace_tools.core.convert import Converted
-from workspace_tools.core.corpus import ChunkRow, SourceRecord
+from workspace_tools.core.convert import DOCUMENT_EXTENSIONS, Converted, convert_bytes
+from workspace_tools.core.convert_cache import ConversionCache
+from workspace_tools.core.corpus import ChunkRow, SourceRecord, text_hash
 from workspace_tools.core.embedder import Embedder
-from workspace_tools.core.errors import InvalidInputError
-from workspace_tools.core.types import Chunk
+from workspace_tools.core.errors import ConversionError, InvalidInputError
+from workspace_tools.core.types import Chunk, SkippedFile, SyncReport
 
 __all__ = [
     "DOC_FORMATS",
@@ -28,6 +30,7 @@ __all__ = [
     "indexed_text",
     "make_record",
     "progress_bar",
+    "stage_file",
     "unpack_document",
 ]
 
@@ -168,3 +171,64 @@ def embed_missing(
         if bar is not None:
             bar.close()
     return out
+
+
+def stage_file(
+    rel: str,
+    path: Path,
+    previous: SourceRecord | None,
+    report: SyncReport,
+    *,
+    conversions: ConversionCache,
+    chunking: ChunkingConfig,
+    read_only: bool,
+) -> tuple[SourceRecord, list[Chunk]] | bool | None:
+    """Read one file for sync, comparing it with its ``previous`` manifest row.
+
+    Returns:
+        ``None`` when skipped (the reason goes into ``report``), ``False`` when unchanged,
+        ``True`` when unchanged but its mtime moved (``previous`` is updated), else the new
+        record and its chunks.
+    """
+    try:
+        stat = path.stat()
+        if (
+            previous
+            and previous.kind == "file"
+            and previous.mtime_ns == stat.st_mtime_ns
+            and previous.size == stat.st_size
+        ):
+            report.unchanged += 1
+            return False
+        data = path.read_bytes()
+    except OSError as exc:
+        report.skipped.append(SkippedFile(path=rel, reason=f"unreadable: {exc.strerror or exc}"))
+        return None
+    digest = text_hash(data)
+    if previous and previous.kind == "file" and previous.content_hash == digest:
+        previous.mtime_ns, previous.size = stat.st_mtime_ns, stat.st_size
+        report.unchanged += 1
+        return True
+    try:
+        converted = _convert(path, data, digest, conversions=conversions, read_only=read_only)
+    except ConversionError as exc:
+        report.skipped.append(SkippedFile(path=rel, reason=str(exc)))
+        return None
+    report.formats[converted.format] = report.formats.get(converted.format, 0) + 1
+    (report.updated if previous else report.added).append(rel)
+    record = make_record(rel, "file", digest, converted, {})
+    record.mtime_ns, record.size = stat.st_mtime_ns, stat.st_size
+    return record, chunk_converted(rel, converted, {}, config=chunking)
+
+
+def _convert(
+    path: Path, data: bytes, digest: str, *, conversions: ConversionCache, read_only: bool
+) -> Converted:
+    """Convert a file; rich documents go through the content-hash conversion cache."""
+    if path.suffix.lower() not in DOCUMENT_EXTENSIONS:
+        return convert_bytes(path, data)
+    cached = conversions.get(digest)
+    if cached is not None:
+        return cached
+    converted = convert_bytes(path, data)
+    return converted if read_only else conversions.put(digest, converted)

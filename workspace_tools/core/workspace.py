@@ -15,7 +15,6 @@ import numpy.typing as npt
 from workspace_tools.core.chunking import ChunkingConfig
 from workspace_tools.core.compat import check_settings
 from workspace_tools.core.convert import (
-    DOCUMENT_EXTENSIONS,
     MARKDOWN_EXTENSIONS,
     Converted,
     convert_bytes,
@@ -38,6 +37,7 @@ from workspace_tools.core.ingest import (
     indexed_text,
     make_record,
     progress_bar,
+    stage_file,
     unpack_document,
 )
 from workspace_tools.core.ranking import MODES, SearchMode, filter_mask, fuse, resolve_mode
@@ -46,7 +46,7 @@ from workspace_tools.core.scan import ScanConfig, is_glob, normalise_id, resolve
 from workspace_tools.core.sparse import BM25Config, SparseIndex
 from workspace_tools.core.store import IndexStore
 from workspace_tools.core.tokenize import Tokenizer, TokenizerConfig
-from workspace_tools.core.types import Chunk, SearchResult, SkippedFile, SyncReport
+from workspace_tools.core.types import Chunk, SearchResult, SyncReport
 
 __all__ = ["DEFAULT_EMBEDDER", "MAX_QUERY_CHARS", "MODES", "SearchMode", "Workspace"]
 
@@ -335,7 +335,15 @@ class Workspace:
             ):
                 if index_rel and (rel == index_rel or rel.startswith(index_rel + "/")):
                     continue
-                outcome = self._read_file(rel, path, report)
+                outcome = stage_file(
+                    rel,
+                    path,
+                    self._corpus.sources.get(rel),
+                    report,
+                    conversions=self._conversions,
+                    chunking=self.chunking,
+                    read_only=self.read_only,
+                )
                 if outcome is None:
                     continue
                 kept.add(rel)
@@ -506,53 +514,6 @@ class Workspace:
             return self.index_dir.relative_to(self.root).as_posix()
         except ValueError:
             return None
-
-    def _read_file(
-        self, rel: str, path: Path, report: SyncReport
-    ) -> tuple[SourceRecord, list[Chunk]] | bool | None:
-        """``None``: skipped; ``False``: unchanged; ``True``: unchanged but mtime updated."""
-        previous = self._corpus.sources.get(rel)
-        try:
-            stat = path.stat()
-            if (
-                previous
-                and previous.kind == "file"
-                and previous.mtime_ns == stat.st_mtime_ns
-                and previous.size == stat.st_size
-            ):
-                report.unchanged += 1
-                return False
-            data = path.read_bytes()
-        except OSError as exc:
-            report.skipped.append(
-                SkippedFile(path=rel, reason=f"unreadable: {exc.strerror or exc}")
-            )
-            return None
-        digest = text_hash(data)
-        if previous and previous.kind == "file" and previous.content_hash == digest:
-            previous.mtime_ns, previous.size = stat.st_mtime_ns, stat.st_size
-            report.unchanged += 1
-            return True
-        try:
-            converted = self._convert(path, data, digest)
-        except ConversionError as exc:
-            report.skipped.append(SkippedFile(path=rel, reason=str(exc)))
-            return None
-        report.formats[converted.format] = report.formats.get(converted.format, 0) + 1
-        (report.updated if previous else report.added).append(rel)
-        record = make_record(rel, "file", digest, converted, {})
-        record.mtime_ns, record.size = stat.st_mtime_ns, stat.st_size
-        return record, chunk_converted(rel, converted, {}, config=self.chunking)
-
-    def _convert(self, path: Path, data: bytes, digest: str) -> Converted:
-        """Convert a file; rich documents go through the content-hash conversion cache."""
-        if path.suffix.lower() not in DOCUMENT_EXTENSIONS:
-            return convert_bytes(path, data)
-        cached = self._conversions.get(digest)
-        if cached is not None:
-            return cached
-        converted = convert_bytes(path, data)
-        return converted if self.read_only else self._conversions.put(digest, converted)
 
     def _apply(
         self,
