@@ -78,3 +78,23 @@ def test_all2md_formats_return_the_same_section(workspace: Any) -> None:
         for name in files:
             assert name in best, f"{name} not found for {query!r}"
             assert best[name].headings[-1] == section, (name, best[name].headings)
+
+
+def test_sync_reports_broken_documents_and_indexes_the_rest(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    pdf = next(MIXED.rglob("*.pdf"))
+    data = pdf.read_bytes()
+    (root / "truncated.pdf").write_bytes(data[: len(data) // 2])
+    (root / "renamed.docx").write_bytes(b"this is not a zip archive at all " * 40)
+    (root / "good.md").write_text("# Title\n\nA readable page about glaciers.\n", encoding="utf-8")
+    (root / "good.pdf").write_bytes(data)
+    space = workspace_module.Workspace(root, embedder=None)
+    report = space.sync()
+    reasons = {item.path: item.reason.split(":")[0] for item in report.skipped}
+    assert reasons == {"truncated.pdf": "corrupt", "renamed.docx": "corrupt"}
+    assert sorted(report.added) == ["good.md", "good.pdf"]
+    assert report.formats == {"markdown": 1, "pdf": 1}
+    assert space.search("glaciers")[0].id == "good.md"
+    pdf_chunks = space.chunks_of("good.pdf")
+    assert pdf_chunks and all("page" in c.metadata for c in pdf_chunks if c.start_line > 1)
