@@ -41,6 +41,8 @@ __all__ = ["DocsHit", "DocsIndex", "DocsPage", "DocsStats", "FieldWeights", "par
 logger = logging.getLogger(__name__)
 
 DOC_SUFFIXES: Final = (".md", ".mdx")
+MAX_PAGE_BYTES: Final = 5_000_000
+"""Pages larger than this are skipped (with a warning) instead of read."""
 """File types indexed as documentation pages."""
 _FIELDS: Final = (("title", True), ("description", True), ("heading", False), ("content", False))
 """Field names, and whether the field is indexed per page (else per section)."""
@@ -386,6 +388,10 @@ class DocsIndex:
         summaries: list[str] = []
         for rel, file in self._scan():
             try:
+                size = file.stat().st_size
+                if size > MAX_PAGE_BYTES:
+                    logger.warning("Skipping %s: %d bytes, over %d", file, size, MAX_PAGE_BYTES)
+                    continue
                 text = file.read_text(encoding="utf-8", errors="replace")
             except OSError as exc:
                 logger.warning("Skipping %s: %s", file, exc)

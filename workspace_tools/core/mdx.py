@@ -23,6 +23,12 @@ __all__ = ["DocsPage", "first_paragraph", "parse_page"]
 
 logger = logging.getLogger(__name__)
 
+MAX_FRONTMATTER_CHARS: Final = 64_000
+"""Frontmatter longer than this is ignored (with a warning) before YAML sees it."""
+MAX_YAML_ALIASES: Final = 20
+"""Frontmatter with more YAML aliases than this is ignored as an alias bomb."""
+MAX_FIELD_CHARS: Final = 1000
+"""Title and description are cut to this many characters."""
 _FRONTMATTER: Final = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*$\n?", re.S | re.M)
 _FENCE: Final = re.compile(r"^\s*(```|~~~)")
 _IMPORT_EXPORT: Final = re.compile(r"^(?:import|export)\s")
@@ -76,11 +82,7 @@ def parse_page(path: str, text: str) -> tuple[DocsPage, list[tuple[str, int, str
     match = _FRONTMATTER.match(text)
     if match:
         body, body_line = text[match.end() :], 1 + text[: match.end()].count("\n")
-        try:
-            loaded = yaml.safe_load(match.group(1))
-        except yaml.YAMLError as exc:
-            logger.warning("Ignoring the frontmatter of %s: %s", path, exc)
-            loaded = None
+        loaded = _frontmatter(path, match.group(1))
         meta = loaded if isinstance(loaded, dict) else {}
     lines = body.split("\n")
     cleaned = _clean(lines)
@@ -125,8 +127,25 @@ def first_paragraph(texts: Iterable[str], *, limit: int = 300) -> str:
     return ""
 
 
+def _frontmatter(path: str, raw: str) -> Any:
+    """``yaml.safe_load`` of a page's frontmatter, or ``None`` when it is too big or an alias bomb."""
+    try:
+        if len(raw) > MAX_FRONTMATTER_CHARS:
+            logger.warning("Ignoring the frontmatter of %s: over %d characters", path, len(raw))
+            return None
+        events = yaml.parse(raw, Loader=yaml.SafeLoader)
+        aliases = sum(isinstance(event, yaml.AliasEvent) for event in events)
+        if aliases > MAX_YAML_ALIASES:
+            logger.warning("Ignoring the frontmatter of %s: %d YAML aliases", path, aliases)
+            return None
+        return yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        logger.warning("Ignoring the frontmatter of %s: %s", path, exc)
+        return None
+
+
 def _text(value: object) -> str:
-    return "" if value is None else str(value).strip()
+    return "" if value is None else str(value).strip()[:MAX_FIELD_CHARS]
 
 
 def _clean(lines: list[str]) -> list[str]:

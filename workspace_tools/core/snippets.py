@@ -115,11 +115,23 @@ def _region(text: str, spans: list[_Span], max_chars: int) -> tuple[int, int]:
         return 0, max_chars
     best_key: tuple[int, int] | None = None
     best_first = 0
-    for i, (start, _end, _terms) in enumerate(spans):
-        covered = [s for s in spans[i:] if s[1] - start <= max_chars]
-        key = (len(frozenset().union(*(s[2] for s in covered))), len(covered))
+    # Sliding window over the spans (their ends increase): linear, not quadratic, in the hits.
+    counts: dict[str, int] = {}
+    stop = 0
+    for i, (start, _end, terms) in enumerate(spans):
+        stop = max(stop, i)
+        while stop < len(spans) and spans[stop][1] - start <= max_chars:
+            for term in spans[stop][2]:
+                counts[term] = counts.get(term, 0) + 1
+            stop += 1
+        key = (len(counts), stop - i)
         if best_key is None or key > best_key:
             best_key, best_first = key, start
+        if stop > i:
+            for term in terms:
+                counts[term] -= 1
+                if not counts[term]:
+                    del counts[term]
     # Give the first hit some left context, then extend to max_chars.
     begin = max(0, best_first - max_chars // 5)
     end = min(len(text), begin + max_chars)
