@@ -9,9 +9,10 @@ so the core never imports LangChain). Heavy imports happen on first use.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Final, Protocol, runtime_checkable
 
 import numpy as np
@@ -31,6 +32,45 @@ logger = logging.getLogger(__name__)
 DEFAULT_MODEL_ID: Final = "sentence-transformers/all-MiniLM-L6-v2"
 """Model id recorded for the packaged default model."""
 _DEFAULT_DIM: Final = 384
+SMALL_BATCH: Final = 8
+"""Inputs of at most this many texts (queries) are encoded on one torch thread.
+
+Measured on the 2-core project machine while other jobs ran (load average 5-6): one short SciFact
+query took p50 1,009 ms on torch's default 2 OpenMP threads (threads spin-wait on each other when
+the cores are oversubscribed) and 38-62 ms on 1 thread. A one-text forward pass has too little
+work to share between threads, so little is lost when the machine is idle. See
+docs/benchmarks-dense.md.
+"""
+
+_threads_lock = threading.Lock()
+_single_thread_users = 0
+_saved_threads = 0
+
+
+@contextlib.contextmanager
+def _one_torch_thread() -> Iterator[None]:
+    """Run the block with torch on one intra-op thread, restoring the previous count after.
+
+    A counter keeps concurrent callers from restoring the count while another still runs; a large
+    batch encoded concurrently in another thread may run on one thread meanwhile (slower, never
+    wrong).
+    """
+    global _single_thread_users, _saved_threads
+    import torch
+
+    with _threads_lock:
+        if _single_thread_users == 0:
+            _saved_threads = torch.get_num_threads()
+            if _saved_threads > 1:
+                torch.set_num_threads(1)
+        _single_thread_users += 1
+    try:
+        yield
+    finally:
+        with _threads_lock:
+            _single_thread_users -= 1
+            if _single_thread_users == 0 and _saved_threads > 1:
+                torch.set_num_threads(_saved_threads)
 
 
 @runtime_checkable
@@ -161,7 +201,10 @@ class SentenceTransformerEmbedder:
         return model
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Vectors of ``texts`` (sentence-transformers sorts by length inside ``encode``)."""
+        """Vectors of ``texts`` (sentence-transformers sorts by length inside ``encode``).
+
+        Up to :data:`SMALL_BATCH` texts (a query) run on one torch thread; see its note.
+        """
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         vectors = self.model.encode(
