@@ -236,10 +236,16 @@ class Corpus:
             try:
                 matrix = np.load(folder / "embeddings.npy", allow_pickle=False)
             except (OSError, ValueError, EOFError) as exc:
-                msg = f"The embedding cache in {folder} is damaged ({exc}). Rebuild it with rebuild=True."
+                msg = (
+                    f"The embedding cache in {folder} is damaged ({exc}). "
+                    "Rebuild it with rebuild=True."
+                )
                 raise IndexCorruptError(msg) from exc
             if matrix.shape[0] != len(keys):
-                msg = f"The embedding cache in {folder} is inconsistent. Rebuild it with rebuild=True."
+                msg = (
+                    f"The embedding cache in {folder} is inconsistent. "
+                    "Rebuild it with rebuild=True."
+                )
                 raise IndexCorruptError(msg)
             corpus.vectors = {k: matrix[i] for i, k in enumerate(keys)}
         return corpus, dict(manifest["settings"]), [str(t) for t in vocab]

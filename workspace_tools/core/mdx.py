@@ -128,7 +128,7 @@ def first_paragraph(texts: Iterable[str], *, limit: int = 300) -> str:
 
 
 def _frontmatter(path: str, raw: str) -> Any:
-    """``yaml.safe_load`` of a page's frontmatter, or ``None`` when it is too big or an alias bomb."""
+    """``yaml.safe_load`` of a page's frontmatter; ``None`` when too big or an alias bomb."""
     try:
         if len(raw) > MAX_FRONTMATTER_CHARS:
             logger.warning("Ignoring the frontmatter of %s: over %d characters", path, len(raw))

@@ -162,7 +162,10 @@ def _read_bytes(skill: Skill, rel: str) -> bytes:
         try:
             if target.is_file():
                 if target.stat().st_size > MAX_READ_BYTES:
-                    msg = f"File {rel!r} in skill {skill.name!r} is larger than {MAX_READ_BYTES} bytes."
+                    msg = (
+                        f"File {rel!r} in skill {skill.name!r} is larger than "
+                        f"{MAX_READ_BYTES} bytes; it cannot be read as a resource."
+                    )
                     raise InvalidInputError(msg)
                 return target.read_bytes()
         except OSError as exc:
