@@ -16,7 +16,12 @@ nbformat = pytest.importorskip("nbformat")
 
 def test_there_are_notebooks() -> None:
     names = {p.name for p in PATHS}
-    assert {"01_quickstart.ipynb", "02_skills.ipynb", "03_agent.ipynb", "04_docs_search.ipynb"} <= names
+    assert {
+        "01_quickstart.ipynb",
+        "02_skills.ipynb",
+        "03_agent.ipynb",
+        "04_docs_search.ipynb",
+    } <= names
 
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
@@ -26,7 +31,8 @@ def test_notebook_is_stored_without_outputs(path: Path) -> None:
     dirty = [
         i
         for i, cell in enumerate(book.cells)
-        if cell.cell_type == "code" and (cell.get("outputs") or cell.get("execution_count") is not None)
+        if cell.cell_type == "code"
+        and (cell.get("outputs") or cell.get("execution_count") is not None)
     ]
     assert not dirty, f"{path.name}: strip the outputs of cells {dirty} before committing"
 

@@ -66,11 +66,11 @@ def last_version(log: Path) -> int:
 def main() -> None:
     root, log = Path(sys.argv[1]), Path(sys.argv[2])
     sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
-    from tests.conftest import FakeEmbedder
-    from workspace_tools.core.workspace import Workspace
-
     import bm25s  # noqa: F401  - import the heavy modules before the parent starts the clock
     import faiss  # noqa: F401
+
+    from tests.conftest import FakeEmbedder
+    from workspace_tools.core.workspace import Workspace
 
     print("ready", flush=True)
     if sys.stdin.readline().strip() != "go":

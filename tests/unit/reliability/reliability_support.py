@@ -125,7 +125,9 @@ def arena(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Arena:
 
     ws = base / "ws"
     (ws / "docs").mkdir(parents=True)
-    (ws / "docs" / "guide.md").write_text("# Guide\n\nInstall the package with pip.\n", encoding="utf-8")
+    (ws / "docs" / "guide.md").write_text(
+        "# Guide\n\nInstall the package with pip.\n", encoding="utf-8"
+    )
     (ws / "notes.txt").write_text("Plain notes about searching.\n", encoding="utf-8")
     (ws / "link_file.md").symlink_to(canary)
     (ws / "link_dir").symlink_to(outside, target_is_directory=True)
@@ -134,7 +136,9 @@ def arena(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Arena:
     docs = base / "docs"
     (docs / "guides").mkdir(parents=True)
     (docs / "index.md").write_text("---\ntitle: Home\n---\n# Home\n\nWelcome.\n", encoding="utf-8")
-    (docs / "guides" / "deploy.md").write_text("# Deploy\n\nDeploy to a server.\n", encoding="utf-8")
+    (docs / "guides" / "deploy.md").write_text(
+        "# Deploy\n\nDeploy to a server.\n", encoding="utf-8"
+    )
     (docs / "leak.md").symlink_to(outside / "page.md")
     (docs / "leak_dir").symlink_to(outside, target_is_directory=True)
 

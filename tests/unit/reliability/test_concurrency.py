@@ -28,7 +28,9 @@ def _state(version: str) -> dict[str, str]:
     """Two versions of a small tree; every file changes between them, one appears, one goes."""
     files = {
         f"doc{i}.md": f"# Doc {i}\n\nshared words {version} {'alpha' if (i + len(version)) % 2 else 'beta'}"
-        f" gamma {i}\n\n" + ("release notes delta " * (i + 1) + "\n") * (3 if version == "old" else 1)
+        f" gamma {i}\n\n"
+        + ("release notes delta " * (i + 1) + "\n")
+        * (3 if version == "old" else 1)
         for i in range(5)
     }
     files["old_only.md" if version == "old" else "new_only.md"] = f"alpha delta {version} only\n"
@@ -46,7 +48,9 @@ def _write(root: Path, files: dict[str, str], stamp: int) -> None:
 
 
 def _signature(ws: Workspace, query: str, mode: str) -> frozenset[tuple[str, float, str]]:
-    return frozenset((r.id, round(r.score, 4), r.content) for r in ws.search(query, top_k=100, mode=mode))
+    return frozenset(
+        (r.id, round(r.score, 4), r.content) for r in ws.search(query, top_k=100, mode=mode)
+    )
 
 
 def _expected(tmp_path: Path, version: str) -> dict[tuple[str, str], frozenset[Any]]:
@@ -78,7 +82,7 @@ def test_searches_during_sync_see_the_old_or_the_new_index(tmp_path: Path) -> No
             mode = "bm25" if rng.random() < 0.5 else "vector"
             try:
                 got = _signature(ws, query, mode)
-            except BaseException as exc:  # noqa: BLE001 - any exception is a failure
+            except BaseException as exc:
                 errors.append(exc)
                 return
             if got == old[(query, mode)]:
@@ -105,8 +109,10 @@ def test_searches_during_sync_see_the_old_or_the_new_index(tmp_path: Path) -> No
     assert not errors, errors[:3]
     assert not mixed, mixed[:5]
     assert counts["old"] and counts["new"], counts
-    print(f"\nconcurrency: {sum(counts.values())} searches in 4 threads across {ROUNDS} syncs, "
-          f"{counts['old']} saw the old index, {counts['new']} the new, 0 a mix")
+    print(
+        f"\nconcurrency: {sum(counts.values())} searches in 4 threads across {ROUNDS} syncs, "
+        f"{counts['old']} saw the old index, {counts['new']} the new, 0 a mix"
+    )
 
 
 class SlowEmbedder(FakeEmbedder):
@@ -130,8 +136,12 @@ async def test_async_tools_do_not_block_the_event_loop(tmp_path: Path) -> None:
     (root / "docs" / "a.md").write_text("# A\n\nalpha beta gamma\n", encoding="utf-8")
     ws = Workspace(root, embedder=SlowEmbedder())
     ws.sync()
-    tools = {t.name: t for t in WorkspaceToolkit(workspace=ws, skills_entry_points=False).get_tools()}
-    docs_tools = {t.name: t for t in make_docs_tools(root / "docs", index=SlowDocsIndex(root / "docs"))}
+    tools = {
+        t.name: t for t in WorkspaceToolkit(workspace=ws, skills_entry_points=False).get_tools()
+    }
+    docs_tools = {
+        t.name: t for t in make_docs_tools(root / "docs", index=SlowDocsIndex(root / "docs"))
+    }
     gaps: list[float] = []
     done = asyncio.Event()
 
@@ -145,7 +155,9 @@ async def test_async_tools_do_not_block_the_event_loop(tmp_path: Path) -> None:
 
     beat = asyncio.create_task(heartbeat())
     started = time.perf_counter()
-    calls = [tools["workspace_search"].ainvoke({"query": "alpha", "mode": "vector"}) for _ in range(3)]
+    calls = [
+        tools["workspace_search"].ainvoke({"query": "alpha", "mode": "vector"}) for _ in range(3)
+    ]
     calls += [docs_tools["docs_search"].ainvoke({"query": "alpha"}) for _ in range(2)]
     results = await asyncio.gather(*calls)
     elapsed = time.perf_counter() - started
@@ -154,7 +166,9 @@ async def test_async_tools_do_not_block_the_event_loop(tmp_path: Path) -> None:
     assert all(results)
     assert elapsed >= 0.4  # the slow parts really ran
     assert max(gaps) < 0.3, f"event loop blocked for {max(gaps):.2f} s"
-    print(f"\nevent loop: 5 slow tool calls in {elapsed:.2f} s, longest heartbeat gap {max(gaps) * 1000:.0f} ms")
+    print(
+        f"\nevent loop: 5 slow tool calls in {elapsed:.2f} s, longest heartbeat gap {max(gaps) * 1000:.0f} ms"
+    )
 
 
 def test_skills_discovery_is_single_flight(tmp_path: Path, monkeypatch: Any) -> None:

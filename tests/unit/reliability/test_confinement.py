@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from reliability_support import CANARY, Arena, FileAudit
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, ToolException
+from reliability_support import CANARY, Arena, FileAudit
 
 from workspace_tools.core.docs import DocsIndex
 from workspace_tools.core.errors import WorkspaceError
@@ -175,7 +175,9 @@ def _workspace_tool_calls(ws: Workspace) -> dict[str, Call]:
     from workspace_tools.core.grep import grep
     from workspace_tools.tools.toolkit import WorkspaceToolkit
 
-    tools = {t.name: t for t in WorkspaceToolkit(workspace=ws, skills_entry_points=False).get_tools()}
+    tools = {
+        t.name: t for t in WorkspaceToolkit(workspace=ws, skills_entry_points=False).get_tools()
+    }
     return {
         "tool workspace_index": lambda p: _tool_call(tools["workspace_index"], {"path": p}),
         "tool search_documents(keyword)": lambda p: _tool_call(
@@ -209,9 +211,11 @@ def test_hostile_paths_are_refused_or_harmless_and_nothing_outside_is_read(
             for path in paths:
                 try:
                     result = call(path)
-                except Exception as exc:  # noqa: BLE001 - classify every outcome
+                except Exception as exc:
                     if not _refused(exc):
-                        unexpected.append(f"{name}({path[:60]!r}) raised {type(exc).__name__}: {str(exc)[:150]}")
+                        unexpected.append(
+                            f"{name}({path[:60]!r}) raised {type(exc).__name__}: {str(exc)[:150]}"
+                        )
                         continue
                     message = str(exc)
                     assert message.strip(), f"{name}({path[:60]!r}) refused without a message"
@@ -228,7 +232,11 @@ def test_hostile_paths_are_refused_or_harmless_and_nothing_outside_is_read(
     for root in (arena.ws, arena.docs, arena.skills):
         for folder, _dirs, files in os.walk(root):
             for file in files:
-                data = (Path(folder) / file).read_bytes() if not (Path(folder) / file).is_symlink() else b""
+                data = (
+                    (Path(folder) / file).read_bytes()
+                    if not (Path(folder) / file).is_symlink()
+                    else b""
+                )
                 assert CANARY.encode() not in data, Path(folder) / file
     tried = len(paths) * len(calls)
     print(f"\nconfinement: {len(paths)} hostile paths x {len(calls)} callables = {tried} calls")
@@ -236,7 +244,9 @@ def test_hostile_paths_are_refused_or_harmless_and_nothing_outside_is_read(
         print(f"  {name}: {counts['refused']} refused, {counts['harmless']} harmless")
 
 
-def test_sync_of_the_whole_root_never_follows_links_outside(arena: Arena, file_audit: FileAudit) -> None:
+def test_sync_of_the_whole_root_never_follows_links_outside(
+    arena: Arena, file_audit: FileAudit
+) -> None:
     ws = Workspace(arena.ws, embedder=None)
     with file_audit.watch():
         report = ws.sync()
@@ -253,7 +263,11 @@ def test_docs_and_skills_discovery_skip_links_outside(arena: Arena, file_audit: 
     with file_audit.watch():
         docs = DocsIndex(arena.docs)
         registry = SkillRegistry([str(arena.skills)], root=arena.base, entry_points=False)
-        names = registry.names() if hasattr(registry, "names") else [s.name for s in registry.list_skills()]
+        names = (
+            registry.names()
+            if hasattr(registry, "names")
+            else [s.name for s in registry.list_skills()]
+        )
         hits = docs.search("canary page do not leak", top_k=50)
     assert not file_audit.violations()
     assert [p.path for p in docs.list_pages()] == ["guides/deploy.md", "index.md"]
@@ -261,13 +275,17 @@ def test_docs_and_skills_discovery_skip_links_outside(arena: Arena, file_audit: 
     assert "evil" not in names
 
 
-@pytest.mark.parametrize("path", ["docs/guide.md", "./docs/guide.md", "docs//guide.md", str("docs/../docs/guide.md")])
+@pytest.mark.parametrize(
+    "path", ["docs/guide.md", "./docs/guide.md", "docs//guide.md", "docs/../docs/guide.md"]
+)
 def test_ordinary_paths_still_work(arena: Arena, path: str) -> None:
     ws = Workspace(arena.ws, embedder=None)
     assert "Install the package" in ws.read_text(path)
 
 
-@pytest.mark.parametrize("path", ["link_dir/canary.txt", "link_dir/*", "link_dir/**/*.txt", "link_dir/."])
+@pytest.mark.parametrize(
+    "path", ["link_dir/canary.txt", "link_dir/*", "link_dir/**/*.txt", "link_dir/."]
+)
 def test_sync_through_a_symlinked_parent_folder_is_skipped(
     arena: Arena, file_audit: FileAudit, path: str
 ) -> None:

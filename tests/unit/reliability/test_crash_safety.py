@@ -154,10 +154,12 @@ def test_sigkill_during_sync_leaves_the_state_before_or_after(tmp_path: Path) ->
                 proc.wait()
     elapsed = time.monotonic() - started
     versions = len([r for r in _records(log) if r["event"] == "done"])
-    print(f"\ncrash safety: {survived} SIGKILLs survived in {elapsed:.1f} s, {versions} saves "
-          f"completed; index equal to the last completed save {outcomes['before']}x, to the "
-          f"interrupted one {outcomes['after']}x, empty {outcomes['empty']}x; {mid_save} kills "
-          "landed during a sync")
+    print(
+        f"\ncrash safety: {survived} SIGKILLs survived in {elapsed:.1f} s, {versions} saves "
+        f"completed; index equal to the last completed save {outcomes['before']}x, to the "
+        f"interrupted one {outcomes['after']}x, empty {outcomes['empty']}x; {mid_save} kills "
+        "landed during a sync"
+    )
     assert survived == KILLS
     assert versions >= 1 and mid_save >= 5, (versions, mid_save)  # kills landed amid real saves
     # No stale staging folders or generations pile up: the next save collects them.
@@ -211,9 +213,20 @@ def test_every_damaged_index_file_gives_a_clear_error_or_heals(tmp_path: Path) -
     base, answers = _build(tmp_path)
     index = base / ".workspace_tools" / "index"
     generation = next(index.glob("gen-*"))
-    files = sorted(p.relative_to(generation).as_posix() for p in generation.rglob("*") if p.is_file())
-    for expected in ("checksums.json", "manifest.json", "chunks.jsonl", "vocab.json", "token_ids.npy",
-                     "token_offsets.npy", "dense.faiss", "embeddings.npy", "embedding_keys.json"):
+    files = sorted(
+        p.relative_to(generation).as_posix() for p in generation.rglob("*") if p.is_file()
+    )
+    for expected in (
+        "checksums.json",
+        "manifest.json",
+        "chunks.jsonl",
+        "vocab.json",
+        "token_ids.npy",
+        "token_offsets.npy",
+        "dense.faiss",
+        "embeddings.npy",
+        "embedding_keys.json",
+    ):
         assert expected in files
     assert any(f.startswith("sparse/") for f in files)
     rng = random.Random(7)
@@ -244,19 +257,23 @@ def test_every_damaged_index_file_gives_a_clear_error_or_heals(tmp_path: Path) -
                 rebuilt_once.add(rel)
                 rebuilt = Workspace(case, embedder=FakeEmbedder(), rebuild=True)
                 rebuilt.sync()
-                got = [json.dumps([r.to_dict() for r in rebuilt.search(q, top_k=5)]) for q in QUERIES]
+                got = [
+                    json.dumps([r.to_dict() for r in rebuilt.search(q, top_k=5)]) for q in QUERIES
+                ]
                 if got != answers:
                     problems.append(f"{rel} {how}: rebuild gives other results")
                 continue
-            except Exception as exc:  # noqa: BLE001 - an obscure traceback is the failure
+            except Exception as exc:
                 problems.append(f"{rel} {how}: {type(exc).__name__}: {str(exc)[:200]}")
                 continue
             if got != answers:
                 problems.append(f"{rel} {how}: loaded silently with different results")
             else:
                 healed += 1
-    print(f"\ntampering: {tried} damaged files ({len(files)} files x 7 damages): "
-          f"{refused} refused with IndexCorruptError, {healed} healed with identical results")
+    print(
+        f"\ntampering: {tried} damaged files ({len(files)} files x 7 damages): "
+        f"{refused} refused with IndexCorruptError, {healed} healed with identical results"
+    )
     assert not problems, "\n".join(problems)
 
 
@@ -276,12 +293,17 @@ def test_no_pickle_anywhere() -> None:
     for path in package.rglob("*.py"):
         text = path.read_text(encoding="utf-8")
         for number, line in enumerate(text.splitlines(), start=1):
-            if re.search(r"\bimport pickle\b|\bfrom pickle\b|\bpickle\.(?:loads?|dumps?|Unpickler)\b|cPickle|joblib|\bdill\b", line):
+            if re.search(
+                r"\bimport pickle\b|\bfrom pickle\b|\bpickle\.(?:loads?|dumps?|Unpickler)\b|cPickle|joblib|\bdill\b",
+                line,
+            ):
                 offenders.append(f"{path.relative_to(REPO)}:{number}: {line.strip()}")
             if "allow_pickle=True" in line:
                 offenders.append(f"{path.relative_to(REPO)}:{number}: {line.strip()}")
             if re.search(r"\bnp\.load\(", line) and "allow_pickle=False" not in line:
-                offenders.append(f"{path.relative_to(REPO)}:{number}: np.load without allow_pickle=False")
+                offenders.append(
+                    f"{path.relative_to(REPO)}:{number}: np.load without allow_pickle=False"
+                )
     assert not offenders, offenders
 
 

@@ -6,7 +6,6 @@ outcome (a clear error message, a skip with its reason, or a bounded result) and
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -73,7 +72,9 @@ def _skill_case(tmp_path: Path, name: str, data: bytes) -> str:
     else:
         (bad / "SKILL.md").write_bytes(data)
     registry = SkillRegistry([str(skills)], root=tmp_path, entry_points=False)
-    names = registry.names() if hasattr(registry, "names") else [s.name for s in registry.list_skills()]
+    names = (
+        registry.names() if hasattr(registry, "names") else [s.name for s in registry.list_skills()]
+    )
     assert "good" in [s.name for s in registry.list_skills()], names
     messages = [d.message for d in registry.diagnostics() if name in str(d.path)]
     assert messages, f"no diagnostic for {name}"
@@ -81,14 +82,20 @@ def _skill_case(tmp_path: Path, name: str, data: bytes) -> str:
 
 
 SKILL_CASES: dict[str, tuple[bytes, str]] = {
-    "alias-bomb": (f"---\nname: alias-bomb\ndescription: x\n{ALIAS_BOMB}---\nBody\n".encode(), "alias"),
+    "alias-bomb": (
+        f"---\nname: alias-bomb\ndescription: x\n{ALIAS_BOMB}---\nBody\n".encode(),
+        "alias",
+    ),
     "alias-bomb-in-description": (
         f"---\n{ALIAS_BOMB}name: alias-bomb-in-description\ndescription: *i\n---\nBody\n".encode(),
         "alias",
     ),
     "huge-frontmatter": (
-        ("---\nname: huge-frontmatter\ndescription: x\nmetadata:\n"
-         + "".join(f"  k{i}: {'v' * 50}\n" for i in range(4000)) + "---\nBody\n").encode(),
+        (
+            "---\nname: huge-frontmatter\ndescription: x\nmetadata:\n"
+            + "".join(f"  k{i}: {'v' * 50}\n" for i in range(4000))
+            + "---\nBody\n"
+        ).encode(),
         "frontmatter",
     ),
     "several-mb": (
@@ -130,8 +137,11 @@ def test_reading_a_huge_or_binary_skill_resource_is_bounded(tmp_path: Path) -> N
 
 DOCS_CASES: dict[str, bytes] = {
     "alias-bomb.md": f"---\n{ALIAS_BOMB}title: *i\ndescription: *h\n---\n# Bomb\n\nalpha\n".encode(),
-    "huge-frontmatter.md": ("---\ntitle: Big\n" + "".join(f"k{i}: {'v' * 60}\n" for i in range(20_000))
-                            + "---\n# Big\n\nalpha\n").encode(),
+    "huge-frontmatter.md": (
+        "---\ntitle: Big\n"
+        + "".join(f"k{i}: {'v' * 60}\n" for i in range(20_000))
+        + "---\n# Big\n\nalpha\n"
+    ).encode(),
     "binary.md": BINARY,
     "invalid-utf8.md": INVALID_UTF8,
     "long-line.md": ("# Long\n\n" + "alpha " * 200_000 + "\n").encode(),
@@ -195,7 +205,9 @@ def test_hostile_workspace_inputs(hostile_ws: Workspace) -> None:
     results = ws.search("alpha", top_k=10**9)
     tried += 2
     assert results and all(len(r.snippet) <= 1000 for r in results)
-    assert len(results) == len([c for s in ws.source_ids() for c in ws.chunks_of(s) if "alpha" in c.text])
+    assert len(results) == len(
+        [c for s in ws.source_ids() for c in ws.chunks_of(s) if "alpha" in c.text]
+    )
     # A 100 KB query is refused with the limit in the message.
     with pytest.raises(InvalidInputError, match="limit"):
         ws.search("alpha " * 20_000)
@@ -208,7 +220,9 @@ def test_hostile_workspace_inputs(hostile_ws: Workspace) -> None:
         tried += 1
     # Catastrophic regexes are bounded by grep's time budget.
     for pattern in ("(a+)+$", "(a|aa)+$", "(a*)*b", "^(([a-z])+.)+[A-Z]([a-z])+$"):
-        outcome, seconds = _timed(lambda p=pattern: grep(ws.root, p, regex_mode=True, file_timeout=0.5, total_timeout=3))  # type: ignore[misc]
+        outcome, seconds = _timed(
+            lambda p=pattern: grep(ws.root, p, regex_mode=True, file_timeout=0.5, total_timeout=3)
+        )  # type: ignore[misc]
         tried += 1
         assert seconds < LIMIT, (pattern, seconds)
         assert outcome.timed_out or outcome.truncated or outcome.matches is not None  # type: ignore[attr-defined]
@@ -223,7 +237,10 @@ def test_hostile_workspace_inputs(hostile_ws: Workspace) -> None:
 
 def test_hostile_tool_arguments(hostile_ws: Workspace) -> None:
     hostile_ws.sync()
-    tools = {t.name: t for t in WorkspaceToolkit(workspace=hostile_ws, skills_entry_points=False).get_tools()}
+    tools = {
+        t.name: t
+        for t in WorkspaceToolkit(workspace=hostile_ws, skills_entry_points=False).get_tools()
+    }
     cases = [
         ("workspace_search", {"query": "alpha " * 20_000}),
         ("workspace_search", {"query": "alpha", "top_k": 10**9}),

@@ -10,17 +10,45 @@ from workspace_tools.core.snippets import HIT_CLOSE, HIT_OPEN, _region, best_sni
 from workspace_tools.core.tokenize import Tokenizer
 
 TOKENIZER = Tokenizer()
-PROFILE = settings(max_examples=150, deadline=None, derandomize=True,
-                   suppress_health_check=[HealthCheck.too_slow])
+PROFILE = settings(
+    max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 
 WORDS = st.sampled_from(
-    ["alpha", "Beta", "parseHttpRequest", "snake_case", "café", "Привет", "東京タワー", "foo.bar",
-     "x-y", "don't", "12", "the", "#", "##", "```", "-", " ", "", "\t", "é", "ﬁ", "İ", "ß"]
+    [
+        "alpha",
+        "Beta",
+        "parseHttpRequest",
+        "snake_case",
+        "café",
+        "Привет",
+        "東京タワー",
+        "foo.bar",
+        "x-y",
+        "don't",
+        "12",
+        "the",
+        "#",
+        "##",
+        "```",
+        "-",
+        " ",
+        "",
+        "\t",
+        "é",
+        "ﬁ",
+        "İ",
+        "ß",
+    ]
 )
 LINE = st.one_of(
     st.lists(WORDS, max_size=12).map(" ".join),
     st.text(max_size=60),
-    st.builds(lambda level, title: "#" * level + " " + title, st.integers(1, 6), st.text(min_size=1, max_size=20)),
+    st.builds(
+        lambda level, title: "#" * level + " " + title,
+        st.integers(1, 6),
+        st.text(min_size=1, max_size=20),
+    ),
 )
 TEXT = st.lists(LINE, max_size=40).map("\n".join)
 
@@ -38,7 +66,9 @@ def test_tokenizer_never_raises_and_terms_are_nonempty_strings(text: str) -> Non
 def test_chunks_cover_the_text_with_valid_increasing_ranges(
     text: str, markdown: bool, max_chars: int, overlap: int, min_section: int
 ) -> None:
-    config = ChunkingConfig(max_chars=max_chars, overlap_lines=overlap, min_section_chars=min_section)
+    config = ChunkingConfig(
+        max_chars=max_chars, overlap_lines=overlap, min_section_chars=min_section
+    )
     chunks = chunk_text(text, source_id="doc.md", config=config, markdown=markdown)
     if not text.strip():
         assert chunks == []
@@ -77,7 +107,9 @@ def _pieces(chunk, lines):  # type: ignore[no-untyped-def]
 
 @PROFILE
 @given(TEXT, st.lists(WORDS, min_size=1, max_size=4), st.integers(1, 5), st.integers(20, 400))
-def test_snippets_come_from_the_chunk(text: str, query: list[str], window: int, max_chars: int) -> None:
+def test_snippets_come_from_the_chunk(
+    text: str, query: list[str], window: int, max_chars: int
+) -> None:
     terms = TOKENIZER.query_terms(" ".join(query))
     snippet = best_snippet(text, terms, TOKENIZER, window_lines=window, max_chars=max_chars)
     lines = text.split("\n")
@@ -100,8 +132,16 @@ def _region_reference(text: str, spans: list, max_chars: int) -> int:  # type: i
 
 
 @PROFILE
-@given(st.lists(st.tuples(st.integers(0, 30), st.integers(1, 15), st.sets(st.sampled_from("abcde"), min_size=1)),
-                min_size=1, max_size=40), st.integers(5, 120))
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 30), st.integers(1, 15), st.sets(st.sampled_from("abcde"), min_size=1)
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    st.integers(5, 120),
+)
 def test_linear_snippet_region_equals_the_quadratic_reference(gaps: list, max_chars: int) -> None:  # type: ignore[type-arg]
     spans, pos = [], 0
     for gap, width, terms in gaps:
@@ -113,6 +153,8 @@ def test_linear_snippet_region_equals_the_quadratic_reference(gaps: list, max_ch
     expected = _region_reference(text, spans, max_chars)
     reference_begin = max(0, expected - max_chars // 5)
     reference_begin = max(0, min(len(text), reference_begin + max_chars) - max_chars)
-    while reference_begin > 0 and text[reference_begin - 1].isalnum() and reference_begin < expected:
+    while (
+        reference_begin > 0 and text[reference_begin - 1].isalnum() and reference_begin < expected
+    ):
         reference_begin += 1
     assert begin == reference_begin

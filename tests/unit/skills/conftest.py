@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-BENCHMARK_SKILLS = Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks" / "agent-skills" / "skills"
+BENCHMARK_SKILLS = (
+    Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks" / "agent-skills" / "skills"
+)
 EXAMPLES = Path(__file__).resolve().parents[3] / "skills_examples"
 
 MakeSkill = Callable[..., Path]

@@ -11,7 +11,9 @@ import pytest
 from workspace_tools.core.skills import SkillRegistry, list_resources, parse_skill_file
 from workspace_tools.skills_entry import example_skills_path
 
-BENCHMARK = Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks" / "agent-skills" / "skills"
+BENCHMARK = (
+    Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks" / "agent-skills" / "skills"
+)
 EXAMPLES = Path(__file__).resolve().parents[3] / "skills_examples"
 
 
