@@ -70,8 +70,9 @@ class Workspace:
         chunking: Chunk sizes (stored with the index).
         bm25_config: BM25 parameters.
         scan_config: What ``sync()`` walks into.
-        fusion: Hybrid fusion rule, ``"rrf"`` (default, measured better on SciFact) or
-            ``"weighted"`` (Mastra's min-max weighted sum).
+        fusion: Hybrid fusion rule, ``"weighted"`` (default: Mastra's min-max weighted sum,
+            nDCG@10 0.729 on SciFact test, 0.726 train) or ``"rrf"`` (reciprocal rank fusion,
+            0.718 / 0.717); see docs/benchmarks-dense.md.
         vector_weight: Weight of the vector side in hybrid fusion, in [0, 1].
         read_only: Refuse every change to the index.
         autosave: Save after every call that changed the index.
@@ -91,7 +92,7 @@ class Workspace:
         chunking: ChunkingConfig | None = None,
         bm25_config: BM25Config | None = None,
         scan_config: ScanConfig | None = None,
-        fusion: Literal["rrf", "weighted"] = "rrf",
+        fusion: Literal["rrf", "weighted"] = "weighted",
         vector_weight: float = 0.5,
         read_only: bool = False,
         autosave: bool = True,
