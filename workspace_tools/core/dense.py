@@ -123,7 +123,15 @@ class DenseIndex:
                 if self._hnsw
                 else faiss.SearchParameters(sel=selector)
             )
-        scores, ids = self._index.search(query, k, params=params)
+        # One query is memory-bound: a second OpenMP thread only adds synchronisation (measured
+        # idle: flat 20k vectors 2.9 -> 1.4 ms; on a busy machine 16 -> 0.13 ms at 5k). The
+        # setting is per calling thread, so it is restored for later (batched) work.
+        previous = faiss.omp_get_max_threads()
+        faiss.omp_set_num_threads(1)
+        try:
+            scores, ids = self._index.search(query, k, params=params)
+        finally:
+            faiss.omp_set_num_threads(previous)
         return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i != -1]
 
     def _all_ids(self) -> npt.NDArray[np.int64]:
