@@ -6,8 +6,9 @@ LangChain.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from workspace_tools._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from workspace_tools.core.types import LineRange, SearchResult, SyncReport
@@ -53,14 +54,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        msg = f"module 'workspace_tools' has no attribute {name!r}"
-        raise AttributeError(msg)
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr("workspace_tools", _LAZY, globals())
 
 
 def __dir__() -> list[str]:

@@ -5,8 +5,9 @@ Names are imported lazily, so ``import workspace_tools.tools`` stays cheap until
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from workspace_tools._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from workspace_tools.tools.docs import (
@@ -60,14 +61,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        msg = f"module 'workspace_tools.tools' has no attribute {name!r}"
-        raise AttributeError(msg)
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr("workspace_tools.tools", _LAZY, globals())
 
 
 def __dir__() -> list[str]:
