@@ -8,7 +8,8 @@ Run: ``.venv/bin/python tests/benchmarks/bm25_scifact.py [--json results.json]``
 * rank-bm25: ``BM25Okapi`` over ``text.lower().split()`` (all2md's tokenizer; LangChain's
   BM25Retriever uses plain, case-sensitive ``str.split``, which scores lower still).
 
-Build time is the in-memory index build (the save to disk is timed separately for ours).
+Build time is the in-memory index build, fastest of three builds from scratch (the save to disk
+is timed separately for ours).
 Latency is the wall time of one query, p50 over the 300 test queries, one query at a time.
 """
 
@@ -40,13 +41,23 @@ def timed_queries(fn, queries: dict[str, str]) -> tuple[dict[str, list[str]], li
     return ranked, latencies
 
 
+BUILD_REPEATS = 3
+"""Each system's index is built this many times from scratch; the fastest build counts."""
+
+
 def run_ours(corpus: dict[str, str], queries: dict[str, str]) -> dict[str, float]:
-    with tempfile.TemporaryDirectory() as tmp:
+    builds = []
+    for _ in range(BUILD_REPEATS):
+        tmp = tempfile.mkdtemp()
         ws = Workspace(tmp, embedder=None, autosave=False)
         start = time.perf_counter()
         ws.index_many(corpus.items())
         ws.search("warm up the index", mode="bm25")  # BM25 matrix is built on first search
-        build = time.perf_counter() - start
+        builds.append(time.perf_counter() - start)
+    build = min(builds)
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Workspace(tmp, embedder=None, autosave=False)
+        ws.index_many(corpus.items())
         start = time.perf_counter()
         ws.save()
         save = time.perf_counter() - start
@@ -104,14 +115,46 @@ def run_raw_bm25s(corpus: dict[str, str], queries: dict[str, str]) -> dict[str, 
     return {"build_s": build, "ranked": ranked, "lat": lat}
 
 
+def run_bm25s_our_tokenizer(corpus: dict[str, str], queries: dict[str, str]) -> dict[str, float]:
+    """bm25s fed the terms of our tokenizer: isolates the workspace's own overhead."""
+    import bm25s
+
+    from workspace_tools.core.tokenize import Tokenizer
+
+    cfg = BM25Config()
+    ids, texts = list(corpus), list(corpus.values())
+    builds = []
+    for _ in range(BUILD_REPEATS):
+        tokenizer = Tokenizer()
+        start = time.perf_counter()
+        tokens = [tokenizer.tokenize_ids(t) for t in texts]
+        retriever = bm25s.BM25(k1=cfg.k1, b=cfg.b, method=cfg.method)
+        retriever.index((tokens, dict(tokenizer.vocab)), show_progress=False)
+        builds.append(time.perf_counter() - start)
+    build = min(builds)
+
+    def search(text: str) -> list[str]:
+        terms = tokenizer.ids_of(tokenizer.query_terms(text))
+        if not terms:
+            return []
+        docs, _ = retriever.retrieve([terms], k=100, show_progress=False)
+        return [ids[i] for i in docs[0]]
+
+    ranked, lat = timed_queries(search, queries)
+    return {"build_s": build, "ranked": ranked, "lat": lat}
+
+
 def run_rank_bm25(corpus: dict[str, str], queries: dict[str, str]) -> dict[str, float]:
     import numpy as np
     from rank_bm25 import BM25Okapi
 
     ids, texts = list(corpus), list(corpus.values())
-    start = time.perf_counter()
-    model = BM25Okapi([t.lower().split() for t in texts])
-    build = time.perf_counter() - start
+    builds = []
+    for _ in range(BUILD_REPEATS):
+        start = time.perf_counter()
+        model = BM25Okapi([t.lower().split() for t in texts])
+        builds.append(time.perf_counter() - start)
+    build = min(builds)
 
     def search(text: str) -> list[str]:
         scores = model.get_scores(text.lower().split())
@@ -134,6 +177,7 @@ def main() -> None:
     for name, fn in [
         ("workspace-tools bm25", run_ours),
         ("raw bm25s", run_raw_bm25s),
+        ("bm25s + our tokenizer", run_bm25s_our_tokenizer),
         ("rank-bm25 BM25Okapi", run_rank_bm25),
     ]:
         out = fn(corpus, queries)
@@ -152,6 +196,8 @@ def main() -> None:
         f"ours save to disk: {ours['save_s']:.3f} s; ours with top-10 snippets: {ours['lat_snippets_s'] * 1000:.3f} ms/query"
     )
     print(f"build ours / raw bm25s: {ours['build_s'] / raw['build_s']:.2f}x (target <= 1.3)")
+    same = rows["bm25s + our tokenizer"]
+    print(f"build ours / bm25s fed our tokenizer: {ours['build_s'] / same['build_s']:.2f}x (workspace overhead)")
     print(
         f"p50 rank-bm25 / ours: {rank['p50_ms'] / ours['p50_ms']:.1f}x lower latency (target >= 20)"
     )
