@@ -3,6 +3,10 @@
 Vectors carry stable int64 ids so chunks can be removed. The index is exact (flat) up to
 ``hnsw_threshold`` vectors and HNSW above it; metadata filters are pre-filters through a FAISS id
 selector, so a filtered search still returns ``k`` hits when ``k`` matching vectors exist.
+
+HNSW graphs cannot delete in place, so removed ids become tombstones hidden from every search by
+an ``IDSelectorNot``; the graph is rebuilt only once tombstones pass a fifth of it. Tombstones
+are saved next to the index (``<name>.dead.npy``).
 """
 
 from __future__ import annotations
@@ -16,6 +20,9 @@ import numpy.typing as npt
 from workspace_tools.core.errors import IndexCorruptError
 
 __all__ = ["HNSW_THRESHOLD", "DenseIndex"]
+
+_COMPACT_FRACTION: Final = 0.2
+"""HNSW graphs are rebuilt once tombstones exceed this fraction of their vectors."""
 
 
 def _faiss() -> Any:
@@ -34,7 +41,8 @@ at 10k, 1.4 ms at 20k and 4.9 ms at 50k (it scans every vector, ~0.1 us each), w
 efSearch=128) stays at 0.13-0.21 ms with recall@10 1.000 and recall@100 0.995 against flat. Flat
 passes ~3 ms near 30k vectors, so that is the crossover. HNSW is not free: building it takes ~2 s
 at 20k and ~10 s at 50k vectors (one thread, busy machine), and as HNSW cannot delete in place,
-every ``remove`` rebuilds it (~2-6 s at 20-50k), so below the crossover exact search wins outright.
+removed vectors are tombstoned and the graph is rebuilt once they pass a fifth of it, so below
+the crossover exact search wins outright.
 See docs/benchmarks-dense.md.
 """
 
@@ -47,9 +55,10 @@ class DenseIndex:
         self.hnsw_threshold = hnsw_threshold
         self._index: Any = self._new_index(hnsw=False)
         self._hnsw = False
+        self._dead: set[int] = set()
 
     def __len__(self) -> int:
-        return int(self._index.ntotal)
+        return int(self._index.ntotal) - len(self._dead)
 
     @property
     def kind(self) -> str:
@@ -87,13 +96,10 @@ class DenseIndex:
             return
         ids = np.ascontiguousarray(ids, dtype=np.int64)
         if self._hnsw:
-            keep = self._all_ids()
-            keep = keep[~np.isin(keep, ids)]
-            vectors = self._vectors(keep)
-            self._index = self._new_index(hnsw=len(keep) > self.hnsw_threshold)
-            self._hnsw = len(keep) > self.hnsw_threshold
-            if len(keep):
-                self._index.add_with_ids(vectors, keep)
+            present = ids[np.isin(ids, self._all_ids())]
+            self._dead.update(int(i) for i in present)
+            if len(self._dead) > _COMPACT_FRACTION * int(self._index.ntotal):
+                self._rebuild(hnsw=len(self) > self.hnsw_threshold)
         else:
             faiss = _faiss()
 
@@ -116,8 +122,13 @@ class DenseIndex:
         k = min(k, len(self))
         query = np.ascontiguousarray(vector, dtype=np.float32).reshape(1, -1)
         params = None
-        if allowed is not None:
+        selector = None
+        if allowed is not None:  # allowed ids are live ids: tombstones are never among them
             selector = faiss.IDSelectorBatch(np.ascontiguousarray(allowed, dtype=np.int64))
+        elif self._dead:
+            dead = faiss.IDSelectorBatch(np.fromiter(self._dead, dtype=np.int64))
+            selector = faiss.IDSelectorNot(dead)
+        if selector is not None:
             params = (
                 faiss.SearchParametersHNSW(sel=selector, efSearch=max(128, k))
                 if self._hnsw
@@ -135,6 +146,7 @@ class DenseIndex:
         return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i != -1]
 
     def _all_ids(self) -> npt.NDArray[np.int64]:
+        """Ids stored in the FAISS index, tombstones included."""
         faiss = _faiss()
 
         return np.asarray(faiss.vector_to_array(self._index.id_map), dtype=np.int64)
@@ -145,17 +157,25 @@ class DenseIndex:
         return np.vstack([self._index.reconstruct(int(i)) for i in ids]).astype(np.float32)
 
     def _rebuild(self, *, hnsw: bool) -> None:
+        """A fresh index of the live vectors (tombstones dropped)."""
         ids = self._all_ids()
+        if self._dead:
+            ids = ids[~np.isin(ids, np.fromiter(self._dead, dtype=np.int64))]
         vectors = self._vectors(ids)
         self._index = self._new_index(hnsw=hnsw)
         self._hnsw = hnsw
-        self._index.add_with_ids(vectors, ids)
+        self._dead = set()
+        if len(ids):
+            self._index.add_with_ids(vectors, ids)
 
     def save(self, path: Path) -> None:
         """Write the index with ``faiss.write_index`` (no pickle)."""
         faiss = _faiss()
 
         faiss.write_index(self._index, str(path))
+        if self._dead:
+            dead = np.fromiter(sorted(self._dead), dtype=np.int64)
+            np.save(_dead_path(path), dead, allow_pickle=False)
 
     @classmethod
     def load(
@@ -181,4 +201,22 @@ class DenseIndex:
         dense = cls(dimension, hnsw_threshold=hnsw_threshold)
         dense._index = index
         dense._hnsw = "HNSW" in type(faiss.downcast_index(index.index)).__name__
+        dead_path = _dead_path(path)
+        if dead_path.exists():
+            try:
+                dead = np.load(dead_path, allow_pickle=False)
+            except (OSError, ValueError, EOFError) as exc:
+                msg = (
+                    f"The tombstone file {dead_path} is damaged ({exc}). "
+                    "Rebuild with rebuild=True."
+                )
+                raise IndexCorruptError(msg) from exc
+            if dead.ndim != 1 or dead.dtype != np.int64:
+                msg = f"The tombstone file {dead_path} is malformed. Rebuild with rebuild=True."
+                raise IndexCorruptError(msg)
+            dense._dead = {int(i) for i in dead}
         return dense
+
+
+def _dead_path(path: Path) -> Path:
+    return path.with_name(path.stem + ".dead.npy")

@@ -182,3 +182,23 @@ def test_dense_index_flat_and_hnsw_remove_and_filter() -> None:
         allowed = np.asarray([110, 111], dtype=np.int64)
         assert {i for i, _ in index.search(vectors[3], k=5, allowed=allowed)} == {110, 111}
         assert len(index) == 39
+
+
+def test_hnsw_removals_are_tombstones_that_survive_save(tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    vectors = rng.normal(size=(60, 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index = DenseIndex(8, hnsw_threshold=10)
+    index.add(np.arange(60, dtype=np.int64), vectors)
+    assert index.kind == "hnsw"
+    index.remove(np.asarray([5, 6, 999], dtype=np.int64))  # 999 is unknown: ignored
+    assert len(index) == 58
+    assert index.kind == "hnsw" and index._index.ntotal == 60  # tombstoned, not rebuilt
+    assert 5 not in [i for i, _ in index.search(vectors[5], k=10)]
+    index.save(tmp_path / "dense.faiss")
+    loaded = DenseIndex.load(tmp_path / "dense.faiss", dimension=8, hnsw_threshold=10)
+    assert len(loaded) == 58
+    assert 6 not in [i for i, _ in loaded.search(vectors[6], k=60)]
+    loaded.remove(np.arange(0, 20, dtype=np.int64))  # past a fifth: compacted
+    assert loaded._index.ntotal == len(loaded) == 40 and not loaded._dead
+    assert {i for i, _ in loaded.search(vectors[30], k=40)} == set(range(20, 60))
