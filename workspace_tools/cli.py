@@ -70,7 +70,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         fresh = not ws.source_ids()
         if fresh and not args.json:
             print(f"No index in {ws.index_dir} yet: indexing {ws.root} first.", file=sys.stderr)
-        report = ws.sync()  # incremental: unchanged files cost one stat
+        report = ws.sync(show_progress=fresh and not args.quiet)  # unchanged files: one stat
         if (fresh or report.changed) and not args.json:
             _print_report(report, quiet=True)
     if (args.mode or ws.default_mode) != "bm25" and hasattr(ws.embedder, "load"):

@@ -148,6 +148,8 @@ def _mark(text: str, spans: list[_Span], begin: int, end: int) -> str:
     out: list[str] = []
     pos = begin
     for start, stop, _terms in spans:
+        if text.startswith(HIT_OPEN, start - len(HIT_OPEN)) and text.startswith(HIT_CLOSE, stop):
+            continue  # already marked in the source text (e.g. a documented snippet)
         out.append(text[pos:start])
         out.append(f"{HIT_OPEN}{text[start:stop]}{HIT_CLOSE}")
         pos = stop

@@ -38,3 +38,9 @@ def test_long_line_is_cut_around_the_hits() -> None:
     assert snip.text.startswith("…") and snip.text.endswith("…")
     assert "<<magic>> <<parser>>" in snip.text
     assert len(snip.text) < 260
+
+
+def test_words_already_marked_in_the_text_are_not_marked_twice() -> None:
+    assert mark_hits("see <<install>> and install", TOK.query_terms("install"), TOK) == (
+        "see <<install>> and <<install>>"
+    )
