@@ -20,14 +20,15 @@ from workspace_tools.core.convert import (
     convert_bytes,
 )
 from workspace_tools.core.convert_cache import ConversionCache
-from workspace_tools.core.corpus import ChunkRow, Corpus, SourceRecord, text_hash
-from workspace_tools.core.dense import HNSW_THRESHOLD, DenseIndex
+from workspace_tools.core.corpus import ChunkRow, SourceRecord, text_hash
+from workspace_tools.core.dense import HNSW_THRESHOLD
 from workspace_tools.core.embedder import Embedder, SentenceTransformerEmbedder, as_embedder
 from workspace_tools.core.errors import (
     ConversionError,
     InvalidInputError,
     ReadOnlyWorkspaceError,
 )
+from workspace_tools.core.index_state import IndexState
 from workspace_tools.core.ingest import (
     DOC_FORMATS,
     DocumentLike,
@@ -43,7 +44,7 @@ from workspace_tools.core.ingest import (
 from workspace_tools.core.ranking import MODES, SearchMode, filter_mask, fuse, resolve_mode
 from workspace_tools.core.results import build_result
 from workspace_tools.core.scan import ScanConfig, is_glob, normalise_id, resolve_inside, scan
-from workspace_tools.core.sparse import BM25Config, SparseIndex
+from workspace_tools.core.sparse import BM25Config
 from workspace_tools.core.store import IndexStore
 from workspace_tools.core.tokenize import Tokenizer, TokenizerConfig
 from workspace_tools.core.types import Chunk, SearchResult, SyncReport
@@ -139,13 +140,12 @@ class Workspace:
         self._conversions = ConversionCache(self.index_dir.parent / "converted")
         self._lock = threading.RLock()
         self._write_lock = threading.RLock()
-        self._corpus = Corpus()
-        self._sparse = SparseIndex(self.bm25_config)
-        self._sparse_dirty = True
-        self._row_ids: list[str] = []
-        self._row_of_key: dict[int, int] = {}
-        self._dense: DenseIndex | None = None
-        self._needs_backfill = False
+        self._state = IndexState(
+            tokenizer=self.tokenizer,
+            bm25_config=self.bm25_config,
+            bm25_enabled=bm25,
+            hnsw_threshold=hnsw_threshold,
+        )
         self.default_paths: list[str] | None = None
         """Paths :meth:`sync` scans when called without paths (``None``: the whole root)."""
         if rebuild and not read_only:
@@ -189,31 +189,33 @@ class Workspace:
         return "hybrid" if "hybrid" in self.modes else self.modes[0]
 
     def __len__(self) -> int:
-        return len(self._corpus.chunks)
+        return len(self._state.corpus.chunks)
 
     def __repr__(self) -> str:
         return (
-            f"Workspace(root={str(self.root)!r}, sources={len(self._corpus.sources)}, "
+            f"Workspace(root={str(self.root)!r}, sources={len(self._state.corpus.sources)}, "
             f"chunks={len(self)}, modes={self.modes})"
         )
 
     def source_ids(self) -> list[str]:
         """Ids of every indexed file and string."""
         with self._lock:
-            return list(self._corpus.sources)
+            return list(self._state.corpus.sources)
 
     def source(self, source_id: str) -> SourceRecord | None:
         """The manifest row of a source, if indexed."""
-        return self._corpus.sources.get(self._normalise_source_id(source_id))
+        return self._state.corpus.sources.get(self._normalise_source_id(source_id))
 
     def chunks_of(self, source_id: str) -> list[Chunk]:
         """Chunks of a source, in order."""
         with self._lock:
-            record = self._corpus.sources.get(self._normalise_source_id(source_id))
+            record = self._state.corpus.sources.get(self._normalise_source_id(source_id))
             if record is None:
                 return []
             return [
-                self._corpus.chunks[c].chunk for c in record.chunk_ids if c in self._corpus.chunks
+                self._state.corpus.chunks[c].chunk
+                for c in record.chunk_ids
+                if c in self._state.corpus.chunks
             ]
 
     def stats(self) -> dict[str, Any]:
@@ -222,11 +224,11 @@ class Workspace:
             return {
                 "root": str(self.root),
                 "index_dir": str(self.index_dir),
-                "sources": len(self._corpus.sources),
-                "chunks": len(self._corpus.chunks),
+                "sources": len(self._state.corpus.sources),
+                "chunks": len(self._state.corpus.chunks),
                 "modes": list(self.modes),
                 "embedder": self.embedder.model_id if self.embedder else None,
-                "vectors": len(self._dense) if self._dense is not None else 0,
+                "vectors": len(self._state.dense) if self._state.dense is not None else 0,
             }
 
     # -- indexing ------------------------------------------------------------------------------
@@ -244,7 +246,7 @@ class Workspace:
         """
         report = self.index_many([(id, content, dict(metadata or {}))], show_progress=False)
         del report
-        record = self._corpus.sources.get(self._normalise_source_id(id))
+        record = self._state.corpus.sources.get(self._normalise_source_id(id))
         return list(record.chunk_ids) if record else []
 
     def index_many(
@@ -262,7 +264,7 @@ class Workspace:
                 latest[self._normalise_source_id(doc_id)] = (content, metadata)
             for source_id, (content, metadata) in latest.items():
                 digest = text_hash(content)
-                previous = self._corpus.sources.get(source_id)
+                previous = self._state.corpus.sources.get(source_id)
                 if previous and previous.content_hash == digest and previous.metadata == metadata:
                     report.unchanged += 1
                     continue
@@ -294,11 +296,15 @@ class Workspace:
                 import pathspec
 
                 spec = pathspec.PathSpec.from_lines("gitignore", ["/" + id_or_prefix.lstrip("./")])
-                ids = [s for s in self._corpus.sources if spec.match_file(s)]
+                ids = [s for s in self._state.corpus.sources if spec.match_file(s)]
             elif target in {"", "."}:
-                ids = list(self._corpus.sources)
+                ids = list(self._state.corpus.sources)
             else:
-                ids = [s for s in self._corpus.sources if s == target or s.startswith(target + "/")]
+                ids = [
+                    s
+                    for s in self._state.corpus.sources
+                    if s == target or s.startswith(target + "/")
+                ]
             report = SyncReport(removed=ids)
             self._apply([], ids, report, show_progress=False)
             return ids
@@ -339,7 +345,7 @@ class Workspace:
                 outcome = stage_file(
                     rel,
                     path,
-                    self._corpus.sources.get(rel),
+                    self._state.corpus.sources.get(rel),
                     report,
                     conversions=self._conversions,
                     chunking=self.chunking,
@@ -354,7 +360,7 @@ class Workspace:
                     staged.append(outcome)
             removed = [
                 sid
-                for sid, rec in self._corpus.sources.items()
+                for sid, rec in self._state.corpus.sources.items()
                 if rec.kind == "file" and sid not in kept and found.in_scope(sid)
             ]
             report.removed = removed
@@ -426,34 +432,21 @@ class Workspace:
             assert self.embedder is not None
             query_vector = self.embedder.embed([query])[0]
         with self._lock:
-            total = len(self._corpus.chunks)
+            total = len(self._state.corpus.chunks)
             if total == 0:
                 return []
             k = min(top_k, total)
-            self._ensure_sparse()
-            mask = (
-                filter_mask([self._corpus.chunks[c].chunk for c in self._row_ids], filter)
-                if filter
-                else None
-            )
+            state = self._state
+            state.ensure_sparse()
+            mask = filter_mask(state.row_chunks(), filter) if filter else None
             pool = min(total, max(2 * k, 100))
             bm25_hits: list[tuple[int, float]] = []
             vector_hits: list[tuple[int, float]] = []
             if chosen in {"bm25", "hybrid"} and terms:
-                rows = self._sparse.top_ids(
-                    self.tokenizer.ids_of(terms), k=k if chosen == "bm25" else pool, mask=mask
-                )
-                bm25_hits = [(self._key_of_row(r), s) for r, s in rows]
-            if query_vector is not None and self._dense is not None:
-                allowed = None
-                if mask is not None:
-                    allowed = np.asarray(
-                        [self._key_of_row(int(r)) for r in np.flatnonzero(mask)], dtype=np.int64
-                    )
-                vector_hits = self._dense.search(
-                    query_vector,
-                    k=k if chosen == "vector" else pool,
-                    allowed=allowed,
+                bm25_hits = state.bm25_top(terms, k=k if chosen == "bm25" else pool, mask=mask)
+            if query_vector is not None:
+                vector_hits = state.vector_top(
+                    query_vector, k=k if chosen == "vector" else pool, mask=mask
                 )
             ranked = fuse(
                 chosen,
@@ -474,20 +467,9 @@ class Workspace:
         """Write the index atomically (the previous index stays loadable until the new is whole)."""
         self._check_writable()
         with self._write_lock, self._lock:
-            self._ensure_sparse()
-            settings = self._settings()
-            corpus, sparse, dense = self._corpus, self._sparse, self._dense
-            vocabulary = self.tokenizer.vocab
-
-            def write(folder: Path) -> None:
-                corpus.save(folder, settings=settings, vocabulary=vocabulary)
-                sparse.save(folder / "sparse")
-                if dense is not None and len(dense):
-                    dense.save(folder / "dense.faiss")
-
-            self._store.save(write)
-            live = {r.content_hash for r in corpus.sources.values() if r.format in DOC_FORMATS}
-            self._conversions.prune(live)
+            self._store.save(self._state.writer(settings=self._settings()))
+            sources = self._state.corpus.sources.values()
+            self._conversions.prune(r.content_hash for r in sources if r.format in DOC_FORMATS)
 
     # -- internals -----------------------------------------------------------------------------
 
@@ -562,29 +544,12 @@ class Workspace:
             vectors = embed_missing(
                 self.embedder,
                 [r for _, rows in new_rows for r in rows],
-                self._corpus.vectors,
+                self._state.corpus.vectors,
                 show_progress=self._show(show_progress),
             )
             report.chunks_embedded += len(vectors)
         with self._lock:
-            dead: list[int] = []
-            for source_id in removed:
-                dead.extend(self._corpus.drop(source_id))
-            for record, rows in new_rows:
-                for row in rows:
-                    row.key = self._corpus.new_key()
-                dead.extend(self._corpus.put(record, rows))
-                report.chunks_indexed += len(rows)
-            self._corpus.vectors.update(vectors)
-            if self._dense is not None:
-                self._dense.remove(np.asarray(dead, dtype=np.int64))
-                fresh = [r for _, rows in new_rows for r in rows]
-                if fresh:
-                    keys = np.asarray([r.key for r in fresh], dtype=np.int64)
-                    matrix = np.vstack([self._corpus.vectors[r.hash] for r in fresh])
-                    self._dense.add(keys, matrix)
-            if new_rows or removed:
-                self._sparse_dirty = True
+            report.chunks_indexed += self._state.apply(new_rows, removed, vectors)
         if self.autosave and (new_rows or removed or touched):
             self.save()
 
@@ -593,59 +558,31 @@ class Workspace:
         if self.embedder is None:
             return
         with self._write_lock:
-            if self._dense is None:
-                self._dense = DenseIndex(
-                    self.embedder.dimension, hnsw_threshold=self.hnsw_threshold
-                )
-                self._needs_backfill = bool(self._corpus.chunks)
-            if not self._needs_backfill:
+            self._state.ensure_dense(self.embedder.dimension)
+            if not self._state.needs_backfill:
                 return
-            rows = list(self._corpus.chunks.values())
+            rows = list(self._state.corpus.chunks.values())
             vectors = embed_missing(
-                self.embedder, rows, self._corpus.vectors, show_progress=self.show_progress
+                self.embedder, rows, self._state.corpus.vectors, show_progress=self.show_progress
             )
             with self._lock:
-                self._corpus.vectors.update(vectors)
-                self._dense = DenseIndex(
-                    self.embedder.dimension, hnsw_threshold=self.hnsw_threshold
-                )
-                if rows:
-                    keys = np.asarray([r.key for r in rows], dtype=np.int64)
-                    self._dense.add(keys, np.vstack([self._corpus.vectors[r.hash] for r in rows]))
-                self._needs_backfill = False
-
-    def _ensure_sparse(self) -> None:
-        if not self._sparse_dirty:
-            return
-        rows = list(self._corpus.chunks.values())
-        if self.bm25_enabled:
-            self._sparse.build_ids([r.terms for r in rows], self.tokenizer.vocab)
-        self._row_ids = [r.chunk.id for r in rows]
-        self._row_of_key = {r.key: i for i, r in enumerate(rows)}
-        self._sparse_dirty = False
-
-    def _key_of_row(self, row: int) -> int:
-        return self._corpus.chunks[self._row_ids[row]].key
+                self._state.fill_dense(self.embedder.dimension, vectors)
 
     def _results(
         self, ranked: list[tuple[int, float, dict[str, float]]], terms: list[str]
     ) -> list[SearchResult]:
-        chunks = self._corpus.chunks
+        found = ((self._state.chunk_of_key(key), score, details) for key, score, details in ranked)
         return [
-            build_result(
-                chunks[self._row_ids[self._row_of_key[key]]].chunk,
-                score,
-                details,
-                terms,
-                self.tokenizer,
-            )
-            for key, score, details in ranked
-            if key in self._row_of_key
+            build_result(chunk, score, details, terms, self.tokenizer)
+            for chunk, score, details in found
+            if chunk is not None
         ]
 
     def _settings(self) -> dict[str, Any]:
         embedder = None
-        if self.embedder is not None and (self._dense is not None or self._corpus.vectors):
+        if self.embedder is not None and (
+            self._state.dense is not None or self._state.corpus.vectors
+        ):
             embedder = {"model_id": self.embedder.model_id, "dimension": self.embedder.dimension}
         return {
             "tokenizer": self.tokenizer.fingerprint(),
@@ -658,43 +595,18 @@ class Workspace:
         folder = self._store.current()
         if folder is None:
             return
-        corpus, saved, vocabulary = Corpus.load(folder)
-        check_settings(
-            saved,
-            self._settings(),
-            embedder=(self.embedder.model_id, self.embedder.dimension) if self.embedder else None,
-            bm25_enabled=self.bm25_enabled,
-            index_dir=self.index_dir,
-        )
-        self._corpus = corpus
-        self.tokenizer.set_vocabulary(vocabulary)
-        sparse = (
-            SparseIndex.load(folder / "sparse", config=self.bm25_config)
-            if self.bm25_enabled
-            else None
-        )
-        if sparse is not None and len(sparse) == len(corpus.chunks):
-            self._sparse = sparse
-            rows = list(corpus.chunks.values())
-            self._row_ids = [r.chunk.id for r in rows]
-            self._row_of_key = {r.key: i for i, r in enumerate(rows)}
-            self._sparse_dirty = False
-        saved_embedder = saved.get("embedder")
-        if self.embedder is None:
-            return
-        if saved_embedder is None:
-            corpus.vectors.clear()  # vectors of an unknown model must not be reused
-            self._needs_backfill = bool(corpus.chunks)
-            return
-        dimension = int(saved_embedder["dimension"])
-        path = folder / "dense.faiss"
-        if path.exists():
-            dense = DenseIndex.load(path, dimension=dimension, hnsw_threshold=self.hnsw_threshold)
-            if len(dense) == len(corpus.chunks):
-                self._dense = dense
-                return
-        self._dense = DenseIndex(dimension, hnsw_threshold=self.hnsw_threshold)
-        self._needs_backfill = bool(corpus.chunks)
+
+        def check(saved: dict[str, Any]) -> None:
+            embedder = self.embedder
+            check_settings(
+                saved,
+                self._settings(),
+                embedder=(embedder.model_id, embedder.dimension) if embedder else None,
+                bm25_enabled=self.bm25_enabled,
+                index_dir=self.index_dir,
+            )
+
+        self._state.read(folder, check=check, with_vectors=self.embedder is not None)
 
     def _show(self, show: bool | None, /) -> bool:  # noqa: FBT001 - positional-only
         return self.show_progress if show is None else show
