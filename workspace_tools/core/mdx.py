@@ -18,6 +18,7 @@ from typing import Any, Final
 import yaml
 
 from workspace_tools.core.chunking import is_markdown_heading
+from workspace_tools.core.safe_yaml import UnsafeYamlError, load_yaml
 
 __all__ = ["DocsPage", "first_paragraph", "parse_page"]
 
@@ -25,8 +26,6 @@ logger = logging.getLogger(__name__)
 
 MAX_FRONTMATTER_CHARS: Final = 64_000
 """Frontmatter longer than this is ignored (with a warning) before YAML sees it."""
-MAX_YAML_ALIASES: Final = 20
-"""Frontmatter with more YAML aliases than this is ignored as an alias bomb."""
 MAX_FIELD_CHARS: Final = 1000
 """Title and description are cut to this many characters."""
 _FRONTMATTER: Final = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*$\n?", re.S | re.M)
@@ -133,13 +132,8 @@ def _frontmatter(path: str, raw: str) -> Any:
         if len(raw) > MAX_FRONTMATTER_CHARS:
             logger.warning("Ignoring the frontmatter of %s: over %d characters", path, len(raw))
             return None
-        events = yaml.parse(raw, Loader=yaml.SafeLoader)
-        aliases = sum(isinstance(event, yaml.AliasEvent) for event in events)
-        if aliases > MAX_YAML_ALIASES:
-            logger.warning("Ignoring the frontmatter of %s: %d YAML aliases", path, aliases)
-            return None
-        return yaml.safe_load(raw)
-    except yaml.YAMLError as exc:
+        return load_yaml(raw)
+    except (UnsafeYamlError, yaml.YAMLError) as exc:
         logger.warning("Ignoring the frontmatter of %s: %s", path, exc)
         return None
 

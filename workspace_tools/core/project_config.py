@@ -23,6 +23,7 @@ from typing import Any, Final
 import yaml
 
 from workspace_tools.core.errors import InvalidInputError
+from workspace_tools.core.safe_yaml import UnsafeYamlError, load_yaml
 
 __all__ = ["CONFIG_FILE", "ProjectConfig"]
 
@@ -62,8 +63,8 @@ class ProjectConfig:
             msg = f"{path} is larger than {MAX_CONFIG_BYTES} bytes; is it the right file?"
             raise InvalidInputError(msg)
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
+            data = load_yaml(path.read_text(encoding="utf-8"))
+        except (UnsafeYamlError, yaml.YAMLError) as exc:
             detail = str(exc).replace("\n", " ")
             msg = f"{path} is not valid YAML ({detail}). Fix the file and try again."
             raise InvalidInputError(msg) from exc

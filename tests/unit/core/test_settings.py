@@ -47,3 +47,12 @@ def test_bad_settings_name_the_key(tree: Path, text: str, message: str) -> None:
     write_config(tree, text)
     with pytest.raises(InvalidInputError, match=message):
         Workspace.from_project(tree)
+
+
+def test_alias_bomb_in_the_project_file_is_refused(tree: Path) -> None:
+    bomb = "a: &a [x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}]\n" for i in range(12)
+    )
+    write_config(tree, bomb)
+    with pytest.raises(InvalidInputError, match="uses 24 YAML aliases; the limit is 20"):
+        Workspace.from_project(tree)

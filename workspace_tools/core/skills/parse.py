@@ -19,6 +19,7 @@ from typing import Any, Final
 import yaml
 
 from workspace_tools.core.errors import SkillFormatError
+from workspace_tools.core.safe_yaml import UnsafeYamlError, load_yaml
 from workspace_tools.core.skills.model import Skill, SkillDiagnostic, SkillSource
 
 __all__ = [
@@ -40,8 +41,6 @@ MAX_SKILL_FILE_BYTES: Final = 2_000_000
 """SKILL.md files larger than this are skipped."""
 MAX_FRONTMATTER_CHARS: Final = 64_000
 """Frontmatter larger than this is rejected before YAML sees it."""
-MAX_YAML_ALIASES: Final = 20
-"""More aliases than this in a frontmatter is treated as an alias bomb."""
 KNOWN_FIELDS: Final[tuple[str, ...]] = (
     "name",
     "description",
@@ -404,15 +403,9 @@ def _split_frontmatter(text: str) -> tuple[str, str, int] | str:
 def _load_yaml(raw: str) -> Any:
     """``yaml.safe_load`` with an alias-bomb guard; a string return value is an error message."""
     try:
-        aliases = sum(
-            isinstance(e, yaml.AliasEvent) for e in yaml.parse(raw, Loader=yaml.SafeLoader)
-        )
-        if aliases > MAX_YAML_ALIASES:
-            return (
-                f"frontmatter uses {aliases} YAML aliases; the limit is {MAX_YAML_ALIASES}. "
-                "Write the values out instead of using anchors."
-            )
-        return yaml.safe_load(raw)
+        return load_yaml(raw)
+    except UnsafeYamlError as exc:
+        return f"frontmatter {exc}. Write the values out instead of using anchors."
     except yaml.YAMLError as exc:
         detail = str(exc).replace("\n", " ")
         if len(detail) > 300:
