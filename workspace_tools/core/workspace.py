@@ -138,6 +138,7 @@ class Workspace:
         )
         self._store = IndexStore(self.index_dir)
         self._conversions = ConversionCache(self.index_dir.parent / "converted")
+        self._converted_live: frozenset[str] | None = None
         self._lock = threading.RLock()
         self._write_lock = threading.RLock()
         self._state = IndexState(
@@ -469,7 +470,10 @@ class Workspace:
         with self._write_lock, self._lock:
             self._store.save(self._state.writer(settings=self._settings()))
             sources = self._state.corpus.sources.values()
-            self._conversions.prune(r.content_hash for r in sources if r.format in DOC_FORMATS)
+            live = frozenset(r.content_hash for r in sources if r.format in DOC_FORMATS)
+            if live != self._converted_live:  # walk the cache only when its live set moved
+                self._conversions.prune(live)
+                self._converted_live = live
 
     # -- internals -----------------------------------------------------------------------------
 

@@ -98,3 +98,16 @@ def test_sync_reports_broken_documents_and_indexes_the_rest(tmp_path: Path) -> N
     assert space.search("glaciers")[0].id == "good.md"
     pdf_chunks = space.chunks_of("good.pdf")
     assert pdf_chunks and all("page" in c.metadata for c in pdf_chunks if c.start_line > 1)
+
+
+def test_conversion_cache_follows_the_index(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    shutil.copyfile(next(MIXED.rglob("*.pdf")), root / "a.pdf")
+    space = workspace_module.Workspace(root, embedder=None)
+    space.sync()
+    cached = list((root / ".workspace_tools" / "converted").rglob("*.json"))
+    assert len(cached) == 1
+    (root / "a.pdf").unlink()
+    space.sync()
+    assert not list((root / ".workspace_tools" / "converted").rglob("*.json"))
