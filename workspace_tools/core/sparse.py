@@ -95,7 +95,7 @@ class SparseIndex:
         k: int,
         mask: npt.NDArray[np.bool_] | None = None,
     ) -> list[tuple[int, float]]:
-        """Like :meth:`top`, for term ids."""
+        """The ``k`` best rows with a positive score, best first, optionally within ``mask``."""
         scores = self.scores_ids(ids)
         if mask is not None:
             scores = np.where(mask, scores, 0.0).astype(np.float32)
@@ -116,19 +116,6 @@ class SparseIndex:
         if not ids:
             return np.zeros(self._size, dtype=np.float32)
         return np.asarray(self._retriever.get_scores_from_ids(ids), dtype=np.float32)
-
-    def top(
-        self,
-        terms: Sequence[str],
-        *,
-        k: int,
-        mask: npt.NDArray[np.bool_] | None = None,
-    ) -> list[tuple[int, float]]:
-        """The ``k`` best rows with a positive score, best first, optionally within ``mask``."""
-        scores = self.scores(terms)
-        if mask is not None:
-            scores = np.where(mask, scores, 0.0).astype(np.float32)
-        return top_positive(scores, k)
 
     def save(self, directory: Path) -> None:
         """Write the bm25s index (no pickle) into ``directory``."""
