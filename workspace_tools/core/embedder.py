@@ -207,13 +207,16 @@ class SentenceTransformerEmbedder:
         """
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        vectors = self.model.encode(
-            list(texts),
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+        model = self.model
+        threads = _one_torch_thread() if len(texts) <= SMALL_BATCH else contextlib.nullcontext()
+        with threads:
+            vectors = model.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
         # bf16 models normalise in bf16 (norms off by ~0.3%): renormalise in fp32.
         return normalise(np.asarray(vectors, dtype=np.float32))
 

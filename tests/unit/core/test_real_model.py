@@ -86,6 +86,20 @@ def test_workspace_vector_mode_finds_a_paraphrase(
 def test_query_runs_on_one_thread_and_restores_the_count(real_embedder: SentenceTransformerEmbedder) -> None:
     import torch
 
-    before = torch.get_num_threads()
-    real_embedder.embed([GUITAR])  # a query-sized input runs on one torch thread
-    assert torch.get_num_threads() == before
+    seen: list[int] = []
+    model = real_embedder.model
+    encode = model.encode
+
+    def spy(*args: object, **kwargs: object) -> object:
+        seen.append(torch.get_num_threads())
+        return encode(*args, **kwargs)
+
+    torch.set_num_threads(2)
+    model.encode = spy
+    try:
+        real_embedder.embed([GUITAR])  # a query-sized input runs on one torch thread
+        real_embedder.embed([GUITAR] * 20)  # a batch keeps every thread
+    finally:
+        del model.encode
+    assert seen == [1, 2]
+    assert torch.get_num_threads() == 2
