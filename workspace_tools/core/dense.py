@@ -207,8 +207,7 @@ class DenseIndex:
                 dead = np.load(dead_path, allow_pickle=False)
             except (OSError, ValueError, EOFError) as exc:
                 msg = (
-                    f"The tombstone file {dead_path} is damaged ({exc}). "
-                    "Rebuild with rebuild=True."
+                    f"The tombstone file {dead_path} is damaged ({exc}). Rebuild with rebuild=True."
                 )
                 raise IndexCorruptError(msg) from exc
             if dead.ndim != 1 or dead.dtype != np.int64:
