@@ -197,7 +197,9 @@ def main() -> None:
     )
     print(f"build ours / raw bm25s: {ours['build_s'] / raw['build_s']:.2f}x (target <= 1.3)")
     same = rows["bm25s + our tokenizer"]
-    print(f"build ours / bm25s fed our tokenizer: {ours['build_s'] / same['build_s']:.2f}x (workspace overhead)")
+    print(
+        f"build ours / bm25s fed our tokenizer: {ours['build_s'] / same['build_s']:.2f}x (workspace overhead)"
+    )
     print(
         f"p50 rank-bm25 / ours: {rank['p50_ms'] / ours['p50_ms']:.1f}x lower latency (target >= 20)"
     )

@@ -37,7 +37,9 @@ from _scifact import load_scifact, ndcg_at_10
 from workspace_tools.core.embedder import SentenceTransformerEmbedder, bf16_supported
 
 
-def timed_embed(embedder: SentenceTransformerEmbedder, texts: list[str]) -> tuple[np.ndarray, float, float]:
+def timed_embed(
+    embedder: SentenceTransformerEmbedder, texts: list[str]
+) -> tuple[np.ndarray, float, float]:
     """Vectors, wall seconds and cpu_util."""
     wall0, cpu0 = time.perf_counter(), time.process_time()
     vectors = embedder.embed(texts)
@@ -45,7 +47,9 @@ def timed_embed(embedder: SentenceTransformerEmbedder, texts: list[str]) -> tupl
     return vectors, wall, (time.process_time() - cpu0) / wall
 
 
-def rank(query_vectors: np.ndarray, doc_vectors: np.ndarray, doc_ids: list[str], qids: list[str]) -> dict[str, list[str]]:
+def rank(
+    query_vectors: np.ndarray, doc_vectors: np.ndarray, doc_ids: list[str], qids: list[str]
+) -> dict[str, list[str]]:
     scores = query_vectors @ doc_vectors.T
     top = np.argsort(-scores, axis=1)[:, :10]
     return {qid: [doc_ids[j] for j in row] for qid, row in zip(qids, top)}
@@ -54,10 +58,20 @@ def rank(query_vectors: np.ndarray, doc_vectors: np.ndarray, doc_ids: list[str],
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, help="write the figures to this file")
-    parser.add_argument("--save-vectors", type=Path, help="save the fp32 corpus vectors (.npy) for faiss_threshold.py")
-    parser.add_argument("--docs", type=int, default=0,
-                        help="embed only the first N documents plus every judged one (0 = all)")
-    parser.add_argument("--sweep-docs", type=int, default=400, help="documents in the batch-size sweep (0 = skip)")
+    parser.add_argument(
+        "--save-vectors",
+        type=Path,
+        help="save the fp32 corpus vectors (.npy) for faiss_threshold.py",
+    )
+    parser.add_argument(
+        "--docs",
+        type=int,
+        default=0,
+        help="embed only the first N documents plus every judged one (0 = all)",
+    )
+    parser.add_argument(
+        "--sweep-docs", type=int, default=400, help="documents in the batch-size sweep (0 = skip)"
+    )
     args = parser.parse_args()
 
     corpus, queries, qrels = load_scifact()
@@ -69,11 +83,17 @@ def main() -> None:
     qids, qtexts = list(queries), list(queries.values())
     import torch
 
-    out: dict[str, Any] = {"docs": len(texts), "bf16_supported": bf16_supported(),
-                           "amx_tile": bool(getattr(torch.cpu, "_is_amx_tile_supported", lambda: False)()),
-                           "torch_threads": torch.get_num_threads()}
-    print(f"{len(texts)} documents; bf16 supported: {out['bf16_supported']}, AMX: {out['amx_tile']}, "
-          f"torch threads {out['torch_threads']}", flush=True)
+    out: dict[str, Any] = {
+        "docs": len(texts),
+        "bf16_supported": bf16_supported(),
+        "amx_tile": bool(getattr(torch.cpu, "_is_amx_tile_supported", lambda: False)()),
+        "torch_threads": torch.get_num_threads(),
+    }
+    print(
+        f"{len(texts)} documents; bf16 supported: {out['bf16_supported']}, AMX: {out['amx_tile']}, "
+        f"torch threads {out['torch_threads']}",
+        flush=True,
+    )
 
     vectors: dict[str, np.ndarray] = {}
     qvectors: dict[str, np.ndarray] = {}
@@ -83,8 +103,12 @@ def main() -> None:
         vecs, wall, util = timed_embed(embedder, texts)
         vectors[precision] = vecs
         qvectors[precision] = embedder.embed(qtexts)
-        row: dict[str, Any] = {"seconds": wall, "docs_per_s": len(texts) / wall, "cpu_util": util,
-                               "batch_size": embedder.batch_size}
+        row: dict[str, Any] = {
+            "seconds": wall,
+            "docs_per_s": len(texts) / wall,
+            "cpu_util": util,
+            "batch_size": embedder.batch_size,
+        }
         if args.sweep_docs:
             sweep = {}
             subset = texts[: args.sweep_docs]
@@ -95,10 +119,15 @@ def main() -> None:
             row["sweep"] = sweep
         row["ndcg10"] = ndcg_at_10(rank(qvectors[precision], vecs, doc_ids, qids), qrels)
         out[precision] = row
-        sweep_text = "".join(f"; bs {b}: {s['docs_per_s']:.1f}/s (util {s['cpu_util']:.2f})"
-                             for b, s in row.get("sweep", {}).items())
-        print(f"{precision}: {row['docs_per_s']:.1f} docs/s ({row['seconds']:.1f} s, cpu_util {row['cpu_util']:.2f}), "
-              f"nDCG@10 {row['ndcg10']:.4f}{sweep_text}", flush=True)
+        sweep_text = "".join(
+            f"; bs {b}: {s['docs_per_s']:.1f}/s (util {s['cpu_util']:.2f})"
+            for b, s in row.get("sweep", {}).items()
+        )
+        print(
+            f"{precision}: {row['docs_per_s']:.1f} docs/s ({row['seconds']:.1f} s, cpu_util {row['cpu_util']:.2f}), "
+            f"nDCG@10 {row['ndcg10']:.4f}{sweep_text}",
+            flush=True,
+        )
         del embedder
 
     cos = np.sum(vectors["fp32"] * vectors["bf16"], axis=1)
@@ -106,14 +135,21 @@ def main() -> None:
     a = rank(qvectors["fp32"], vectors["fp32"], doc_ids, qids)
     b = rank(qvectors["bf16"], vectors["bf16"], doc_ids, qids)
     overlap = float(np.mean([len(set(a[q]) & set(b[q])) / 10 for q in qids]))
-    out["agreement"] = {"doc_cos_min": float(cos.min()), "doc_cos_p01": float(np.percentile(cos, 1)),
-                        "doc_cos_mean": float(cos.mean()), "query_cos_min": float(qcos.min()),
-                        "query_cos_mean": float(qcos.mean()), "top10_overlap": overlap}
+    out["agreement"] = {
+        "doc_cos_min": float(cos.min()),
+        "doc_cos_p01": float(np.percentile(cos, 1)),
+        "doc_cos_mean": float(cos.mean()),
+        "query_cos_min": float(qcos.min()),
+        "query_cos_mean": float(qcos.mean()),
+        "top10_overlap": overlap,
+    }
     out["speedup_bf16"] = out["bf16"]["docs_per_s"] / out["fp32"]["docs_per_s"]
     g = out["agreement"]
-    print(f"bf16 vs fp32: doc cosine min {g['doc_cos_min']:.4f}, p1 {g['doc_cos_p01']:.4f}, mean {g['doc_cos_mean']:.5f}; "
-          f"query cosine min {g['query_cos_min']:.4f}; top-10 overlap {overlap:.3f}; "
-          f"bf16 speed-up {out['speedup_bf16']:.2f}x")
+    print(
+        f"bf16 vs fp32: doc cosine min {g['doc_cos_min']:.4f}, p1 {g['doc_cos_p01']:.4f}, mean {g['doc_cos_mean']:.5f}; "
+        f"query cosine min {g['query_cos_min']:.4f}; top-10 overlap {overlap:.3f}; "
+        f"bf16 speed-up {out['speedup_bf16']:.2f}x"
+    )
     if args.save_vectors:
         np.save(args.save_vectors, vectors["fp32"])
     if args.json:

@@ -47,7 +47,9 @@ def real_vectors(path: Path | None, n: int) -> np.ndarray:
     return SentenceTransformerEmbedder().embed(list(corpus.values())[:n])
 
 
-def noisy(centres: np.ndarray, n: int, sigma: float, rng: np.random.Generator) -> tuple[np.ndarray, float]:
+def noisy(
+    centres: np.ndarray, n: int, sigma: float, rng: np.random.Generator
+) -> tuple[np.ndarray, float]:
     """``n`` noisy copies of random centres and their mean cosine to their centre."""
     picks = centres[rng.integers(0, len(centres), n)]
     out = picks + rng.normal(0.0, sigma / np.sqrt(centres.shape[1]), picks.shape).astype(np.float32)
@@ -55,7 +57,9 @@ def noisy(centres: np.ndarray, n: int, sigma: float, rng: np.random.Generator) -
     return np.ascontiguousarray(out, dtype=np.float32), float(np.mean(np.sum(out * picks, axis=1)))
 
 
-def latencies(index: DenseIndex, queries: np.ndarray, k: int) -> tuple[list[list[int]], list[float]]:
+def latencies(
+    index: DenseIndex, queries: np.ndarray, k: int
+) -> tuple[list[list[int]], list[float]]:
     ids, lat = [], []
     for q in queries:
         start = time.perf_counter()
@@ -97,7 +101,11 @@ def measure(size: int, data: np.ndarray, queries: np.ndarray) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--vectors", type=Path, help=".npy of real MiniLM vectors (embed_precision.py --save-vectors)")
+    parser.add_argument(
+        "--vectors",
+        type=Path,
+        help=".npy of real MiniLM vectors (embed_precision.py --save-vectors)",
+    )
     parser.add_argument("--json", type=Path, help="write the figures to this file")
     parser.add_argument("--sigma", type=float, default=0.5, help="noise norm added to each centre")
     parser.add_argument("--queries", type=int, default=200)
@@ -109,21 +117,39 @@ def main() -> None:
     centres = real_vectors(args.vectors, 2000)
     data, cos = noisy(centres, max(args.sizes), args.sigma, rng)
     queries, _ = noisy(centres, args.queries, args.sigma, rng)
-    print(f"{len(centres)} real centres, noise sigma {args.sigma} (mean cosine to centre {cos:.3f}), "
-          f"{args.queries} single queries; "
-          f"faiss {faiss.__version__}, omp threads {faiss.omp_get_max_threads()}", flush=True)
-    print(f"{'size':>7} | {'flat p50 k10':>12} {'k100':>6} {'build':>6} {'rm10':>6} | "
-          f"{'hnsw p50 k10':>12} {'k100':>6} {'R@10':>6} {'R@100':>6} {'build':>6} {'rm10':>6}")
+    print(
+        f"{len(centres)} real centres, noise sigma {args.sigma} (mean cosine to centre {cos:.3f}), "
+        f"{args.queries} single queries; "
+        f"faiss {faiss.__version__}, omp threads {faiss.omp_get_max_threads()}",
+        flush=True,
+    )
+    print(
+        f"{'size':>7} | {'flat p50 k10':>12} {'k100':>6} {'build':>6} {'rm10':>6} | "
+        f"{'hnsw p50 k10':>12} {'k100':>6} {'R@10':>6} {'R@100':>6} {'build':>6} {'rm10':>6}"
+    )
     rows = []
     for size in args.sizes:
         r = measure(size, data, queries)
         rows.append(r)
         f, h = r["flat"], r["hnsw"]
-        print(f"{size:7d} | {f['p50_ms_k10']:10.2f}ms {f['p50_ms_k100']:6.2f} {f['build_s']:6.2f} {f['remove10_s']:6.3f} | "
-              f"{h['p50_ms_k10']:10.2f}ms {h['p50_ms_k100']:6.2f} {h['recall_at_10']:6.3f} {h['recall_at_100']:6.3f} "
-              f"{h['build_s']:6.1f} {h['remove10_s']:6.1f}", flush=True)
+        print(
+            f"{size:7d} | {f['p50_ms_k10']:10.2f}ms {f['p50_ms_k100']:6.2f} {f['build_s']:6.2f} {f['remove10_s']:6.3f} | "
+            f"{h['p50_ms_k10']:10.2f}ms {h['p50_ms_k100']:6.2f} {h['recall_at_10']:6.3f} {h['recall_at_100']:6.3f} "
+            f"{h['build_s']:6.1f} {h['remove10_s']:6.1f}",
+            flush=True,
+        )
     if args.json:
-        args.json.write_text(json.dumps({"sigma": args.sigma, "cosine_to_centre": cos, "centres": len(centres), "rows": rows}, indent=2))
+        args.json.write_text(
+            json.dumps(
+                {
+                    "sigma": args.sigma,
+                    "cosine_to_centre": cos,
+                    "centres": len(centres),
+                    "rows": rows,
+                },
+                indent=2,
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -26,5 +26,7 @@ def test_import_leaves_heavy_modules_unloaded(statement: str) -> None:
         f"heavy = {HEAVY!r}\n"
         "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules} & set(heavy))))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []

@@ -47,7 +47,9 @@ def test_shape_dtype_and_unit_norm(real_embedder: SentenceTransformerEmbedder) -
 
 
 def test_paraphrases_score_above_unrelated_text(real_embedder: SentenceTransformerEmbedder) -> None:
-    g, gp, p, pp, t = real_embedder.embed([GUITAR, GUITAR_PARAPHRASE, PASSWORD, PASSWORD_PARAPHRASE, TAXES])
+    g, gp, p, pp, t = real_embedder.embed(
+        [GUITAR, GUITAR_PARAPHRASE, PASSWORD, PASSWORD_PARAPHRASE, TAXES]
+    )
     assert g @ gp > 0.5
     assert p @ pp > 0.5
     for paraphrase_score in (g @ gp, p @ pp):
@@ -66,10 +68,16 @@ def test_workspace_vector_mode_finds_a_paraphrase(
 ) -> None:
     root = tmp_path / "ws"
     root.mkdir()
-    (root / "music.md").write_text("# Music\n\nSteps to tune the strings of a six-string guitar by ear.\n")
-    (root / "account.md").write_text("# Account\n\nResetting a forgotten password sends an e-mail link.\n")
+    (root / "music.md").write_text(
+        "# Music\n\nSteps to tune the strings of a six-string guitar by ear.\n"
+    )
+    (root / "account.md").write_text(
+        "# Account\n\nResetting a forgotten password sends an e-mail link.\n"
+    )
     (root / "finance.md").write_text("# Finance\n\nQuarterly tax returns are filed every April.\n")
-    (root / "cooking.md").write_text("# Cooking\n\nBake the bread at 220 degrees for thirty minutes.\n")
+    (root / "cooking.md").write_text(
+        "# Cooking\n\nBake the bread at 220 degrees for thirty minutes.\n"
+    )
     ws = Workspace(root, embedder=real_embedder)
     report = ws.sync()
     assert report.chunks_embedded == 4
@@ -77,13 +85,19 @@ def test_workspace_vector_mode_finds_a_paraphrase(
     hits = ws.search("I can't remember my login credentials", mode="vector", top_k=2)
     assert hits[0].source_id == "account.md"
     assert hits[0].score > hits[1].score
-    assert ws.search("adjusting instrument pitch", mode="hybrid", top_k=1)[0].source_id == "music.md"
+    assert (
+        ws.search("adjusting instrument pitch", mode="hybrid", top_k=1)[0].source_id == "music.md"
+    )
     reopened = Workspace(root, embedder=real_embedder)
     assert reopened.sync().chunks_embedded == 0
-    assert reopened.search("when are taxes due", mode="vector", top_k=1)[0].source_id == "finance.md"
+    assert (
+        reopened.search("when are taxes due", mode="vector", top_k=1)[0].source_id == "finance.md"
+    )
 
 
-def test_query_runs_on_one_thread_and_restores_the_count(real_embedder: SentenceTransformerEmbedder) -> None:
+def test_query_runs_on_one_thread_and_restores_the_count(
+    real_embedder: SentenceTransformerEmbedder,
+) -> None:
     import torch
 
     seen: list[int] = []
