@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from workspace_tools.core.sparse_build import make_bm25
+
 __all__ = ["BM25Config", "SparseIndex"]
 
 logger = logging.getLogger(__name__)
@@ -55,28 +57,28 @@ class SparseIndex:
 
     def build(self, documents: Sequence[Sequence[str]]) -> None:
         """Index the token lists; document ``i`` is row ``i`` of every score array."""
-        import bm25s
-
         self._size = len(documents)
         if not documents:
             self._retriever = None
             return
-        retriever = bm25s.BM25(k1=self.config.k1, b=self.config.b, method=self.config.method)
+        retriever = self._new_retriever()
         retriever.index([list(doc) for doc in documents], show_progress=False)
         self._retriever = retriever
 
     def build_ids(self, documents: Sequence[Sequence[int]], vocab: dict[str, int]) -> None:
         """Index documents given as term ids of ``vocab`` (faster than :meth:`build`)."""
-        import bm25s
-
         self._size = len(documents)
         if not documents:
             self._retriever = None
             return
-        retriever = bm25s.BM25(k1=self.config.k1, b=self.config.b, method=self.config.method)
+        retriever = self._new_retriever()
         vocab_copy = dict(vocab) if vocab else {"": 0}
         retriever.index((documents, vocab_copy), show_progress=False)
         self._retriever = retriever
+
+    def _new_retriever(self) -> Any:
+        cfg = self.config
+        return make_bm25(k1=cfg.k1, b=cfg.b, method=cfg.method)
 
     def scores_ids(self, ids: Sequence[int]) -> npt.NDArray[np.float32]:
         """BM25 score of every document for distinct term ids (as given to :meth:`build_ids`)."""

@@ -18,6 +18,7 @@ one dictionary lookup per word.
 from __future__ import annotations
 
 import re
+import sys
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -210,7 +211,11 @@ DEFAULT_STOPWORDS: Final[frozenset[str]] = frozenset(
 )
 """English stop words: NLTK's list (bm25s' ``STOPWORDS_EN_PLUS``), best on SciFact train."""
 
-WORD_PATTERN: Final = re.compile(r"\w+(?:[.\-:']\w+)*")
+WORD_PATTERN: Final = re.compile(
+    # The same pattern, with possessive quantifiers where Python has them (3.11+): they match
+    # exactly the same words with less backtracking bookkeeping, about 15% faster.
+    r"\w++(?:[.\-:']\w++)*+" if sys.version_info >= (3, 11) else r"\w+(?:[.\-:']\w+)*"
+)
 _PART_SPLIT: Final = re.compile(r"[._\-:']+")
 _CAMEL: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_a-zA-Z]+")
 _CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u31f0-\u31ff]+")
@@ -265,7 +270,11 @@ class Tokenizer:
         self.config = config or TokenizerConfig()
         self._cache: dict[str, tuple[str, ...]] = {}
         self._id_cache: dict[str, tuple[int, ...]] = {}
-        self._stem = _make_stemmer(self.config.stemmer)
+        self._term_ids: dict[str, int] = {}
+        """Normalised (unstemmed) term -> vocab id, so each term is stemmed once."""
+        self._stem_once = _make_stemmer(self.config.stemmer)
+        """Stems one term, uncached (the id path caches term ids instead)."""
+        self._stem = _memoised(self._stem_once)
         self.vocab: dict[str, int] = {}
         """Term -> integer id, grown as documents are tokenized (ids are never reused)."""
 
@@ -286,19 +295,38 @@ class Tokenizer:
     def tokenize_ids(self, text: str) -> list[int]:
         """Term ids of one text, adding new terms to :attr:`vocab` (the fast indexing path)."""
         cache = self._id_cache
+        get = cache.get
         out: list[int] = []
-        extend = out.extend
         for word in WORD_PATTERN.findall(text):
-            ids = cache.get(word)
+            ids = get(word)
             if ids is None:
                 if len(cache) >= _CACHE_LIMIT:
                     cache.clear()
-                vocab = self.vocab
-                ids = cache[word] = tuple(
-                    vocab.setdefault(t, len(vocab)) for t in self.word_terms(word)
-                )
-            extend(ids)
+                    self._term_ids.clear()
+                ids = cache[word] = self._word_ids(word)
+            out += ids
         return out
+
+    def _word_ids(self, word: str) -> tuple[int, ...]:
+        # The cold path of tokenize_ids: once per distinct surface word, so it is kept lean.
+        cfg = self.config
+        terms: Sequence[str]
+        if _is_single_term(word):
+            term = word.lower() if cfg.lowercase else word
+            if term in cfg.stopwords:
+                return ()
+            terms = (term,)
+        else:
+            terms = self._unstemmed_terms(word)
+        term_ids = self._term_ids
+        ids: list[int] = []
+        for term in terms:
+            found = term_ids.get(term)
+            if found is None:
+                vocab = self.vocab
+                found = term_ids[term] = vocab.setdefault(self._stem_once(term), len(vocab))
+            ids.append(found)
+        return tuple(ids)
 
     def ids_of(self, terms: Sequence[str]) -> list[int]:
         """Ids of the terms already in :attr:`vocab`, distinct, in first-seen order."""
@@ -309,6 +337,7 @@ class Tokenizer:
         """Restore a saved vocabulary (term ``i`` gets id ``i``); clears the word caches."""
         self.vocab = {term: i for i, term in enumerate(terms)}
         self._id_cache.clear()
+        self._term_ids.clear()
 
     def tokenize_many(self, texts: Iterable[str]) -> list[list[str]]:
         """Terms of many texts."""
@@ -331,11 +360,27 @@ class Tokenizer:
 
     def _analyse(self, word: str) -> tuple[str, ...]:
         cfg = self.config
-        if word.isascii() and word.isalpha() and (word.islower() or word[1:].islower()):
-            # Fast path for plain prose words: no splitting, no accents.
+        if _is_single_term(word):
             term = word.lower() if cfg.lowercase else word
             return () if term in cfg.stopwords else (self._stem(term),)
+        stem = self._stem
+        return tuple([stem(term) for term in self._unstemmed_terms(word)])
+
+    def _unstemmed_terms(self, word: str) -> list[str]:
+        """Normalised terms of a word that needs splitting or folding, stop words dropped."""
+        cfg = self.config
         surfaces: list[str] = []
+        if word.isascii():
+            # No accents and no CJK: split, fold case, drop stop words.
+            if cfg.split_identifiers:
+                parts = _identifier_parts(word)
+                surfaces = [word, *parts] if len(parts) > 1 else parts
+            else:
+                surfaces = [word]
+            if cfg.lowercase:
+                surfaces = [surface.lower() for surface in surfaces]
+            stopwords = cfg.stopwords
+            return [surface for surface in surfaces if surface not in stopwords]
         if cfg.cjk_bigrams and _CJK.search(word):
             surfaces.extend(_split_cjk(word))
         elif cfg.split_identifiers:
@@ -349,8 +394,8 @@ class Tokenizer:
         for surface in surfaces:
             term = self._normalise(surface)
             if term and term not in cfg.stopwords:
-                terms.append(self._stem(term))
-        return tuple(terms)
+                terms.append(term)
+        return terms
 
     def _normalise(self, surface: str) -> str:
         term = surface.lower() if self.config.lowercase else surface
@@ -361,9 +406,29 @@ class Tokenizer:
         return term
 
 
+def _is_single_term(word: str) -> bool:
+    """Whether an ASCII word is one term as it stands: no separator, no case change inside.
+
+    ``cells``, ``Cells``, ``DNA``, ``p53``, ``GAS5`` and ``2014`` are; ``mRNA``, ``Il6`` and
+    ``well-known`` are not. This is the fast path taken by most words of prose.
+    """
+    return (
+        word.isascii()
+        and word.isalnum()
+        and (
+            word.islower()
+            or word.isupper()
+            or word.isdigit()
+            or (word.isalpha() and word[1:].islower())
+        )
+    )
+
+
 def _identifier_parts(word: str) -> list[str]:
+    # No separator is the common case: skip the regex split.
+    pieces = [word] if word.isalnum() else _PART_SPLIT.split(word)
     parts: list[str] = []
-    for piece in _PART_SPLIT.split(word):
+    for piece in pieces:
         if not piece:
             continue
         if piece.isascii() and not piece.islower() and not piece.isupper():
@@ -399,20 +464,31 @@ def _make_stemmer(name: str | None) -> Callable[[str], str]:
         known = ", ".join(sorted(Stemmer.algorithms()))
         msg = f"Unknown stemmer {name!r}. Use one of: {known}; or None for no stemming."
         raise ValueError(msg) from exc
+    # PyStemmer's own LRU cache costs more than it saves: callers cache what they need.
+    stemmer.maxCacheSize = 0
     stem_word = stemmer.stemWord
-    memo: dict[str, str] = {}
 
     def stem(term: str) -> str:
         # Only stem alphabetic words: numbers and CJK characters stay as they are.
-        found = memo.get(term)
-        if found is None:
-            found = str(stem_word(term)) if term.isalpha() and len(term) > 2 else term
-            if len(memo) >= _CACHE_LIMIT:
-                memo.clear()
-            memo[term] = found
-        return found
+        return str(stem_word(term)) if term.isalpha() and len(term) > 2 else term
 
     return stem
+
+
+def _memoised(stem: Callable[[str], str]) -> Callable[[str], str]:
+    if stem is _identity:
+        return stem
+    memo: dict[str, str] = {}
+
+    def cached(term: str) -> str:
+        found = memo.get(term)
+        if found is None:
+            if len(memo) >= _CACHE_LIMIT:
+                memo.clear()
+            found = memo[term] = stem(term)
+        return found
+
+    return cached
 
 
 def _identity(term: str) -> str:

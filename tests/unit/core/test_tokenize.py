@@ -1,8 +1,17 @@
 from __future__ import annotations
 
+import random
+import re
+
 import pytest
 
-from workspace_tools.core.tokenize import DEFAULT_STOPWORDS, Tokenizer, TokenizerConfig
+from workspace_tools.core.tokenize import (
+    DEFAULT_STOPWORDS,
+    WORD_PATTERN,
+    Tokenizer,
+    TokenizerConfig,
+    _is_single_term,
+)
 
 
 @pytest.fixture
@@ -80,3 +89,86 @@ def test_ids_match_terms(tok: Tokenizer) -> None:
 def test_config_round_trips_through_dict() -> None:
     cfg = TokenizerConfig(stemmer=None, cjk_bigrams=False)
     assert TokenizerConfig.from_dict(cfg.to_dict()) == cfg
+
+
+# --- The fast paths give exactly the terms of the full analysis ------------------------------
+
+_TRICKY = (
+    "parseHttpRequest snake_case_name foo.bar foo-bar _ __init__ a_b IT It DNA mRNA Il6 p53 GAS5 "
+    "2014 1.5 0.05 x:y don't O'Brien HTTPServer XMLHttpRequest getX a1B2 1a2B ..a.. -x- it's ___ "
+    "café RÉSUMÉ Ωmega Привет 東京都 日本語のテキスト ＡＢＣ ﬁle Straße İstanbul ǅemal 7α TGF-β1 ²³"
+)
+
+
+def _random_texts(count: int) -> list[str]:
+    rng = random.Random(7)
+    alphabet = "aAbBzZ09_.-:' éÉßαΩж東京ﾃ\u0301\n²ǅİ"
+    return ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 40))) for _ in range(count)]
+
+
+@pytest.mark.parametrize(
+    ("word", "single"),
+    [
+        ("cells", True),
+        ("Cells", True),
+        ("DNA", True),
+        ("p53", True),
+        ("GAS5", True),
+        ("2014", True),
+        ("A", True),
+        ("mRNA", False),
+        ("Il6", False),
+        ("well-known", False),
+        ("snake_case", False),
+        ("_", False),
+        ("café", False),
+    ],
+)
+def test_single_term_fast_path_agrees_with_the_full_analysis(
+    tok: Tokenizer, word: str, single: bool
+) -> None:
+    assert _is_single_term(word) is single
+    full = tuple(tok._stem(t) for t in tok._unstemmed_terms(word))
+    assert tok._analyse(word) == full
+    ids = tok.tokenize_ids(word)
+    inverse = {i: t for t, i in tok.vocab.items()}
+    assert tuple(inverse[i] for i in ids) == full
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        TokenizerConfig(),
+        TokenizerConfig(lowercase=False),
+        TokenizerConfig(fold_accents=False, cjk_bigrams=False),
+        TokenizerConfig(stemmer=None, split_identifiers=False),
+        TokenizerConfig(stopwords=frozenset({"dna", "DNA", "2014", "p53", "a_b", "it"})),
+    ],
+)
+def test_id_path_gives_the_terms_of_the_string_path(config: TokenizerConfig) -> None:
+    ids_tok, terms_tok = Tokenizer(config), Tokenizer(config)
+    for text in [_TRICKY, *_random_texts(400)]:
+        ids = ids_tok.tokenize_ids(text)
+        inverse = {i: t for t, i in ids_tok.vocab.items()}
+        assert [inverse[i] for i in ids] == terms_tok.tokenize(text), text
+
+
+def test_word_pattern_matches_the_classic_pattern() -> None:
+    # On Python 3.11+ WORD_PATTERN uses possessive quantifiers; it must find the same words.
+    classic = re.compile(r"\w+(?:[.\-:']\w+)*")
+    for text in [_TRICKY, *_random_texts(1000)]:
+        assert WORD_PATTERN.findall(text) == classic.findall(text)
+
+
+def test_restored_vocabulary_gives_the_saved_ids() -> None:
+    first = Tokenizer()
+    ids = first.tokenize_ids("Cells cell-type CELLS mRNA")
+    restored = Tokenizer()
+    restored.set_vocabulary(list(first.vocab))
+    assert restored.tokenize_ids("Cells cell-type CELLS mRNA") == ids
+    # Restoring another order on a warm tokenizer must not reuse stale term ids.
+    reordered = list(reversed(list(first.vocab)))
+    first.set_vocabulary(reordered)
+    assert [reordered[i] for i in first.tokenize_ids("Cells cell-type")] == first.tokenize(
+        "Cells cell-type"
+    )

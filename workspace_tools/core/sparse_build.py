@@ -1,0 +1,141 @@
+"""A bm25s ``BM25`` whose index build counts terms with numpy.
+
+bm25s builds its score matrix with a Python loop per document (a ``Counter`` for term frequencies
+and a set intersection for document frequencies). That loop is most of its build time.
+``BM25.build_index_from_ids`` is the documented override point, and this module overrides it.
+Term and document frequencies come from one sort of ``(term, document)`` pairs. The scores still
+come from bm25s's own idf and term-frequency functions, evaluated with the same float operations.
+The matrix is therefore identical to the stock one. ``tests/unit/core/test_sparse_build.py``
+checks this for every bm25s method.
+
+If bm25s changes its private scoring helpers, :func:`make_bm25` falls back to the stock class.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from itertools import chain
+from typing import Any
+
+import numpy as np
+
+__all__ = ["make_bm25"]
+
+logger = logging.getLogger(__name__)
+
+
+def make_bm25(*, k1: float, b: float, method: str) -> Any:
+    """A ``bm25s.BM25`` with the vectorised build, or the stock one if bm25s lacks its helpers."""
+    import bm25s
+
+    try:
+        from bm25s.scoring import (  # noqa: F401  (presence check)
+            _build_nonoccurrence_array,
+            _select_idf_scorer,
+            _select_tfc_scorer,
+        )
+    except ImportError:  # pragma: no cover - only with an untested bm25s release
+        logger.warning("bm25s has no scoring helpers; using its stock (slower) index build")
+        return bm25s.BM25(k1=k1, b=b, method=method)
+    return _counting_class()(k1=k1, b=b, method=method)
+
+
+_CLASS: Any = None
+
+
+def _counting_class() -> Any:
+    # Defined on first use so that importing this module does not import bm25s.
+    global _CLASS
+    if _CLASS is None:
+        import bm25s
+
+        class CountingBM25(bm25s.BM25):  # type: ignore[misc]
+            """``bm25s.BM25`` with :func:`build_scores` as its index build."""
+
+            def build_index_from_ids(
+                self,
+                unique_token_ids: Sequence[int],
+                corpus_token_ids: Sequence[Sequence[int]],
+                show_progress: bool = True,  # noqa: FBT001, FBT002  (bm25s's signature)
+                leave_progress: bool = False,  # noqa: FBT001, FBT002
+            ) -> dict[str, Any]:
+                del show_progress, leave_progress  # one numpy pass: nothing to show
+                scores, self.nonoccurrence_array = build_scores(
+                    self, n_vocab=len(unique_token_ids), corpus_token_ids=corpus_token_ids
+                )
+                return scores
+
+        _CLASS = CountingBM25
+    return _CLASS
+
+
+def build_scores(
+    model: Any, *, n_vocab: int, corpus_token_ids: Sequence[Sequence[int]]
+) -> tuple[dict[str, Any], Any]:
+    """The CSC score matrix bm25s would build, and its non-occurrence array (or ``None``).
+
+    Args:
+        model: The ``bm25s.BM25`` whose parameters (k1, b, delta, method, dtypes) apply.
+        n_vocab: Number of term ids; every id in ``corpus_token_ids`` is below it.
+        corpus_token_ids: Term ids of each document, with repeats.
+    """
+    from bm25s.scoring import _build_nonoccurrence_array, _select_idf_scorer, _select_tfc_scorer
+
+    n_docs = len(corpus_token_ids)
+    lengths = np.fromiter(map(len, corpus_token_ids), dtype=np.int64, count=n_docs)
+    total = int(lengths.sum())
+    terms = np.fromiter(chain.from_iterable(corpus_token_ids), dtype=np.int64, count=total)
+    docs = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
+    avg_doc_len = np.array(lengths).mean()  # as bm25s computes it
+
+    # One sort of the (term, document) pairs gives every count, already in CSC order.
+    pairs, tf = np.unique(terms * n_docs + docs, return_counts=True)
+    pair_terms = pairs // n_docs
+    pair_docs = pairs - pair_terms * n_docs
+    doc_freqs = np.bincount(pair_terms, minlength=n_vocab)
+
+    idf_fn = _select_idf_scorer(model.idf_method)
+    idf = _per_value(doc_freqs, lambda df: idf_fn(df, N=n_docs), dtype=model.dtype)
+    nonoccurrence = None
+    if model.method in model.methods_requiring_nonoccurrence:
+        nonoccurrence = _build_nonoccurrence_array(
+            doc_frequencies=dict(enumerate(doc_freqs.tolist())),
+            n_docs=n_docs,
+            compute_idf_fn=idf_fn,
+            calculate_tfc_fn=_select_tfc_scorer(model.method),
+            l_d=avg_doc_len,
+            l_avg=avg_doc_len,
+            k1=model.k1,
+            b=model.b,
+            delta=model.delta,
+            dtype=model.dtype,
+        )
+
+    tfc = _select_tfc_scorer(model.method)(
+        tf_array=tf.astype(model.dtype),
+        l_d=lengths[pair_docs],
+        l_avg=avg_doc_len,
+        k1=model.k1,
+        b=model.b,
+        delta=model.delta,
+    )
+    data = idf[pair_terms] * tfc
+    if nonoccurrence is not None:
+        data -= nonoccurrence[pair_terms]
+    indptr = np.zeros(n_vocab + 1, dtype=np.int64)
+    np.cumsum(doc_freqs, out=indptr[1:])
+    scores = {
+        "data": data.astype(model.dtype),
+        "indices": pair_docs.astype(model.int_dtype),
+        "indptr": indptr,
+        "num_docs": n_docs,
+    }
+    return scores, nonoccurrence
+
+
+def _per_value(doc_freqs: Any, fn: Any, *, dtype: str) -> Any:
+    """``fn(df)`` for each term (0 where df is 0), called once per distinct df value."""
+    values, inverse = np.unique(doc_freqs, return_inverse=True)
+    by_value = np.array([fn(int(v)) if v else 0.0 for v in values.tolist()], dtype=dtype)
+    return by_value[inverse.reshape(-1)]
