@@ -168,10 +168,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_add(args: argparse.Namespace) -> int:
     """``skills add PATH``: add a skills path to the project configuration file."""
     root = _root(args)
-    try:
-        config = ProjectConfig.load(root)
-    except WorkspaceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    config = _load_config(root)
+    if config is None:
         return 1
     entry = _normalise(args.path, root)
     if not is_glob(entry) and not (root / entry).exists():
@@ -193,10 +191,8 @@ def cmd_add(args: argparse.Namespace) -> int:
 def cmd_remove(args: argparse.Namespace) -> int:
     """``skills remove PATH``: remove a skills path from the project configuration file."""
     root = _root(args)
-    try:
-        config = ProjectConfig.load(root)
-    except WorkspaceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    config = _load_config(root)
+    if config is None:
         return 1
     entry = _normalise(args.path, root)
     if entry not in config.skills:
@@ -209,6 +205,15 @@ def cmd_remove(args: argparse.Namespace) -> int:
     config.with_skills([s for s in config.skills if s != entry]).save()
     print(f"Removed {entry!r} from {config.path}.")
     return 0
+
+
+def _load_config(root: Path) -> ProjectConfig | None:
+    """The project configuration file, or ``None`` after printing why it cannot be read."""
+    try:
+        return ProjectConfig.load(root)
+    except WorkspaceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:

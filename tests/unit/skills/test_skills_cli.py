@@ -115,3 +115,16 @@ def test_project_config_errors(tmp_path: Path, text: str, fragment: str) -> None
 
 def test_missing_config_is_empty(tmp_path: Path) -> None:
     assert ProjectConfig.load(tmp_path).skills == ()
+
+
+@pytest.mark.parametrize("command", ["add", "remove"])
+def test_add_and_remove_report_a_broken_config_and_leave_it(
+    tmp_path: Path, command: str, capsys
+) -> None:
+    (tmp_path / "skills").mkdir()
+    config = tmp_path / "workspace-tools.yaml"
+    config.write_text("skills: [unclosed")
+    assert run(tmp_path, command, "skills") == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "is not valid YAML" in err
+    assert config.read_text() == "skills: [unclosed"
