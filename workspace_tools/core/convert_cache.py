@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final
 
-from workspace_tools.core.convert import Converted
+from workspace_tools.core.convert import DOCUMENT_EXTENSIONS, Converted, convert_bytes
 from workspace_tools.core.errors import InvalidInputError
 
 __all__ = ["CONVERTER_VERSION", "ConversionCache"]
@@ -108,6 +108,29 @@ class ConversionCache:
                 os.unlink(temporary)
             raise
         return converted
+
+    def convert(self, path: Path, data: bytes, digest: str, *, store: bool = True) -> Converted:
+        """Text of the file at ``path`` with bytes ``data`` (hash ``digest``), via the cache.
+
+        Only rich documents (PDF, DOCX, ...: :data:`DOCUMENT_EXTENSIONS`) go through the cache;
+        plain text converts faster than a cache entry reads.
+
+        Args:
+            path: The file (its suffix picks the converter).
+            data: Its bytes.
+            digest: ``text_hash(data)``, the cache key.
+            store: Write a fresh conversion to the cache; ``False`` only reads (read-only users).
+
+        Raises:
+            ConversionError: The file cannot be converted.
+        """
+        if path.suffix.lower() not in DOCUMENT_EXTENSIONS:
+            return convert_bytes(path, data)
+        cached = self.get(digest)
+        if cached is not None:
+            return cached
+        converted = convert_bytes(path, data)
+        return self.put(digest, converted) if store else converted
 
     def prune(self, keep: Iterable[str]) -> int:
         """Delete every entry whose hash is not in ``keep``; return how many were deleted."""

@@ -23,6 +23,8 @@ import regex  # type: ignore[import-untyped]
 
 from workspace_tools.core.chunking import is_markdown_heading
 from workspace_tools.core.convert import Converted, convert_bytes
+from workspace_tools.core.convert_cache import ConversionCache
+from workspace_tools.core.corpus import text_hash
 from workspace_tools.core.errors import ConversionError, InvalidInputError
 from workspace_tools.core.scan import ScanConfig, is_glob, resolve_inside, scan
 from workspace_tools.core.snippets import HIT_CLOSE, HIT_OPEN
@@ -140,10 +142,17 @@ class GrepReport:
 
 
 class CachedConverter:
-    """``convert_bytes`` with an in-memory LRU keyed by path, size and mtime (thread-safe)."""
+    """``convert_bytes`` with an in-memory LRU keyed by path, size and mtime (thread-safe).
 
-    def __init__(self, *, max_entries: int = 64) -> None:
+    With ``disk``, a memory miss on a rich document (PDF, DOCX...) first reads the conversion a
+    workspace ``sync`` stored in its content-hash cache, so grep does not convert again what the
+    index already converted. It only reads that cache, never writes it.
+    """
+
+    def __init__(self, *, max_entries: int = 64, disk: ConversionCache | None = None) -> None:
         self.max_entries = max_entries
+        self.disk = disk
+        """A workspace's on-disk conversion cache to read from, or ``None``."""
         self._cache: OrderedDict[tuple[str, int, int], Converted] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -156,7 +165,10 @@ class CachedConverter:
             if hit is not None:
                 self._cache.move_to_end(key)
                 return hit
-        converted = convert_bytes(path, data)
+        if self.disk is None:
+            converted = convert_bytes(path, data)
+        else:
+            converted = self.disk.convert(path, data, text_hash(data), store=False)
         with self._lock:
             self._cache[key] = converted
             while len(self._cache) > self.max_entries:

@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from workspace_tools.core.chunking import ChunkingConfig, chunk_text
-from workspace_tools.core.convert import DOCUMENT_EXTENSIONS, Converted, convert_bytes
+from workspace_tools.core.convert import Converted
 from workspace_tools.core.convert_cache import ConversionCache
 from workspace_tools.core.corpus import ChunkRow, SourceRecord, text_hash
 from workspace_tools.core.embedder import Embedder
@@ -210,7 +210,7 @@ def stage_file(
         report.unchanged += 1
         return True
     try:
-        converted = _convert(path, data, digest, conversions=conversions, read_only=read_only)
+        converted = conversions.convert(path, data, digest, store=not read_only)
     except ConversionError as exc:
         report.skipped.append(SkippedFile(path=rel, reason=str(exc)))
         return None
@@ -219,16 +219,3 @@ def stage_file(
     record = make_record(rel, "file", digest, converted, {})
     record.mtime_ns, record.size = stat.st_mtime_ns, stat.st_size
     return record, chunk_converted(rel, converted, {}, config=chunking)
-
-
-def _convert(
-    path: Path, data: bytes, digest: str, *, conversions: ConversionCache, read_only: bool
-) -> Converted:
-    """Convert a file; rich documents go through the content-hash conversion cache."""
-    if path.suffix.lower() not in DOCUMENT_EXTENSIONS:
-        return convert_bytes(path, data)
-    cached = conversions.get(digest)
-    if cached is not None:
-        return cached
-    converted = convert_bytes(path, data)
-    return converted if read_only else conversions.put(digest, converted)

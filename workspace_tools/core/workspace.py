@@ -185,6 +185,11 @@ class Workspace:
         return tuple(out)
 
     @property
+    def conversion_cache(self) -> ConversionCache:
+        """Converted text of the indexed rich documents, by content hash (grep reads it too)."""
+        return self._conversions
+
+    @property
     def default_mode(self) -> str:
         """Mode used when none is given: hybrid when both indexes exist, else the one there is."""
         return "hybrid" if "hybrid" in self.modes else self.modes[0]

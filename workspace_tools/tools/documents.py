@@ -78,7 +78,8 @@ class SearchDocumentsTool(ThreadedTool):
     auto_sync: bool = True
     """Keyword mode: index the files in ``paths`` that are new or changed before searching."""
     converter: CachedConverter = Field(default_factory=CachedConverter)
-    """Grep mode: file-to-text conversion with an in-memory cache."""
+    """Grep mode: file-to-text conversion with an in-memory cache, reading the workspace's
+    on-disk conversion cache on a miss."""
 
     def _run(
         self,
@@ -153,6 +154,9 @@ class SearchDocumentsTool(ThreadedTool):
         context_lines: int,
     ) -> tuple[list[dict[str, Any]], list[str], bool]:
         ws = self.workspace
+        if self.converter.disk is None:
+            # Reuse the conversions sync already stored for this workspace (read only).
+            self.converter.disk = ws.conversion_cache
         report = grep(
             ws.root,
             query,

@@ -96,3 +96,41 @@ def test_unchanged_pdf_is_converted_once_even_renamed(
     assert calls == ["memo.pdf"]
     assert second == first
     assert second.metadata["pages"] == 1
+
+
+# --- convert(): the one path through the cache, for sync (store) and grep (read only) ---------
+
+HTML = b"<html><body><h1>Guide</h1><p>original words</p></body></html>"
+
+
+def test_convert_stores_rich_documents_and_reads_them_back(tmp_path: Path) -> None:
+    page = tmp_path / "page.html"
+    page.write_bytes(HTML)
+    cache = ConversionCache(tmp_path / "cache")
+    digest = hashlib.blake2b(HTML, digest_size=16).hexdigest()
+    first = cache.convert(page, HTML, digest)
+    assert "original words" in first.text
+    assert cache.get(digest) == first
+    cache.put(digest, SAMPLE)  # a stored entry wins over converting again
+    assert cache.convert(page, HTML, digest) == SAMPLE
+
+
+def test_convert_without_store_reads_but_never_writes(tmp_path: Path) -> None:
+    page = tmp_path / "page.html"
+    page.write_bytes(HTML)
+    cache = ConversionCache(tmp_path / "cache")
+    digest = hashlib.blake2b(HTML, digest_size=16).hexdigest()
+    assert "original words" in cache.convert(page, HTML, digest, store=False).text
+    assert not (tmp_path / "cache").exists()
+    cache.put(digest, SAMPLE)
+    assert cache.convert(page, HTML, digest, store=False) == SAMPLE
+
+
+def test_plain_text_bypasses_the_cache(tmp_path: Path) -> None:
+    note = tmp_path / "note.md"
+    note.write_bytes(b"# Note\n\nplain words\n")
+    cache = ConversionCache(tmp_path / "cache")
+    digest = "cd" * 16
+    cache.put(digest, SAMPLE)
+    assert cache.convert(note, note.read_bytes(), digest).text == "# Note\n\nplain words\n"
+    assert [p.name for p in (tmp_path / "cache").glob("*/*.json")] == [f"{digest}.json"]

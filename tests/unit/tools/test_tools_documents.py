@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.unit.tools.conftest import MIXED, acall, call
+from workspace_tools.core.convert import Converted
+from workspace_tools.core.corpus import text_hash
 from workspace_tools.core.workspace import Workspace
 from workspace_tools.tools.documents import SearchDocumentsTool
 
@@ -177,3 +179,30 @@ def test_both_modes_find_the_section_in_pdf_and_docx(tmp_path: Path) -> None:
         ("basic.docx", "First Section Heading"),
         ("basic.pdf", "First Section Heading"),
     ]
+
+
+def test_grep_reads_the_conversions_sync_stored(tree: Path, tmp_path: Path) -> None:
+    page = tree / "docs" / "page.html"
+    page.write_bytes(b"<html><body><p>converted by sync</p></body></html>")
+    ws = Workspace(tree, embedder=None, index_dir=tmp_path / "index-html")
+    ws.sync()
+    tool = SearchDocumentsTool(workspace=ws)
+    found = call(tool, query="converted by sync", mode="grep").artifact["results"]
+    assert [r["document_path"] for r in found] == ["docs/page.html"]
+    # Grep takes the stored conversion instead of converting again: replace the stored text.
+    digest = text_hash(page.read_bytes())
+    assert ws.conversion_cache.get(digest) is not None
+    ws.conversion_cache.put(
+        digest, Converted(text="text from the cache\n", format="html", markdown=True)
+    )
+    fresh = SearchDocumentsTool(workspace=ws)
+    hits = call(fresh, query="text from the cache", mode="grep").artifact["results"]
+    assert [r["document_path"] for r in hits] == ["docs/page.html"]
+
+
+def test_grep_on_a_read_only_workspace_writes_no_conversion(tree: Path, tmp_path: Path) -> None:
+    (tree / "docs" / "page.html").write_bytes(b"<html><body><p>never cached</p></body></html>")
+    ro = Workspace(tree, embedder=None, index_dir=tmp_path / "ro" / "index", read_only=True)
+    found = call(SearchDocumentsTool(workspace=ro), query="never cached", mode="grep").artifact
+    assert [r["document_path"] for r in found["results"]] == ["docs/page.html"]
+    assert not (tmp_path / "ro").exists()
