@@ -6,7 +6,9 @@ and a set intersection for document frequencies). That loop is most of its build
 Term and document frequencies come from one sort of ``(term, document)`` pairs. The scores still
 come from bm25s's own idf and term-frequency functions, evaluated with the same float operations.
 The matrix is therefore identical to the stock one. ``tests/unit/core/test_sparse_build.py``
-checks this for every bm25s method.
+checks this for every bm25s method. The pair keys are sorted in place and the scores computed in
+blocks, so peak memory stays that of the stock build. On 51,830 documents (8.6 million tokens)
+this build is 7x faster at the same peak memory (``tests/benchmarks/bm25_build_scale.py``).
 
 If bm25s changes its private scoring helpers, :func:`make_bm25` falls back to the stock class.
 """
@@ -23,6 +25,9 @@ import numpy as np
 __all__ = ["make_bm25"]
 
 logger = logging.getLogger(__name__)
+
+_BLOCK = 1 << 20
+"""(term, document) pairs scored per numpy pass."""
 
 
 def make_bm25(*, k1: float, b: float, method: str) -> Any:
@@ -85,14 +90,26 @@ def build_scores(
     n_docs = len(corpus_token_ids)
     lengths = np.fromiter(map(len, corpus_token_ids), dtype=np.int64, count=n_docs)
     total = int(lengths.sum())
-    terms = np.fromiter(chain.from_iterable(corpus_token_ids), dtype=np.int64, count=total)
-    docs = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
     avg_doc_len = np.array(lengths).mean()  # as bm25s computes it
 
-    # One sort of the (term, document) pairs gives every count, already in CSC order.
-    pairs, tf = np.unique(terms * n_docs + docs, return_counts=True)
+    # One sort of the (term, document) pairs gives every count, already in CSC order. The pair
+    # key is built and sorted in place, so the peak is about two int64 arrays of all tokens.
+    keys = np.fromiter(chain.from_iterable(corpus_token_ids), dtype=np.int64, count=total)
+    keys *= n_docs
+    keys += np.repeat(np.arange(n_docs, dtype=np.min_scalar_type(max(n_docs - 1, 0))), lengths)
+    keys.sort()
+    new_pair = np.empty(total, dtype=bool)
+    new_pair[:1] = True
+    np.not_equal(keys[1:], keys[:-1], out=new_pair[1:])
+    starts = np.flatnonzero(new_pair)
+    del new_pair
+    tf = np.diff(starts, append=total).astype(model.dtype)
+    pairs = keys[starts]
+    del keys, starts
     pair_terms = pairs // n_docs
-    pair_docs = pairs - pair_terms * n_docs
+    pairs -= pair_terms * n_docs
+    pair_docs = pairs.astype(model.int_dtype)
+    del pairs
     doc_freqs = np.bincount(pair_terms, minlength=n_vocab)
 
     idf_fn = _select_idf_scorer(model.idf_method)
@@ -112,25 +129,28 @@ def build_scores(
             dtype=model.dtype,
         )
 
-    tfc = _select_tfc_scorer(model.method)(
-        tf_array=tf.astype(model.dtype),
-        l_d=lengths[pair_docs],
-        l_avg=avg_doc_len,
-        k1=model.k1,
-        b=model.b,
-        delta=model.delta,
-    )
-    data = idf[pair_terms] * tfc
-    if nonoccurrence is not None:
-        data -= nonoccurrence[pair_terms]
+    # Scores in blocks, so bm25s's float64 temporaries stay small; the operations are elementwise
+    # and the float64 -> float32 store rounds as bm25s's does.
+    tfc_fn = _select_tfc_scorer(model.method)
+    data = np.empty(len(tf), dtype=model.dtype)
+    for start in range(0, len(tf), _BLOCK):
+        block = slice(start, start + _BLOCK)
+        terms = pair_terms[block]
+        tfc = tfc_fn(
+            tf_array=tf[block],
+            l_d=lengths[pair_docs[block]],
+            l_avg=avg_doc_len,
+            k1=model.k1,
+            b=model.b,
+            delta=model.delta,
+        )
+        scores_block = idf[terms] * tfc
+        if nonoccurrence is not None:
+            scores_block -= nonoccurrence[terms]
+        data[block] = scores_block
     indptr = np.zeros(n_vocab + 1, dtype=np.int64)
     np.cumsum(doc_freqs, out=indptr[1:])
-    scores = {
-        "data": data.astype(model.dtype),
-        "indices": pair_docs.astype(model.int_dtype),
-        "indptr": indptr,
-        "num_docs": n_docs,
-    }
+    scores = {"data": data, "indices": pair_docs, "indptr": indptr, "num_docs": n_docs}
     return scores, nonoccurrence
 
 

@@ -9,6 +9,7 @@ import bm25s
 import numpy as np
 import pytest
 
+from workspace_tools.core import sparse_build
 from workspace_tools.core.sparse import BM25Config, SparseIndex
 from workspace_tools.core.sparse_build import make_bm25
 
@@ -26,8 +27,12 @@ def _corpus(n_docs: int = 300, n_vocab: int = 400) -> tuple[list[list[int]], dic
     return docs, {f"t{i}": i for i in range(n_vocab)}
 
 
+@pytest.mark.parametrize("block", [1 << 20, 7])
 @pytest.mark.parametrize("method", METHODS)
-def test_matrix_is_identical_to_stock_bm25s(method: str) -> None:
+def test_matrix_is_identical_to_stock_bm25s(
+    method: str, block: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sparse_build, "_BLOCK", block)  # 7: many scoring blocks
     docs, vocab = _corpus()
     stock = bm25s.BM25(k1=1.2, b=0.6, method=method)
     stock.index((docs, dict(vocab)), show_progress=False)
