@@ -128,8 +128,10 @@ class IndexStore:
 
 def write_json(path: Path, data: Any) -> None:
     """Write ``data`` as compact JSON."""
+    # json.dumps runs the C encoder; json.dump streams through the pure-Python one (5x slower).
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     with open(path, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, ensure_ascii=False, separators=(",", ":"))
+        handle.write(text)
 
 
 def read_json(path: Path) -> Any:
