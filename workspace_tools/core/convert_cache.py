@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from workspace_tools.core.convert import DOCUMENT_EXTENSIONS, Converted, convert_bytes
+from workspace_tools.core.corpus import text_hash
 from workspace_tools.core.errors import InvalidInputError
 
 __all__ = ["CONVERTER_VERSION", "ConversionCache"]
@@ -109,8 +110,10 @@ class ConversionCache:
             raise
         return converted
 
-    def convert(self, path: Path, data: bytes, digest: str, *, store: bool = True) -> Converted:
-        """Text of the file at ``path`` with bytes ``data`` (hash ``digest``), via the cache.
+    def convert(
+        self, path: Path, data: bytes, digest: str | None = None, *, store: bool = True
+    ) -> Converted:
+        """Text of the file at ``path`` with bytes ``data``, via the cache.
 
         Only rich documents (PDF, DOCX, ...: :data:`DOCUMENT_EXTENSIONS`) go through the cache;
         plain text converts faster than a cache entry reads.
@@ -118,7 +121,8 @@ class ConversionCache:
         Args:
             path: The file (its suffix picks the converter).
             data: Its bytes.
-            digest: ``text_hash(data)``, the cache key.
+            digest: ``text_hash(data)``, the cache key, when the caller has it already
+                (computed here otherwise, and only for rich documents).
             store: Write a fresh conversion to the cache; ``False`` only reads (read-only users).
 
         Raises:
@@ -126,6 +130,8 @@ class ConversionCache:
         """
         if path.suffix.lower() not in DOCUMENT_EXTENSIONS:
             return convert_bytes(path, data)
+        if digest is None:
+            digest = text_hash(data)
         cached = self.get(digest)
         if cached is not None:
             return cached

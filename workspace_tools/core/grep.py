@@ -24,7 +24,6 @@ import regex  # type: ignore[import-untyped]
 from workspace_tools.core.chunking import is_markdown_heading
 from workspace_tools.core.convert import Converted, convert_bytes
 from workspace_tools.core.convert_cache import ConversionCache
-from workspace_tools.core.corpus import text_hash
 from workspace_tools.core.errors import ConversionError, InvalidInputError
 from workspace_tools.core.scan import ScanConfig, is_glob, resolve_inside, scan
 from workspace_tools.core.snippets import HIT_CLOSE, HIT_OPEN
@@ -168,7 +167,7 @@ class CachedConverter:
         if self.disk is None:
             converted = convert_bytes(path, data)
         else:
-            converted = self.disk.convert(path, data, text_hash(data), store=False)
+            converted = self.disk.convert(path, data, store=False)
         with self._lock:
             self._cache[key] = converted
             while len(self._cache) > self.max_entries:
