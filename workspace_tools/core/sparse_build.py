@@ -90,7 +90,7 @@ def build_scores(
     n_docs = len(corpus_token_ids)
     lengths = np.fromiter(map(len, corpus_token_ids), dtype=np.int64, count=n_docs)
     total = int(lengths.sum())
-    avg_doc_len = np.array(lengths).mean()  # as bm25s computes it
+    avg_doc_len = lengths.mean()  # float64, as bm25s computes it
 
     # One sort of the (term, document) pairs gives every count, already in CSC order. The pair
     # key is built and sorted in place, so the peak is about two int64 arrays of all tokens.

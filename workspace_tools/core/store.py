@@ -128,7 +128,7 @@ class IndexStore:
 
 def write_json(path: Path, data: Any) -> None:
     """Write ``data`` as compact JSON."""
-    # json.dumps runs the C encoder; json.dump streams through the pure-Python one (5x slower).
+    # json.dumps runs the C encoder; json.dump streams through the slower pure-Python one.
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(text)

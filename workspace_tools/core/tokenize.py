@@ -309,18 +309,9 @@ class Tokenizer:
 
     def _word_ids(self, word: str) -> tuple[int, ...]:
         # The cold path of tokenize_ids: once per distinct surface word, so it is kept lean.
-        cfg = self.config
-        terms: Sequence[str]
-        if _is_single_term(word):
-            term = word.lower() if cfg.lowercase else word
-            if term in cfg.stopwords:
-                return ()
-            terms = (term,)
-        else:
-            terms = self._unstemmed_terms(word)
         term_ids = self._term_ids
         ids: list[int] = []
-        for term in terms:
+        for term in self._unstemmed_terms(word):
             found = term_ids.get(term)
             if found is None:
                 vocab = self.vocab
@@ -359,43 +350,34 @@ class Tokenizer:
         return self.config.to_dict()
 
     def _analyse(self, word: str) -> tuple[str, ...]:
-        cfg = self.config
-        if _is_single_term(word):
-            term = word.lower() if cfg.lowercase else word
-            return () if term in cfg.stopwords else (self._stem(term),)
         stem = self._stem
         return tuple([stem(term) for term in self._unstemmed_terms(word)])
 
-    def _unstemmed_terms(self, word: str) -> list[str]:
-        """Normalised terms of a word that needs splitting or folding, stop words dropped."""
+    def _unstemmed_terms(self, word: str) -> Sequence[str]:
+        """Normalised terms of one surface word, stop words dropped, before stemming."""
         cfg = self.config
-        surfaces: list[str] = []
-        if word.isascii():
-            # No accents and no CJK: split, fold case, drop stop words.
-            if cfg.split_identifiers:
-                parts = _identifier_parts(word)
-                surfaces = [word, *parts] if len(parts) > 1 else parts
-            else:
-                surfaces = [word]
-            if cfg.lowercase:
-                surfaces = [surface.lower() for surface in surfaces]
-            stopwords = cfg.stopwords
-            return [surface for surface in surfaces if surface not in stopwords]
-        if cfg.cjk_bigrams and _CJK.search(word):
-            surfaces.extend(_split_cjk(word))
+        if _is_single_term(word):  # most words of prose: nothing to split or fold
+            term = word.lower() if cfg.lowercase else word
+            return () if term in cfg.stopwords else (term,)
+        return self._split_terms(word)
+
+    def _split_terms(self, word: str) -> list[str]:
+        """The full analysis of any word: CJK and identifier splitting, case and accent folding."""
+        cfg = self.config
+        surfaces: list[str]
+        if cfg.cjk_bigrams and not word.isascii() and _CJK.search(word):
+            surfaces = _split_cjk(word)
         elif cfg.split_identifiers:
             parts = _identifier_parts(word)
-            if len(parts) > 1:
-                surfaces.append(word)
-            surfaces.extend(parts)
+            surfaces = [word, *parts] if len(parts) > 1 else parts
         else:
-            surfaces.append(word)
-        terms: list[str] = []
-        for surface in surfaces:
-            term = self._normalise(surface)
-            if term and term not in cfg.stopwords:
-                terms.append(term)
-        return terms
+            surfaces = [word]
+        if word.isascii():  # no accents to fold
+            terms = [s.lower() for s in surfaces] if cfg.lowercase else surfaces
+        else:
+            terms = [self._normalise(s) for s in surfaces]
+        stopwords = cfg.stopwords
+        return [term for term in terms if term and term not in stopwords]
 
     def _normalise(self, surface: str) -> str:
         term = surface.lower() if self.config.lowercase else surface

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, BeforeValidator, Field
+from pydantic import BaseModel, BeforeValidator, Field, model_validator
 
 from workspace_tools.core.grep import CachedConverter, collect_files, grep, looks_like_regex
 from workspace_tools.core.types import SearchResult
@@ -80,6 +80,13 @@ class SearchDocumentsTool(ThreadedTool):
     converter: CachedConverter = Field(default_factory=CachedConverter)
     """Grep mode: file-to-text conversion with an in-memory cache, reading the workspace's
     on-disk conversion cache on a miss."""
+
+    @model_validator(mode="after")
+    def _read_sync_conversions(self) -> SearchDocumentsTool:
+        # Grep reuses the conversions sync stored for this workspace (it only reads them).
+        if self.converter.disk is None:
+            self.converter.disk = self.workspace.conversion_cache
+        return self
 
     def _run(
         self,
@@ -154,9 +161,6 @@ class SearchDocumentsTool(ThreadedTool):
         context_lines: int,
     ) -> tuple[list[dict[str, Any]], list[str], bool]:
         ws = self.workspace
-        if self.converter.disk is None:
-            # Reuse the conversions sync already stored for this workspace (read only).
-            self.converter.disk = ws.conversion_cache
         report = grep(
             ws.root,
             query,
