@@ -17,21 +17,21 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 _LAZY: dict[str, str] = {
-    "Workspace": "workspace_tools.core.workspace",
+    "Workspace": "workspace_tools.core.workspace._workspace",
     "SearchResult": "workspace_tools.core.types",
     "LineRange": "workspace_tools.core.types",
     "SyncReport": "workspace_tools.core.types",
     "WorkspaceError": "workspace_tools.core.errors",
-    "SentenceTransformerEmbedder": "workspace_tools.core.embedder",
-    "TokenizerConfig": "workspace_tools.core.tokenize",
-    "ChunkingConfig": "workspace_tools.core.chunking",
-    "BM25Config": "workspace_tools.core.sparse",
-    "ScanConfig": "workspace_tools.core.scan",
-    "DocsIndex": "workspace_tools.core.docs",
+    "SentenceTransformerEmbedder": "workspace_tools.core.index.embedder",
+    "TokenizerConfig": "workspace_tools.core.text.tokenizer",
+    "ChunkingConfig": "workspace_tools.core.text.chunking",
+    "BM25Config": "workspace_tools.core.index.sparse",
+    "ScanConfig": "workspace_tools.core.text.scan",
+    "DocsIndex": "workspace_tools.core.docs.index",
     "SkillRegistry": "workspace_tools.core.skills",
     "Skill": "workspace_tools.core.skills",
     "render_skills_prompt": "workspace_tools.core.skills",
-    "ProjectConfig": "workspace_tools.core.project_config",
+    "ProjectConfig": "workspace_tools.core.config",
 }
 
 __all__ = [

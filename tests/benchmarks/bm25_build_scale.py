@@ -24,9 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _scifact import load_scifact
 
-from workspace_tools.core.sparse import BM25Config
-from workspace_tools.core.sparse_build import make_bm25
-from workspace_tools.core.tokenize import Tokenizer
+from workspace_tools.core.index._sparse_build import make_bm25
+from workspace_tools.core.index.sparse import BM25Config
+from workspace_tools.core.text.tokenizer import Tokenizer
 
 
 def build(factory: Any, docs: list[list[int]], vocab: dict[str, int]) -> tuple[Any, float, int]:

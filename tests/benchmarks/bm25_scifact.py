@@ -31,9 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _scifact import load_scifact, ndcg_at_10, recall_at
 
 from workspace_tools import Workspace
-from workspace_tools.core.sparse import BM25Config
-from workspace_tools.core.sparse_build import make_bm25
-from workspace_tools.core.tokenize import DEFAULT_STOPWORDS
+from workspace_tools.core.index._sparse_build import make_bm25
+from workspace_tools.core.index.sparse import BM25Config
+from workspace_tools.core.text.tokenizer import DEFAULT_STOPWORDS
 
 
 def timed_queries(fn, queries: dict[str, str]) -> tuple[dict[str, list[str]], list[float]]:
@@ -126,7 +126,7 @@ def run_bm25s_our_tokenizer(corpus: dict[str, str], queries: dict[str, str]) -> 
     """bm25s fed the terms of our tokenizer: isolates the workspace's own overhead."""
     import bm25s
 
-    from workspace_tools.core.tokenize import Tokenizer
+    from workspace_tools.core.text.tokenizer import Tokenizer
 
     cfg = BM25Config()
     ids, texts = list(corpus), list(corpus.values())

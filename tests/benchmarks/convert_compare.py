@@ -22,8 +22,8 @@ from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
-from workspace_tools.core.convert import convert_bytes
-from workspace_tools.core.documents import SUPPORTED_SUFFIXES, convert_document
+from workspace_tools.core.convert._documents import SUPPORTED_SUFFIXES, convert_document
+from workspace_tools.core.convert.dispatch import convert_bytes
 
 MIXED = Path(__file__).resolve().parents[2].parent / "shared" / "benchmarks" / "mixed-docs"
 HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*$", re.MULTILINE)

@@ -23,8 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from workspace_tools.core.docs import DocsIndex
-from workspace_tools.core.expand import ExpansionConfig
+from workspace_tools.core.docs.expand import ExpansionConfig
+from workspace_tools.core.docs.index import DocsIndex
 
 DEFAULT_ROOT = Path(__file__).resolve().parents[2].parent / "shared/benchmarks/mastra-docs/en"
 

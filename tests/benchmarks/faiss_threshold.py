@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
 
-from workspace_tools.core.dense import DenseIndex
+from workspace_tools.core.index.dense import DenseIndex
 
 SIZES = (5_000, 10_000, 20_000, 30_000, 50_000, 100_000)
 
@@ -41,7 +41,7 @@ def real_vectors(path: Path | None, n: int) -> np.ndarray:
         return np.load(path).astype(np.float32)
     from _scifact import load_scifact
 
-    from workspace_tools.core.embedder import SentenceTransformerEmbedder
+    from workspace_tools.core.index.embedder import SentenceTransformerEmbedder
 
     corpus, _, _ = load_scifact()
     return SentenceTransformerEmbedder().embed(list(corpus.values())[:n])

@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 
 from workspace_tools import Workspace
-from workspace_tools.core.grep import CachedConverter, grep
+from workspace_tools.core.convert import CachedConverter
+from workspace_tools.core.grep import grep
 
 MIXED = Path(__file__).resolve().parents[2].parent / "shared" / "benchmarks" / "mixed-docs"
 ROUNDS = 3

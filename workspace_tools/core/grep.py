@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,12 +19,11 @@ from typing import Any, Final
 
 import regex  # type: ignore[import-untyped]
 
-from workspace_tools.core.chunking import is_markdown_heading
 from workspace_tools.core.convert import Converted, convert_bytes
-from workspace_tools.core.convert_cache import ConversionCache
 from workspace_tools.core.errors import ConversionError, InvalidInputError
-from workspace_tools.core.scan import ScanConfig, is_glob, resolve_inside, scan
-from workspace_tools.core.snippets import HIT_CLOSE, HIT_OPEN
+from workspace_tools.core.text.chunking import is_markdown_heading
+from workspace_tools.core.text.scan import ScanConfig, is_glob, resolve_inside, scan
+from workspace_tools.core.text.snippets import HIT_CLOSE, HIT_OPEN
 from workspace_tools.core.types import SkippedFile
 
 __all__ = [
@@ -36,7 +33,6 @@ __all__ = [
     "MAX_LINE_CHARS",
     "MAX_PATTERN_CHARS",
     "TOTAL_TIMEOUT",
-    "CachedConverter",
     "GrepMatch",
     "GrepReport",
     "collect_files",
@@ -138,41 +134,6 @@ class GrepReport:
             "long_lines": self.long_lines,
             "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
         }
-
-
-class CachedConverter:
-    """``convert_bytes`` with an in-memory LRU keyed by path, size and mtime (thread-safe).
-
-    With ``disk``, a memory miss on a rich document (PDF, DOCX...) first reads the conversion a
-    workspace ``sync`` stored in its content-hash cache, so grep does not convert again what the
-    index already converted. It only reads that cache, never writes it.
-    """
-
-    def __init__(self, *, max_entries: int = 64, disk: ConversionCache | None = None) -> None:
-        self.max_entries = max_entries
-        self.disk = disk
-        """A workspace's on-disk conversion cache to read from, or ``None``."""
-        self._cache: OrderedDict[tuple[str, int, int], Converted] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def __call__(self, path: Path, data: bytes) -> Converted:
-        """Text of the file at ``path`` whose bytes are ``data``."""
-        stat = path.stat()
-        key = (str(path), stat.st_size, stat.st_mtime_ns)
-        with self._lock:
-            hit = self._cache.get(key)
-            if hit is not None:
-                self._cache.move_to_end(key)
-                return hit
-        if self.disk is None:
-            converted = convert_bytes(path, data)
-        else:
-            converted = self.disk.convert(path, data, store=False)
-        with self._lock:
-            self._cache[key] = converted
-            while len(self._cache) > self.max_entries:
-                self._cache.popitem(last=False)
-        return converted
 
 
 def looks_like_regex(pattern: str) -> bool:

@@ -17,9 +17,9 @@ if TYPE_CHECKING:
         DocsSearchTool,
         make_docs_tools,
     )
-    from workspace_tools.tools.documents import SearchDocumentsTool
     from workspace_tools.tools.middleware import SkillsMiddleware
     from workspace_tools.tools.retriever import WorkspaceRetriever
+    from workspace_tools.tools.search_documents import SearchDocumentsTool
     from workspace_tools.tools.skills import SkillReadTool, SkillSearchTool, SkillTool, skill_tools
     from workspace_tools.tools.toolkit import WorkspaceToolkit
     from workspace_tools.tools.workspace import WorkspaceIndexTool, WorkspaceSearchTool
@@ -29,7 +29,7 @@ _LAZY: dict[str, str] = {
     "DocsListTool": "workspace_tools.tools.docs",
     "DocsRefreshIndexTool": "workspace_tools.tools.docs",
     "DocsSearchTool": "workspace_tools.tools.docs",
-    "SearchDocumentsTool": "workspace_tools.tools.documents",
+    "SearchDocumentsTool": "workspace_tools.tools.search_documents",
     "SkillReadTool": "workspace_tools.tools.skills",
     "SkillSearchTool": "workspace_tools.tools.skills",
     "SkillTool": "workspace_tools.tools.skills",

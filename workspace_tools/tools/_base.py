@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Iterator
 from typing import Any
 
+from langchain_core.callbacks import AsyncCallbackManagerForToolRun
 from langchain_core.tools import BaseTool, ToolException
-from pydantic import ValidationError
+from pydantic import ConfigDict, ValidationError
 
 from workspace_tools.core.errors import WorkspaceError
+from workspace_tools.core.workspace import Workspace
 
-__all__ = ["WorkspaceBaseTool", "as_tool_errors", "format_validation_error"]
+__all__ = ["ThreadedTool", "WorkspaceBaseTool", "as_tool_errors", "format_validation_error"]
 
 
 @contextlib.contextmanager
@@ -45,3 +48,20 @@ class WorkspaceBaseTool(BaseTool):
     response_format: str = "content_and_artifact"  # type: ignore[assignment]
     handle_tool_error: Any = True
     handle_validation_error: Any = format_validation_error
+
+
+class ThreadedTool(WorkspaceBaseTool):
+    """Base of the workspace tools: holds the workspace, runs ``_run`` off the event loop."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    workspace: Workspace
+    """The shared workspace."""
+
+    async def _arun(
+        self,
+        *args: Any,
+        run_manager: AsyncCallbackManagerForToolRun | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        return await asyncio.to_thread(self._run, *args, **kwargs)

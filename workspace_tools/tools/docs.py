@@ -1,4 +1,4 @@
-"""LangChain tools over a :class:`~workspace_tools.core.docs.DocsIndex`.
+"""LangChain tools over a :class:`~workspace_tools.core.docs.index.DocsIndex`.
 
 ``make_docs_tools(root)`` gives ``docs_search``, ``docs_list``, ``docs_get_page`` and
 ``docs_refresh_index``, sharing one index built when the tools are made. With ``scope="guides"``
@@ -16,10 +16,10 @@ from typing import Any, Final
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field
 
-from workspace_tools.core.docs import DocsIndex, DocsPage, FieldWeights
+from workspace_tools.core.docs.expand import ExpansionConfig
+from workspace_tools.core.docs.index import DocsIndex, DocsPage, FieldWeights
 from workspace_tools.core.errors import InvalidInputError, WorkspaceError
-from workspace_tools.core.expand import ExpansionConfig
-from workspace_tools.core.tokenize import Tokenizer
+from workspace_tools.core.text.tokenizer import Tokenizer
 from workspace_tools.tools._base import WorkspaceBaseTool, as_tool_errors
 
 __all__ = [

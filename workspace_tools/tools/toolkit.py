@@ -9,7 +9,7 @@ from pydantic import ConfigDict, Field, PrivateAttr
 
 from workspace_tools.core.skills import SkillRegistry
 from workspace_tools.core.workspace import Workspace
-from workspace_tools.tools.documents import SearchDocumentsTool
+from workspace_tools.tools.search_documents import SearchDocumentsTool
 from workspace_tools.tools.workspace import WorkspaceIndexTool, WorkspaceSearchTool
 
 __all__ = ["RESERVED_TOOL_NAMES", "WorkspaceToolkit"]

@@ -7,16 +7,13 @@ Mastra does) with a note in the output.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from typing import Annotated, Any, Final, Literal
 
-from langchain_core.callbacks import AsyncCallbackManagerForToolRun
 from langchain_core.tools import ToolException
 from pydantic import (
     BaseModel,
     BeforeValidator,
-    ConfigDict,
     Field,
     WithJsonSchema,
     create_model,
@@ -24,10 +21,9 @@ from pydantic import (
 )
 
 from workspace_tools.core.errors import InvalidInputError, ReadOnlyWorkspaceError
-from workspace_tools.core.scan import is_glob, resolve_inside
+from workspace_tools.core.text.scan import is_glob, resolve_inside
 from workspace_tools.core.types import SearchResult
-from workspace_tools.core.workspace import Workspace
-from workspace_tools.tools._base import WorkspaceBaseTool, as_tool_errors
+from workspace_tools.tools._base import ThreadedTool, as_tool_errors
 
 __all__ = [
     "MAX_SEARCH_OUTPUT_CHARS",
@@ -44,23 +40,6 @@ _FALLBACK: Final[dict[str, tuple[str, ...]]] = {
     "vector": ("bm25",),
     "bm25": ("hybrid", "vector"),
 }
-
-
-class ThreadedTool(WorkspaceBaseTool):
-    """Base of the workspace tools: holds the workspace, runs ``_run`` off the event loop."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    workspace: Workspace
-    """The shared workspace."""
-
-    async def _arun(
-        self,
-        *args: Any,
-        run_manager: AsyncCallbackManagerForToolRun | None = None,
-        **kwargs: Any,
-    ) -> Any:
-        return await asyncio.to_thread(self._run, *args, **kwargs)
 
 
 @functools.lru_cache(maxsize=16)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from workspace_tools.core.chunking import ChunkingConfig, chunk_text
+from workspace_tools.core.text.chunking import ChunkingConfig, chunk_text
 
 
 def test_short_text_is_one_chunk_with_the_source_id() -> None:

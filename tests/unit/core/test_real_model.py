@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from workspace_tools import Workspace
-from workspace_tools.core.embedder import DEFAULT_MODEL_ID, SentenceTransformerEmbedder
+from workspace_tools.core.index.embedder import DEFAULT_MODEL_ID, SentenceTransformerEmbedder
 
 pytestmark = pytest.mark.requires_model
 

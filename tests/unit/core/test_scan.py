@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from workspace_tools.core.errors import PathOutsideWorkspaceError
-from workspace_tools.core.scan import ScanConfig, normalise_id, resolve_inside, scan
+from workspace_tools.core.text.scan import ScanConfig, normalise_id, resolve_inside, scan
 
 
 def test_directory_scan_honours_gitignore_and_reports_nothing_silently(tree: Path) -> None:

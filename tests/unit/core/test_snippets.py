@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from workspace_tools.core.snippets import best_snippet, mark_hits
-from workspace_tools.core.tokenize import Tokenizer
+from workspace_tools.core.text.snippets import best_snippet, mark_hits
+from workspace_tools.core.text.tokenizer import Tokenizer
 
 TOK = Tokenizer()
 

@@ -9,9 +9,9 @@ import bm25s
 import numpy as np
 import pytest
 
-from workspace_tools.core import sparse_build
-from workspace_tools.core.sparse import BM25Config, SparseIndex
-from workspace_tools.core.sparse_build import make_bm25
+from workspace_tools.core.index import _sparse_build as sparse_build
+from workspace_tools.core.index._sparse_build import make_bm25
+from workspace_tools.core.index.sparse import BM25Config, SparseIndex
 
 METHODS = ["lucene", "robertson", "atire", "bm25l", "bm25+"]
 

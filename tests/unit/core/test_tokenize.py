@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from workspace_tools.core.tokenize import (
+from workspace_tools.core.text.tokenizer import (
     DEFAULT_STOPWORDS,
     WORD_PATTERN,
     Tokenizer,

@@ -12,7 +12,7 @@ from workspace_tools.core.errors import (
     ReadOnlyWorkspaceError,
     SearchModeError,
 )
-from workspace_tools.core.tokenize import TokenizerConfig
+from workspace_tools.core.text.tokenizer import TokenizerConfig
 
 
 def bm25_ws(root: Path, **kw: object) -> Workspace:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from workspace_tools.cli_docs import add_docs_parser
+from workspace_tools.cli.docs import add_docs_parser
 
 
 def run(argv: list[str]) -> int:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from workspace_tools.core.docs import DocsIndex, DocsStats, FieldWeights, parse_page
+from workspace_tools.core.docs.index import DocsIndex, DocsStats, FieldWeights, parse_page
 from workspace_tools.core.errors import InvalidInputError, PathOutsideWorkspaceError
 
 

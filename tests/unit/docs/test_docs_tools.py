@@ -11,7 +11,7 @@ from langchain_core.tools import BaseTool
 from langchain_tests.integration_tests import ToolsIntegrationTests
 from langchain_tests.unit_tests import ToolsUnitTests
 
-from workspace_tools.core.docs import DocsIndex
+from workspace_tools.core.docs.index import DocsIndex
 from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.tools.docs import (
     MAX_PAGE_CHARS,

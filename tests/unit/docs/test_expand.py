@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from workspace_tools.core.expand import ExpansionConfig, QueryExpander, surface_map
-from workspace_tools.core.tokenize import Tokenizer
+from workspace_tools.core.docs.expand import ExpansionConfig, QueryExpander, surface_map
+from workspace_tools.core.text.tokenizer import Tokenizer
 
 WORDS = ["sky", "skyscraper", "deployment", "deployer", "memory", "caching", "parseHttpRequest"]
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from workspace_tools.core.docs import DocsIndex
+from workspace_tools.core.docs.index import DocsIndex
 
 MASTRA = Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks" / "mastra-docs"
 PAGES_ROOT = MASTRA / "en"

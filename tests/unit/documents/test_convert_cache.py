@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from workspace_tools.core import documents
 from workspace_tools.core.convert import Converted
-from workspace_tools.core.convert_cache import CONVERTER_VERSION, ConversionCache
+from workspace_tools.core.convert import _documents as documents
+from workspace_tools.core.convert.cache import CONVERTER_VERSION, ConversionCache
 from workspace_tools.core.errors import InvalidInputError
 
 MIXED = Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks" / "mixed-docs"
@@ -69,7 +69,7 @@ def test_unchanged_pdf_is_converted_once_even_renamed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("pdfminer")
-    from workspace_tools.core.converters import pdf
+    from workspace_tools.core.convert import _pdf as pdf
 
     calls: list[str] = []
     real = pdf.convert_pdf

@@ -10,7 +10,11 @@ from pathlib import Path
 import pytest
 
 from workspace_tools.core.convert import Converted, convert_bytes
-from workspace_tools.core.documents import SUPPORTED_SUFFIXES, convert_document, locate_unit
+from workspace_tools.core.convert._documents import (
+    SUPPORTED_SUFFIXES,
+    convert_document,
+    locate_unit,
+)
 
 MIXED = Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks" / "mixed-docs"
 

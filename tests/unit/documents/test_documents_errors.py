@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from workspace_tools.core.convert import convert_bytes
-from workspace_tools.core.documents import convert_document
+from workspace_tools.core.convert._documents import convert_document
+from workspace_tools.core.convert.dispatch import convert_bytes
 from workspace_tools.core.errors import ConversionError, WorkspaceError
 
 MIXED = Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks" / "mixed-docs"
@@ -128,7 +128,7 @@ def test_importing_the_layer_loads_no_converter_library() -> None:
     import sys
 
     code = (
-        "import sys, workspace_tools.core.documents, workspace_tools.core.convert_cache\n"
+        "import sys, workspace_tools.core.convert._documents, workspace_tools.core.convert.cache\n"
         "heavy = {'pdfminer', 'docx', 'pptx', 'openpyxl', 'bs4', 'markdownify', 'lxml'}\n"
         "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}))\n"
     )

@@ -17,7 +17,7 @@ MIXED = Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks" / "
 pytestmark = pytest.mark.skipif(not MIXED.is_dir(), reason=f"fixture set not found at {MIXED}")
 for _module in ("pdfminer", "docx", "pptx", "openpyxl", "bs4", "markdownify"):
     pytest.importorskip(_module, reason="needs the documents extra")
-workspace_module = pytest.importorskip("workspace_tools.core.workspace")
+workspace_module = pytest.importorskip("workspace_tools.core.workspace._workspace")
 
 
 def _rows() -> list[dict[str, str]]:

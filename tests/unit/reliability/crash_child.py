@@ -30,7 +30,7 @@ def exists(version: int, number: int) -> bool:
 
 def write_version(root: Path, version: int) -> dict[str, list[object]]:
     """Put version ``version`` on disk; returns ``{id: [hash, marker]}`` for the index."""
-    from workspace_tools.core.corpus import text_hash
+    from workspace_tools.core.text.hashing import text_hash
 
     state: dict[str, list[object]] = {}
     for number in range(FILES):

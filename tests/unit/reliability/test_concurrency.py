@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from tests.conftest import FakeEmbedder
-from workspace_tools.core.docs import DocsIndex
+from workspace_tools.core.docs.index import DocsIndex
 from workspace_tools.core.skills import SkillRegistry
 from workspace_tools.core.workspace import Workspace
 from workspace_tools.tools.docs import make_docs_tools

@@ -20,7 +20,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, ToolException
 from reliability_support import CANARY, Arena, FileAudit
 
-from workspace_tools.core.docs import DocsIndex
+from workspace_tools.core.docs.index import DocsIndex
 from workspace_tools.core.errors import WorkspaceError
 from workspace_tools.core.skills import SkillRegistry
 from workspace_tools.core.workspace import Workspace

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import ToolMessage
 
-from workspace_tools.core.docs import DocsIndex
+from workspace_tools.core.docs.index import DocsIndex
 from workspace_tools.core.errors import InvalidInputError, WorkspaceError
 from workspace_tools.core.grep import grep
 from workspace_tools.core.skills import SkillRegistry

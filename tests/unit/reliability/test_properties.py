@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workspace_tools.core.chunking import ChunkingConfig, chunk_text
-from workspace_tools.core.snippets import HIT_CLOSE, HIT_OPEN, _region, best_snippet
-from workspace_tools.core.tokenize import Tokenizer
+from workspace_tools.core.text.chunking import ChunkingConfig, chunk_text
+from workspace_tools.core.text.snippets import HIT_CLOSE, HIT_OPEN, _region, best_snippet
+from workspace_tools.core.text.tokenizer import Tokenizer
 
 TOKENIZER = Tokenizer()
 PROFILE = settings(

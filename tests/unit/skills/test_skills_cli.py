@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from workspace_tools.cli_skills import add_skills_parser
+from workspace_tools.cli.skills import add_skills_parser
+from workspace_tools.core.config import ProjectConfig
 from workspace_tools.core.errors import InvalidInputError
-from workspace_tools.core.project_config import ProjectConfig
 
 
 def run(root: Path, *argv: str) -> int:

@@ -76,7 +76,7 @@ def test_example_validator_script() -> None:
 
 def test_core_does_not_import_langchain() -> None:
     code = (
-        "import sys, workspace_tools.core.skills, workspace_tools.core.project_config;"
+        "import sys, workspace_tools.core.skills, workspace_tools.core.config;"
         "bad = [m for m in sys.modules if m.startswith(('langchain', 'torch'))];"
         "print(bad)"
     )

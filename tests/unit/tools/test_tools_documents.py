@@ -10,9 +10,9 @@ import pytest
 
 from tests.unit.tools.conftest import MIXED, acall, call
 from workspace_tools.core.convert import Converted
-from workspace_tools.core.corpus import text_hash
+from workspace_tools.core.text.hashing import text_hash
 from workspace_tools.core.workspace import Workspace
-from workspace_tools.tools.documents import SearchDocumentsTool
+from workspace_tools.tools.search_documents import SearchDocumentsTool
 
 RESULT_KEYS = {"snippet", "score", "document_path", "section_heading", "chunk_id", "line"}
 

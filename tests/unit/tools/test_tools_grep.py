@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.unit.tools.conftest import MIXED
+from workspace_tools.core.convert import CachedConverter
 from workspace_tools.core.errors import InvalidInputError, PathOutsideWorkspaceError
-from workspace_tools.core.grep import CachedConverter, grep, looks_like_regex
+from workspace_tools.core.grep import grep, looks_like_regex
 
 
 def test_literal_is_default_and_reports_path_line_column(tree: Path) -> None:

@@ -11,8 +11,8 @@ from langchain_tests.unit_tests import ToolsUnitTests
 
 from tests.conftest import FakeEmbedder
 from workspace_tools.core.workspace import Workspace
-from workspace_tools.tools.documents import SearchDocumentsTool
 from workspace_tools.tools.retriever import WorkspaceRetriever
+from workspace_tools.tools.search_documents import SearchDocumentsTool
 from workspace_tools.tools.workspace import WorkspaceIndexTool, WorkspaceSearchTool
 
 

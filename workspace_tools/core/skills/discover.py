@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from workspace_tools.core.scan import glob_matcher
 from workspace_tools.core.skills.model import RESOURCE_DIRS, SkillDiagnostic
+from workspace_tools.core.text.scan import glob_matcher
 
 __all__ = [
     "GLOB_MAX_DEPTH",

@@ -19,8 +19,8 @@ from typing import Any, Final
 import yaml
 
 from workspace_tools.core.errors import SkillFormatError
-from workspace_tools.core.safe_yaml import UnsafeYamlError, load_yaml
 from workspace_tools.core.skills.model import Skill, SkillDiagnostic, SkillSource
+from workspace_tools.core.text.safe_yaml import UnsafeYamlError, load_yaml
 
 __all__ = [
     "KNOWN_FIELDS",

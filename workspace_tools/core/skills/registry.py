@@ -256,7 +256,7 @@ class SkillRegistry:
         skills: Iterable[Skill] = (),
     ) -> SkillRegistry:
         """A registry for the skills paths listed in ``<root>/workspace-tools.yaml``."""
-        from workspace_tools.core.project_config import ProjectConfig
+        from workspace_tools.core.config import ProjectConfig
 
         config = ProjectConfig.load(root)
         return cls(

@@ -15,11 +15,11 @@ from typing import Final
 import numpy as np
 
 from workspace_tools.core.errors import InvalidInputError
+from workspace_tools.core.index.sparse import SparseIndex, top_positive
 from workspace_tools.core.skills.files import read_skill_file
 from workspace_tools.core.skills.model import Skill
-from workspace_tools.core.snippets import best_snippet
-from workspace_tools.core.sparse import SparseIndex, top_positive
-from workspace_tools.core.tokenize import Tokenizer
+from workspace_tools.core.text.snippets import best_snippet
+from workspace_tools.core.text.tokenizer import Tokenizer
 from workspace_tools.core.types import LineRange
 
 __all__ = ["SkillSearchHit", "SkillSearchIndex"]

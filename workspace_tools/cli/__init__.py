@@ -1,0 +1,197 @@
+"""The ``workspace-tools`` command: index a folder, search it, manage skills and docs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from workspace_tools.core.errors import WorkspaceError
+
+__all__ = ["build_parser", "main"]
+
+
+def _workspace(args: argparse.Namespace, *, read_only: bool = False) -> Any:
+    """The workspace of ``--root`` with its ``workspace-tools.yaml`` settings; flags win."""
+    from workspace_tools.core.workspace import Workspace
+
+    overrides: dict[str, Any] = {
+        "rebuild": getattr(args, "rebuild", False),
+        "show_progress": not args.quiet,
+    }
+    if args.embedder is not None:
+        overrides["embedder"] = None if args.embedder == "none" else args.embedder
+    if read_only:
+        overrides["read_only"] = True
+    return Workspace.from_project(args.root, **overrides)
+
+
+def _print_report(report: Any, *, quiet: bool) -> None:
+    print(
+        f"Indexed: {len(report.added)} added, {len(report.updated)} updated, "
+        f"{len(report.removed)} removed, {report.unchanged} unchanged files; "
+        f"{report.chunks_indexed} chunks ({report.chunks_embedded} embedded) "
+        f"in {report.seconds:.2f}s"
+    )
+    if report.formats:
+        formats = ", ".join(f"{name} {count}" for name, count in sorted(report.formats.items()))
+        print(f"Formats: {formats}")
+    if report.skipped:
+        reasons = ", ".join(f"{r} {n}" for r, n in sorted(report.skipped_by_reason().items()))
+        print(f"Skipped {len(report.skipped)} files ({reasons}):")
+        shown = report.skipped if not quiet else report.skipped[:0]
+        for item in shown[:50]:
+            print(f"  {item.path}: {item.reason}")
+        if len(shown) > 50:
+            print(f"  ... and {len(shown) - 50} more")
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    """Index files under the root (incrementally)."""
+    ws = _workspace(args)
+    report = ws.sync(args.paths or None)
+    _print_report(report, quiet=args.quiet)
+    stats = ws.stats()
+    print(
+        f"Index: {stats['sources']} sources, {stats['chunks']} chunks, "
+        f"modes {', '.join(stats['modes'])} -> {stats['index_dir']}"
+    )
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """Search the index (indexing the folder first when it has no index yet)."""
+    ws = _workspace(args)
+    if not args.no_sync:
+        fresh = not ws.source_ids()
+        if fresh and not args.json:
+            print(f"No index in {ws.index_dir} yet: indexing {ws.root} first.", file=sys.stderr)
+        report = ws.sync(show_progress=fresh and not args.quiet)  # unchanged files: one stat
+        if (fresh or report.changed) and not args.json:
+            _print_report(report, quiet=True)
+    if (args.mode or ws.default_mode) != "bm25" and hasattr(ws.embedder, "load"):
+        ws.embedder.load()  # keep the one-off model load out of the search time
+    started = time.perf_counter()
+    results = ws.search(args.query, top_k=args.k, mode=args.mode)
+    elapsed = time.perf_counter() - started
+    mode = args.mode or ws.default_mode
+    if args.json:
+        print(
+            json.dumps(
+                {"query": args.query, "mode": mode, "results": [r.to_dict() for r in results]},
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
+        return 0
+    if not results:
+        print(f"No results for {args.query!r} ({mode} search).")
+        return 0
+    for rank, hit in enumerate(results, start=1):
+        where = f"{hit.source_id}:{hit.line_range}" if hit.line_range else hit.source_id
+        heading = f"  § {hit.section_heading}" if hit.section_heading else ""
+        print(f"{rank:2}. {where}  score {hit.score:.4f}{heading}")
+        for line in hit.snippet.splitlines() or [""]:
+            print(f"      {line}")
+    print(f"--- {len(results)} results ({mode} search, {elapsed * 1000:.1f} ms)")
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    """Print what the index holds."""
+    ws = _workspace(args, read_only=True)
+    print(json.dumps(ws.stats(), indent=2))
+    return 0
+
+
+def cmd_remove(args: argparse.Namespace) -> int:
+    """Remove sources by id, folder prefix or glob."""
+    ws = _workspace(args)
+    removed = ws.remove(args.target)
+    print(
+        f"Removed {len(removed)} sources."
+        if removed
+        else f"Nothing indexed matches {args.target!r}."
+    )
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (sub-commands from the skills and docs modules included)."""
+    parser = argparse.ArgumentParser(
+        prog="workspace-tools",
+        description="Index a folder and search it by keyword (BM25), meaning (vectors) or both.",
+    )
+    parser.add_argument(
+        "--root",
+        default=os.environ.get("WORKSPACE_TOOLS_ROOT", "."),
+        help="workspace folder (default: current folder)",
+    )
+    parser.add_argument(
+        "--embedder",
+        default=None,
+        help="'default' (packaged all-MiniLM-L6-v2), 'none', or a sentence-transformers model "
+        "name or path (default: the config file's, else 'default')",
+    )
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress bars, shorter output"
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("index", help="index files (new and changed files only)")
+    p.add_argument("paths", nargs="*", help="files, folders or glob patterns under the root")
+    p.add_argument("--rebuild", action="store_true", help="discard the existing index first")
+    p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("search", help="search the index")
+    p.add_argument("query")
+    p.add_argument("-k", type=int, default=10, help="number of results (default 10)")
+    p.add_argument(
+        "--mode", choices=["bm25", "vector", "hybrid"], help="default: hybrid when vectors exist"
+    )
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument(
+        "--no-sync", action="store_true", help="search the index as it is, without syncing first"
+    )
+    p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("stats", help="show index counts and settings")
+    p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser("remove", help="remove sources by id, folder or glob")
+    p.add_argument("target")
+    p.set_defaults(func=cmd_remove)
+
+    for module, name in (
+        ("workspace_tools.cli.skills", "add_skills_parser"),
+        ("workspace_tools.cli.docs", "add_docs_parser"),
+    ):
+        try:
+            register = getattr(__import__(module, fromlist=[name]), name)
+        except (ImportError, AttributeError):
+            continue
+        register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``workspace-tools`` command."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except WorkspaceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,269 @@
+"""``workspace-tools skills`` subcommands: list, show, validate, add, remove.
+
+Wire into the main parser with :func:`add_skills_parser`; each parsed namespace carries
+``func(args) -> int`` and needs ``args.root`` (the project root).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from workspace_tools.core.config import CONFIG_FILE, ProjectConfig
+from workspace_tools.core.errors import WorkspaceError
+from workspace_tools.core.skills import (
+    SkillDiagnostic,
+    SkillRegistry,
+    discover,
+    is_glob,
+    list_resources,
+    parse_skill_file,
+    skill_location,
+)
+
+__all__ = ["add_skills_parser", "cmd_add", "cmd_list", "cmd_remove", "cmd_show", "cmd_validate"]
+
+
+def add_skills_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register ``skills`` and its subcommands on an argparse ``subparsers`` object."""
+    skills: argparse.ArgumentParser = subparsers.add_parser(
+        "skills",
+        help="list, inspect, validate and register Agent Skills",
+        description="Manage the Agent Skills of a project (paths listed in workspace-tools.yaml).",
+    )
+    sub = skills.add_subparsers(dest="skills_command", metavar="COMMAND")
+    skills.set_defaults(func=lambda _args: _usage(skills))
+
+    p = sub.add_parser("list", help="list skills and loading problems")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.add_argument(
+        "--no-entry-points", action="store_true", help="ignore skills registered by packages"
+    )
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("show", help="show one skill (by name or path)")
+    p.add_argument("name", help="skill name or path")
+    p.add_argument("--no-entry-points", action="store_true", help=argparse.SUPPRESS)
+    p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("validate", help="check skills against the Agent Skills spec")
+    p.add_argument("path", nargs="?", help="skill folder, folder of skills, SKILL.md or glob")
+    p.add_argument(
+        "--lenient", action="store_true", help="fail only on skipped skills, not on warnings"
+    )
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("add", help=f"register a skills path in {CONFIG_FILE}")
+    p.add_argument("path", help="skills folder, skill folder, SKILL.md or glob")
+    p.set_defaults(func=cmd_add)
+
+    p = sub.add_parser("remove", help=f"unregister a skills path from {CONFIG_FILE}")
+    p.add_argument("path", help="a path previously added")
+    p.set_defaults(func=cmd_remove)
+    return skills
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """``skills list``: every skill with its source and location, then the problems."""
+    registry = _registry(args)
+    catalog = registry.catalog()
+    if getattr(args, "json", False):
+        rows = [
+            {
+                "name": s.name,
+                "source": s.source,
+                "location": skill_location(s, root=registry.root),
+                "description": s.description,
+            }
+            for s in catalog.skills
+        ]
+        problems = [_diag_dict(d) for d in catalog.diagnostics]
+        print(json.dumps({"skills": rows, "diagnostics": problems}, indent=2))
+        return 0
+    if not catalog.skills:
+        print("No skills found. Add a skills folder with `workspace-tools skills add PATH`.")
+    else:
+        width = max(len(s.name) for s in catalog.skills)
+        for s in catalog.skills:
+            desc = " ".join(s.description.split())
+            desc = desc if len(desc) <= 80 else desc[:77] + "..."
+            print(f"{s.name:<{width}}  {s.source:<8}  {skill_location(s, root=registry.root)}")
+            print(f"{'':<{width}}  {desc}")
+    _print_diagnostics(catalog.diagnostics)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """``skills show NAME``: fields, resources and instructions of one skill."""
+    registry = _registry(args)
+    try:
+        skill = registry.get(args.name)
+    except WorkspaceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"name:        {skill.name}")
+    print(f"source:      {skill.source}")
+    print(f"location:    {skill_location(skill, root=registry.root)}")
+    print(f"description: {skill.description}")
+    for label, value in [
+        ("license", skill.license),
+        ("compatibility", skill.compatibility),
+        ("metadata", dict(skill.metadata) or None),
+        ("allowed-tools", " ".join(skill.allowed_tools) or None),
+    ]:
+        if value:
+            print(f"{label + ':':<13}{value}")
+    if skill.user_invocable:
+        print("user-invocable: true")
+    if skill.resources:
+        print("resources:")
+        for rel in skill.resources:
+            print(f"  {rel}")
+    print()
+    print(skill.body)
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """``skills validate [PATH]``: parse every skill found and print each problem."""
+    root = _root(args)
+    specs = [args.path] if args.path else list(ProjectConfig.load(root).skills)
+    if not args.path:
+        specs.append(".workspace_tools/skills")
+    checked = 0
+    problems: list[SkillDiagnostic] = []
+    for spec in specs:
+        found = discover(spec, base=root)
+        if args.path:
+            problems.extend(found.diagnostics)
+        for skill_md in found.skill_files:
+            checked += 1
+            parsed = parse_skill_file(skill_md, resources=list_resources(skill_md.parent))
+            status = (
+                "ok"
+                if not parsed.diagnostics
+                else ("skipped" if parsed.skill is None else "loaded with warnings")
+            )
+            print(f"{status}: {_rel(skill_md.parent, root)}")
+            for diag in parsed.diagnostics:
+                print(f"  {diag.severity}: {diag.field + ': ' if diag.field else ''}{diag.message}")
+            problems.extend(parsed.diagnostics)
+    if not specs or (checked == 0 and not problems):
+        print(f"No skills found. Give a PATH or add skills paths to {CONFIG_FILE}.")
+        return 1
+    for diag in problems:
+        if diag.path in specs:
+            print(f"{diag.severity}: {diag.message}")
+    errors = sum(d.severity == "error" for d in problems)
+    warnings = len(problems) - errors
+    print(f"{checked} skill(s) checked: {errors} error(s), {warnings} warning(s).")
+    failed = errors > 0 or (warnings > 0 and not args.lenient)
+    return 1 if failed else 0
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    """``skills add PATH``: add a skills path to the project configuration file."""
+    root = _root(args)
+    config = _load_config(root)
+    if config is None:
+        return 1
+    entry = _normalise(args.path, root)
+    if not is_glob(entry) and not (root / entry).exists():
+        print(
+            f"error: skills path {args.path!r} does not exist (looked for {root / entry}). "
+            "Create it first or fix the path.",
+            file=sys.stderr,
+        )
+        return 1
+    if entry in config.skills:
+        print(f"{entry!r} is already listed in {config.path}.")
+        return 0
+    config.with_skills([*config.skills, entry]).save()
+    found = discover(entry, base=root)
+    print(f"Added {entry!r} to {config.path} ({len(found.skill_files)} skill(s) found there).")
+    return 0
+
+
+def cmd_remove(args: argparse.Namespace) -> int:
+    """``skills remove PATH``: remove a skills path from the project configuration file."""
+    root = _root(args)
+    config = _load_config(root)
+    if config is None:
+        return 1
+    entry = _normalise(args.path, root)
+    if entry not in config.skills:
+        listed = ", ".join(repr(s) for s in config.skills) or "(none)"
+        print(
+            f"error: {entry!r} is not listed in {config.path}. Listed paths: {listed}.",
+            file=sys.stderr,
+        )
+        return 1
+    config.with_skills([s for s in config.skills if s != entry]).save()
+    print(f"Removed {entry!r} from {config.path}.")
+    return 0
+
+
+def _load_config(root: Path) -> ProjectConfig | None:
+    """The project configuration file, or ``None`` after printing why it cannot be read."""
+    try:
+        return ProjectConfig.load(root)
+    except WorkspaceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
+
+
+def _root(args: argparse.Namespace) -> Path:
+    return Path(getattr(args, "root", None) or ".").absolute()
+
+
+def _registry(args: argparse.Namespace) -> SkillRegistry:
+    entry_points = not getattr(args, "no_entry_points", False)
+    return SkillRegistry.from_project(_root(args), entry_points=entry_points)
+
+
+def _normalise(path: str, root: Path) -> str:
+    text = path.replace("\\", "/").rstrip("/") or "."
+    if is_glob(text):
+        return text
+    candidate = Path(text).expanduser()
+    absolute = candidate if candidate.is_absolute() else root / candidate
+    absolute = Path(os.path.normpath(absolute))
+    try:
+        return absolute.relative_to(root).as_posix() or "."
+    except ValueError:
+        return absolute.as_posix()
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _diag_dict(diag: SkillDiagnostic) -> dict[str, Any]:
+    return {
+        "severity": diag.severity,
+        "path": diag.path,
+        "field": diag.field,
+        "skill": diag.skill,
+        "message": diag.message,
+    }
+
+
+def _print_diagnostics(diags: tuple[SkillDiagnostic, ...]) -> None:
+    if not diags:
+        return
+    print()
+    print(f"Problems ({len(diags)}):")
+    for diag in diags:
+        print(f"  {diag}")

@@ -1,0 +1,108 @@
+"""The project configuration file ``workspace-tools.yaml`` at the project root.
+
+Example::
+
+    skills:
+      - skills
+      - .agents/skills
+      - "packages/**/skills"
+
+Only ``skills`` is interpreted here; every other top-level setting is kept in
+:attr:`ProjectConfig.settings` and written back unchanged by :meth:`ProjectConfig.save`.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+
+from workspace_tools.core.errors import InvalidInputError
+from workspace_tools.core.text.safe_yaml import UnsafeYamlError, load_yaml
+
+__all__ = ["CONFIG_FILE", "ProjectConfig"]
+
+CONFIG_FILE: Final = "workspace-tools.yaml"
+"""Name of the configuration file at the project root."""
+MAX_CONFIG_BYTES: Final = 1_000_000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProjectConfig:
+    """Settings of one project."""
+
+    root: Path
+    """The project root (the folder that holds the configuration file)."""
+    skills: tuple[str, ...] = ()
+    """Skills paths (folders, skill folders, SKILL.md files or globs), relative to ``root``."""
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    """Every other top-level setting of the file, untouched."""
+
+    @property
+    def path(self) -> Path:
+        """Path of the configuration file."""
+        return self.root / CONFIG_FILE
+
+    @classmethod
+    def load(cls, root: str | os.PathLike[str]) -> ProjectConfig:
+        """Read ``<root>/workspace-tools.yaml``; a missing file gives the defaults.
+
+        Raises:
+            InvalidInputError: the file is not valid YAML or breaks the expected shape.
+        """
+        root_path = Path(root).absolute()
+        path = root_path / CONFIG_FILE
+        if not path.is_file():
+            return cls(root=root_path)
+        if path.stat().st_size > MAX_CONFIG_BYTES:
+            msg = f"{path} is larger than {MAX_CONFIG_BYTES} bytes; is it the right file?"
+            raise InvalidInputError(msg)
+        try:
+            data = load_yaml(path.read_text(encoding="utf-8"))
+        except (UnsafeYamlError, yaml.YAMLError) as exc:
+            detail = str(exc).replace("\n", " ")
+            msg = f"{path} is not valid YAML ({detail}). Fix the file and try again."
+            raise InvalidInputError(msg) from exc
+        if data is None:
+            data = {}
+        if not isinstance(data, dict):
+            kind = type(data).__name__
+            msg = f"{path} must hold a mapping of settings (like 'skills: [...]'), got {kind}."
+            raise InvalidInputError(msg)
+        skills = data.get("skills") or []
+        if isinstance(skills, str):
+            skills = [skills]
+        if not isinstance(skills, list) or not all(isinstance(s, str) for s in skills):
+            msg = (
+                f"'skills' in {path} must be a list of paths (strings), got {skills!r}. "
+                "Example: skills: [skills, .agents/skills]"
+            )
+            raise InvalidInputError(msg)
+        settings = {k: v for k, v in data.items() if k != "skills"}
+        return cls(root=root_path, skills=tuple(skills), settings=settings)
+
+    def with_skills(self, skills: Sequence[str]) -> ProjectConfig:
+        """A copy with another list of skills paths (duplicates dropped, order kept)."""
+        return ProjectConfig(
+            root=self.root, skills=tuple(dict.fromkeys(skills)), settings=self.settings
+        )
+
+    def save(self) -> Path:
+        """Write the file atomically (settings first-level order kept, ``skills`` first)."""
+        data: dict[str, Any] = {"skills": list(self.skills), **dict(self.settings)}
+        text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False)
+        self.root.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".workspace-tools.", suffix=".yaml", dir=self.root)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return self.path

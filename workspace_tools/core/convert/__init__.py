@@ -1,0 +1,31 @@
+"""File conversion: one table of formats, dispatch by suffix, the on-disk conversion cache.
+
+Plain text, Markdown and code are decoded here; rich documents (PDF, DOCX, PPTX, XLSX, HTML, EPUB,
+EML, ODT) go through the converters of the ``documents`` extra, loaded on first use.
+"""
+
+from workspace_tools.core.convert._documents import locate_unit
+from workspace_tools.core.convert.cache import CachedConverter, ConversionCache
+from workspace_tools.core.convert.dispatch import convert_bytes, looks_binary
+from workspace_tools.core.convert.formats import (
+    DOCS_PAGE_SUFFIXES,
+    DOCUMENT_EXTENSIONS,
+    DOCUMENT_FORMAT_NAMES,
+    MARKDOWN_EXTENSIONS,
+    UNIT_FORMATS,
+    Converted,
+)
+
+__all__ = [
+    "DOCS_PAGE_SUFFIXES",
+    "DOCUMENT_EXTENSIONS",
+    "DOCUMENT_FORMAT_NAMES",
+    "MARKDOWN_EXTENSIONS",
+    "UNIT_FORMATS",
+    "CachedConverter",
+    "ConversionCache",
+    "Converted",
+    "convert_bytes",
+    "locate_unit",
+    "looks_binary",
+]

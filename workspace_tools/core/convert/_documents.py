@@ -1,0 +1,134 @@
+"""Conversion of rich document formats to Markdown text (the ``documents`` extra).
+
+PDF (pdfminer.six), DOCX (python-docx), PPTX (python-pptx), XLSX (openpyxl), HTML and EPUB
+(BeautifulSoup + markdownify), ODT (BeautifulSoup) and EML (standard library). The libraries load
+only when a document of their format is converted; without the extra a conversion fails with a
+``missing extra: pip install 'workspace-tools[documents]' ...`` message.
+
+Every failure is a :class:`~workspace_tools.core.errors.ConversionError` whose message starts with
+a reason word and a colon: ``corrupt:``, ``encrypted:``, ``unsupported:`` or ``missing extra:``.
+
+Units are recoverable from the text: PDF pages start with a ``<!-- page N -->`` marker line, PPTX
+slides with a ``## Slide N: Title`` heading and XLSX sheets with a ``## Sheet: Name`` heading;
+:func:`locate_unit` reads them back for any line.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Final
+
+from workspace_tools.core.convert.formats import DOCUMENT_EXTENSIONS, DOCUMENT_FORMATS, Converted
+from workspace_tools.core.errors import ConversionError
+
+__all__ = ["SUPPORTED_SUFFIXES", "convert_document", "locate_unit"]
+
+_Converter = Callable[..., "tuple[str, dict[str, Any]]"]
+
+
+SUPPORTED_SUFFIXES: Final[frozenset[str]] = DOCUMENT_EXTENSIONS
+"""File suffixes :func:`convert_document` converts."""
+
+_UNIT_LINE: Final = re.compile(
+    r"^(?:<!-- page (?P<page>\d+) -->"
+    r"|## Slide (?P<slide>\d+)(?::.*)?"
+    r"|## Sheet: (?P<sheet>.+?))[ \t]*$",
+    re.MULTILINE,
+)
+
+
+def convert_document(path: Path, data: bytes) -> Converted:
+    r"""Convert the bytes of a rich document to Markdown text.
+
+    Args:
+        path: The file's path; only its suffix (case-insensitive) and name are used.
+        data: The file's bytes.
+
+    Returns:
+        ``Converted`` with ``\n`` line ends, ``markdown=True``, ``format`` one of ``pdf``,
+        ``docx``, ``pptx``, ``xlsx``, ``html``, ``epub``, ``eml``, ``odt``, and metadata such as
+        ``pages`` (PDF), ``slides`` (PPTX), ``sheets``/``sheet_names`` (XLSX), ``title``.
+
+    Raises:
+        ConversionError: The message starts with ``corrupt:``, ``encrypted:``, ``unsupported:``
+            or ``missing extra:``, then says which file and what to do.
+    """
+    suffix = path.suffix.lower()
+    entry = DOCUMENT_FORMATS.get(suffix)
+    if entry is None:
+        msg = (
+            f"unsupported: no converter for {suffix or 'extension-less'} files ({path.name}); "
+            f"supported: {', '.join(sorted(DOCUMENT_FORMATS))}"
+        )
+        raise ConversionError(msg)
+    fmt, module_name, function_name = entry
+    if not data:
+        msg = f"corrupt: {path.name} is empty (0 bytes)"
+        raise ConversionError(msg)
+    converter = _converter(module_name, function_name)
+    try:
+        text, meta = converter(data, name=path.name)
+    except ConversionError:
+        raise
+    except RecursionError as exc:
+        msg = f"corrupt: {path.name} nests too deeply to convert ({fmt})"
+        raise ConversionError(msg) from exc
+    except Exception as exc:  # a parser library choking on malformed input
+        msg = f"corrupt: {path.name} could not be read as {fmt} ({type(exc).__name__}: {exc})"
+        raise ConversionError(msg) from exc
+    return Converted(text=text, format=fmt, markdown=True, metadata=meta)
+
+
+def _converter(module_name: str, function_name: str) -> _Converter:
+    import importlib
+
+    module = importlib.import_module(f"workspace_tools.core.convert._{module_name}")
+    function: _Converter = getattr(module, function_name)
+    return function
+
+
+def locate_unit(text: str, line: int) -> dict[str, int | str]:
+    """The page, slide or sheet that contains ``line`` of a converted document.
+
+    Args:
+        text: ``Converted.text`` of the document (the same string for every chunk: the unit
+            table of the last few texts is cached).
+        line: 1-based line number, for example a chunk's first line.
+
+    Returns:
+        ``{"page": 3}``, ``{"slide": 2}`` or ``{"sheet": "Name"}``; ``{}`` when the line comes
+        before any marker or the document has none (DOCX, HTML, EPUB, EML, ODT, plain text).
+    """
+    starts, units = _units(text)
+    index = bisect.bisect_right(starts, line) - 1
+    if index < 0:
+        return {}
+    key, value = units[index]
+    return {key: value}
+
+
+@lru_cache(maxsize=16)
+def _units(text: str) -> tuple[tuple[int, ...], tuple[tuple[str, int | str], ...]]:
+    starts: list[int] = []
+    units: list[tuple[str, int | str]] = []
+    in_fence = False
+    for number, raw in enumerate(text.split("\n"), start=1):
+        if raw.startswith(("```", "~~~")):
+            in_fence = not in_fence
+        if in_fence or not raw.startswith(("<!--", "## ")):
+            continue
+        match = _UNIT_LINE.match(raw)
+        if match is None:
+            continue
+        if match.group("page") is not None:
+            units.append(("page", int(match.group("page"))))
+        elif match.group("slide") is not None:
+            units.append(("slide", int(match.group("slide"))))
+        else:
+            units.append(("sheet", match.group("sheet")))
+        starts.append(number)
+    return tuple(starts), tuple(units)

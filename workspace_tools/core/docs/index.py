@@ -1,0 +1,441 @@
+"""DocsIndex: search a documentation tree (``.md``/``.mdx`` pages) section by section.
+
+Each page gives a title and description (YAML frontmatter; without it, the first heading or the
+file name) and is cut into sections at its headings. MDX noise (``import``/``export`` lines, JSX
+component tags, comments) is blanked before indexing; string values inside multi-line component
+props (``<PropertiesTable content={[{ name: "threadId", ... }]} />``) are kept, since they hold the
+reference text. Text keeps its line layout, so every hit has a line number in the file.
+
+Ranking is BM25F-style: one BM25 index per field (title, description, heading, content), each
+query term scored per field and summed with the field weights. Title and description are indexed
+once per page (so their IDF counts pages, not sections) and lent to every section of the page.
+Query words expand to prefix and typo matches (:mod:`workspace_tools.core.docs.expand`); a section
+scores the best variant of each query word, so exact matches outrank expansions.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+from rapidfuzz import process
+
+from workspace_tools.core.convert.formats import DOCS_PAGE_SUFFIXES
+from workspace_tools.core.docs._mdx import DocsPage, first_paragraph, parse_page
+from workspace_tools.core.docs.expand import ExpansionConfig, QueryExpander, surface_map
+from workspace_tools.core.errors import InvalidInputError, PathOutsideWorkspaceError
+from workspace_tools.core.index.sparse import BM25Config, SparseIndex
+from workspace_tools.core.text.snippets import best_snippet, mark_hits
+from workspace_tools.core.text.tokenizer import WORD_PATTERN, Tokenizer
+
+__all__ = ["DocsHit", "DocsIndex", "DocsPage", "DocsStats", "FieldWeights", "parse_page"]
+
+logger = logging.getLogger(__name__)
+
+DOC_SUFFIXES: Final = DOCS_PAGE_SUFFIXES
+MAX_PAGE_BYTES: Final = 5_000_000
+"""Pages larger than this are skipped (with a warning) instead of read."""
+"""File types indexed as documentation pages."""
+_FIELDS: Final = (("title", True), ("description", True), ("heading", False), ("content", False))
+"""Field names, and whether the field is indexed per page (else per section)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FieldWeights:
+    """How much a query term found in each field counts."""
+
+    title: float = 5.0
+    """Page title."""
+    description: float = 3.0
+    """Page description (frontmatter; without one, the page's first paragraph)."""
+    heading: float = 2.0
+    """The section's own heading."""
+    content: float = 1.0
+    """The section's text."""
+
+    def __post_init__(self) -> None:
+        values = (self.title, self.description, self.heading, self.content)
+        if min(values) < 0 or max(values) == 0:
+            msg = f"Field weights must be >= 0 and not all 0, got {values}."
+            raise ValueError(msg)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DocsHit:
+    """One ranked section."""
+
+    path: str
+    """Page path relative to the docs root."""
+    title: str
+    """Page title."""
+    heading: str
+    """Section heading (``""`` for text before the first heading)."""
+    snippet: str
+    """Best lines of the section, query hits marked ``<<like this>>``."""
+    score: float
+    """Weighted sum of the per-field BM25 scores; higher is better."""
+    line: int
+    """1-based file line of the snippet's first line."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form."""
+        return {
+            "path": self.path,
+            "title": self.title,
+            "heading": self.heading,
+            "snippet": self.snippet,
+            "score": self.score,
+            "line": self.line,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DocsStats:
+    """What one build indexed."""
+
+    pages: int
+    """Pages indexed."""
+    sections: int
+    """Sections indexed."""
+    seconds: float
+    """Wall time of the build."""
+    build: int
+    """Build number of this index object, from 1."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Section:
+    page: int
+    heading: str
+    line: int  # 1-based file line of the section's first line
+    text: str  # cleaned lines, one per file line
+
+
+@dataclass(frozen=True, slots=True)
+class _Snapshot:
+    pages: tuple[DocsPage, ...]
+    by_path: dict[str, int]
+    sections: tuple[_Section, ...]
+    section_page: npt.NDArray[np.int64]
+    fields: dict[str, SparseIndex | None]
+    expander: QueryExpander
+    stats: DocsStats
+
+
+@dataclass
+class _Flight:
+    future: Future[DocsStats] = field(default_factory=Future)
+
+
+class DocsIndex:
+    """Weighted-field search over the ``.md``/``.mdx`` pages under a folder.
+
+    The index is built when the object is created and rebuilt by :meth:`refresh`. Searches read an
+    immutable snapshot, so they run while a rebuild is in progress.
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        scope: str | None = None,
+        weights: FieldWeights | None = None,
+        tokenizer: Tokenizer | None = None,
+        expansion: ExpansionConfig | None = None,
+        bm25: BM25Config | None = None,
+        suffixes: tuple[str, ...] = DOC_SUFFIXES,
+    ) -> None:
+        """Index the pages under ``root`` (or under ``root/scope``).
+
+        Args:
+            root: The docs root; every path in and out is relative to it.
+            scope: A subfolder of ``root`` (a "domain"): only its pages are indexed and readable.
+            weights: Field weights (title 5, description 3, heading 2, content 1 by default).
+            tokenizer: Tokenizer for pages and queries.
+            expansion: Prefix and typo settings for query words.
+            bm25: BM25 parameters of every field index.
+            suffixes: File name endings indexed as pages.
+
+        Raises:
+            InvalidInputError: ``root`` or ``scope`` is not a folder.
+            PathOutsideWorkspaceError: ``scope`` leaves ``root``.
+        """
+        self.root = Path(root).resolve()
+        if not self.root.is_dir():
+            msg = f"Docs root {str(root)!r} is not a folder. Pass the folder that holds the pages."
+            raise InvalidInputError(msg)
+        self.scope = ""
+        if scope:
+            self.scope = self._relative(scope, what="Docs scope")
+            if not (self.root / self.scope).is_dir():
+                msg = f"Docs scope {scope!r} is not a folder under the docs root {str(root)!r}."
+                raise InvalidInputError(msg)
+        self.weights = weights or FieldWeights()
+        self.tokenizer = tokenizer or Tokenizer()
+        self.expansion = expansion or ExpansionConfig()
+        self.bm25 = bm25 or BM25Config()
+        self.suffixes = suffixes
+        self._builds = 0
+        self._lock = threading.Lock()
+        self._flight: _Flight | None = None
+        self._snapshot: _Snapshot | None = None
+        self.refresh()
+
+    @property
+    def stats(self) -> DocsStats:
+        """What the current index holds."""
+        return self._snap().stats
+
+    def refresh(self) -> DocsStats:
+        """Rebuild the index from disk.
+
+        Single flight: a call made while a build runs waits for that build and returns its
+        result instead of starting another one.
+        """
+        with self._lock:
+            flight, leader = self._flight, False
+            if flight is None:
+                flight, leader = _Flight(), True
+                self._flight = flight
+        if not leader:
+            return flight.future.result()
+        try:
+            snapshot = self._build()
+        except BaseException as exc:
+            flight.future.set_exception(exc)
+            raise
+        finally:
+            with self._lock:
+                self._flight = None
+        self._snapshot = snapshot
+        flight.future.set_result(snapshot.stats)
+        return snapshot.stats
+
+    def search(
+        self,
+        query: str,
+        *,
+        top_k: int = 10,
+        folder: str | None = None,
+        max_per_page: int | None = 1,
+    ) -> list[DocsHit]:
+        """Rank sections for ``query``.
+
+        Args:
+            query: Words to look for; prefixes and small typos also match.
+            top_k: Most hits returned.
+            folder: Only pages under this folder (relative to the docs root).
+            max_per_page: Most sections of one page in the results; ``None`` for no limit.
+
+        Returns:
+            Hits, best first; an empty list when nothing matches.
+
+        Raises:
+            InvalidInputError: ``top_k`` < 1, or ``folder`` holds no page.
+        """
+        if top_k < 1:
+            msg = f"top_k must be at least 1, got {top_k}."
+            raise InvalidInputError(msg)
+        snap = self._snap()
+        groups = snap.expander.expand(query)
+        if not groups or not snap.sections:
+            return []
+        total = np.zeros(len(snap.sections), dtype=np.float32)
+        for group in groups:
+            best = np.zeros_like(total)
+            for term, weight in group:
+                np.maximum(best, weight * self._term_scores(snap, term), out=best)
+            total += best
+        if folder is not None:
+            pages = {snap.by_path[p.path] for p in self._pages_in(snap, folder)}
+            total[~np.isin(snap.section_page, list(pages))] = 0.0
+        terms = {term for group in groups for term, _ in group}
+        hits: list[DocsHit] = []
+        per_page: dict[int, int] = {}
+        for row in np.argsort(-total, kind="stable"):
+            if total[row] <= 0 or len(hits) >= top_k:
+                break
+            section = snap.sections[row]
+            if max_per_page is not None and per_page.get(section.page, 0) >= max_per_page:
+                continue
+            per_page[section.page] = per_page.get(section.page, 0) + 1
+            hits.append(self._hit(snap, section, terms, float(total[row])))
+        return hits
+
+    def list_pages(self, folder: str | None = None) -> list[DocsPage]:
+        """Every indexed page (optionally only under ``folder``), sorted by path."""
+        snap = self._snap()
+        return list(snap.pages) if folder is None else self._pages_in(snap, folder)
+
+    def get_page(self, path: str) -> DocsPage:
+        """The page at ``path`` (relative to the docs root; the extension may be left out).
+
+        Raises:
+            PathOutsideWorkspaceError: The path leaves the docs root or scope.
+            InvalidInputError: No page has that path.
+        """
+        rel = self._relative(path, what="Page path")
+        snap = self._snap()
+        for candidate in (rel, *(rel + suffix for suffix in self.suffixes)):
+            if candidate in snap.by_path:
+                return snap.pages[snap.by_path[candidate]]
+        close = process.extract(rel, list(snap.by_path), limit=3, score_cutoff=60)
+        hint = f" Did you mean: {', '.join(str(m[0]) for m in close)}?" if close else ""
+        msg = f"No docs page {path!r}.{hint} Call docs_list to see every page path."
+        raise InvalidInputError(msg)
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _snap(self) -> _Snapshot:
+        snapshot = self._snapshot
+        if snapshot is None:  # only during the first build
+            self.refresh()
+            snapshot = self._snapshot
+        assert snapshot is not None
+        return snapshot
+
+    def _relative(self, path: str, *, what: str) -> str:
+        """``path`` as a clean root-relative POSIX path inside the root and scope."""
+        if "\x00" in path:
+            msg = f"{what} {path[:80]!r} contains a NUL byte. Use a path as docs_list shows it."
+            raise InvalidInputError(msg)
+        text = path.strip().replace("\\", "/")
+        pure = PurePosixPath(text)
+        if pure.is_absolute() or re.match(r"^[A-Za-z]:", text) or ".." in pure.parts:
+            msg = (
+                f"{what} {path!r} is outside the docs root: absolute paths and '..' are not "
+                "allowed. Use a path relative to the docs root, as docs_list shows it."
+            )
+            raise PathOutsideWorkspaceError(msg)
+        rel = "/".join(part for part in pure.parts if part not in ("", "."))
+        resolved = (self.root / rel).resolve()
+        if not resolved.is_relative_to(self.root):
+            msg = (
+                f"{what} {path!r} resolves outside the docs root through a symbolic link. "
+                "Only pages inside the docs root can be read."
+            )
+            raise PathOutsideWorkspaceError(msg)
+        scope = self.scope
+        if scope and rel != scope and not rel.startswith(scope + "/"):
+            msg = f"{what} {path!r} is outside the docs scope {scope!r}. Use a path under {scope}/."
+            raise PathOutsideWorkspaceError(msg)
+        return rel
+
+    def _pages_in(self, snap: _Snapshot, folder: str) -> list[DocsPage]:
+        rel = self._relative(folder, what="Folder")
+        if not rel:
+            return list(snap.pages)
+        pages = [p for p in snap.pages if p.path.startswith(rel + "/")]
+        if not pages:
+            tops = sorted({p.path.split("/")[0] for p in snap.pages if "/" in p.path})[:20]
+            msg = f"No docs page under folder {folder!r}. Top-level folders: {', '.join(tops)}."
+            raise InvalidInputError(msg)
+        return pages
+
+    def _term_scores(self, snap: _Snapshot, term: str) -> npt.NDArray[np.float32]:
+        out = np.zeros(len(snap.sections), dtype=np.float32)
+        for name, per_page in _FIELDS:
+            weight = float(getattr(self.weights, name))
+            index = snap.fields[name]
+            if index is None or weight == 0:
+                continue
+            scores = index.scores([term])
+            out += weight * (scores[snap.section_page] if per_page else scores)
+        return out
+
+    def _hit(self, snap: _Snapshot, section: _Section, terms: set[str], score: float) -> DocsHit:
+        page = snap.pages[section.page]
+        snippet = best_snippet(section.text, terms, self.tokenizer, window_lines=3, max_chars=300)
+        text, line = snippet.text, section.line + snippet.first_line
+        if not text.strip():
+            text, line = mark_hits(page.description, terms, self.tokenizer), section.line
+        return DocsHit(
+            path=page.path,
+            title=page.title,
+            heading=section.heading,
+            snippet=text,
+            score=score,
+            line=line,
+        )
+
+    def _scan(self) -> list[tuple[str, Path]]:
+        start = self.root / self.scope if self.scope else self.root
+        found: list[tuple[str, Path]] = []
+        for folder, dirs, files in os.walk(start):
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "node_modules")
+            for name in sorted(files):
+                if not name.endswith(self.suffixes):
+                    continue
+                file = Path(folder) / name
+                if not file.resolve().is_relative_to(self.root):
+                    logger.warning("Skipping %s: it links outside the docs root", file)
+                    continue
+                found.append((file.relative_to(self.root).as_posix(), file))
+        return sorted(found)
+
+    def _build(self) -> _Snapshot:
+        started = time.perf_counter()
+        pages: list[DocsPage] = []
+        sections: list[_Section] = []
+        summaries: list[str] = []
+        for rel, file in self._scan():
+            try:
+                size = file.stat().st_size
+                if size > MAX_PAGE_BYTES:
+                    logger.warning("Skipping %s: %d bytes, over %d", file, size, MAX_PAGE_BYTES)
+                    continue
+                text = file.read_text(encoding="utf-8", errors="replace")
+            except OSError as exc:
+                logger.warning("Skipping %s: %s", file, exc)
+                continue
+            page, parts = parse_page(rel, text)
+            sections.extend(_Section(len(pages), h, line, body) for h, line, body in parts)
+            pages.append(page)
+            summaries.append(page.description or first_paragraph(body for _, _, body in parts))
+        texts = {
+            "title": [p.title for p in pages],
+            "description": summaries,
+            "heading": [s.heading for s in sections],
+            "content": [s.text for s in sections],
+        }
+        fields: dict[str, SparseIndex | None] = {}
+        words: set[str] = set()
+        for name, field_texts in texts.items():
+            tokens = self.tokenizer.tokenize_many(field_texts)
+            index = None
+            if any(tokens):
+                index = SparseIndex(self.bm25)
+                index.build(tokens)
+            fields[name] = index
+            for text in field_texts:
+                words.update(WORD_PATTERN.findall(text))
+        expander = QueryExpander(
+            surface_map(words, self.tokenizer), self.tokenizer, config=self.expansion
+        )
+        with self._lock:
+            self._builds += 1
+            build = self._builds
+        stats = DocsStats(
+            pages=len(pages),
+            sections=len(sections),
+            seconds=time.perf_counter() - started,
+            build=build,
+        )
+        return _Snapshot(
+            pages=tuple(pages),
+            by_path={p.path: i for i, p in enumerate(pages)},
+            sections=tuple(sections),
+            section_page=np.array([s.page for s in sections], dtype=np.int64),
+            fields=fields,
+            expander=expander,
+            stats=stats,
+        )

@@ -1,0 +1,1 @@
+"""Search indexes: bm25s sparse, FAISS dense, the batch embedder, fusion and ranking."""

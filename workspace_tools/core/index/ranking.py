@@ -1,0 +1,87 @@
+"""Search modes, metadata pre-filters and the fusion of BM25 and vector hits."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from workspace_tools.core.errors import InvalidInputError, SearchModeError
+from workspace_tools.core.index.fusion import reciprocal_rank_fusion, weighted_fusion
+from workspace_tools.core.types import Chunk
+
+__all__ = ["MODES", "SearchMode", "filter_mask", "fuse", "resolve_mode"]
+
+SearchMode = Literal["bm25", "vector", "hybrid"]
+MODES: Final[tuple[str, ...]] = ("bm25", "vector", "hybrid")
+"""Every search mode there is."""
+_MISSING: Final = object()
+
+Ranked = list[tuple[int, float, dict[str, float]]]
+
+
+def resolve_mode(mode: str | None, available: Sequence[str]) -> str:
+    """The mode to run: ``mode`` when available, else a :class:`SearchModeError` naming them."""
+    if mode is None:
+        return "hybrid" if "hybrid" in available else available[0]
+    if mode not in MODES:
+        msg = f"Unknown search mode {mode!r}. Use one of: {', '.join(available)}."
+        raise SearchModeError(msg)
+    if mode not in available:
+        hint = (
+            "Pass an embedder to enable vector search."
+            if mode != "bm25"
+            else "Open it with bm25=True."
+        )
+        msg = (
+            f"Search mode {mode!r} is not available in this workspace; configured modes: "
+            f"{', '.join(available)}. {hint}"
+        )
+        raise SearchModeError(msg)
+    return mode
+
+
+def filter_mask(chunks: Sequence[Chunk], conditions: Mapping[str, Any]) -> npt.NDArray[np.bool_]:
+    """Rows whose metadata (and ``source_id``) equal every condition."""
+    if not isinstance(conditions, Mapping):
+        kind = type(conditions).__name__
+        msg = f"filter must be a mapping of metadata key to value, got {kind}."
+        raise InvalidInputError(msg)
+    mask = np.zeros(len(chunks), dtype=bool)
+    for i, chunk in enumerate(chunks):
+        meta = chunk.metadata
+        mask[i] = all(
+            (chunk.source_id if key == "source_id" else meta.get(key, _MISSING)) == value
+            for key, value in conditions.items()
+        )
+    return mask
+
+
+def fuse(
+    mode: str,
+    bm25_hits: list[tuple[int, float]],
+    vector_hits: list[tuple[int, float]],
+    *,
+    k: int,
+    fusion: str,
+    vector_weight: float,
+) -> Ranked:
+    """``(key, score, score_details)`` best first: one side's hits, or both fused."""
+    if mode == "bm25":
+        return [(key, s, {"bm25": s}) for key, s in bm25_hits[:k]]
+    if mode == "vector":
+        return [(key, s, {"vector": s}) for key, s in vector_hits[:k]]
+    rule = reciprocal_rank_fusion if fusion == "rrf" else weighted_fusion
+    ranked: Ranked = []
+    for hit in rule(bm25_hits, vector_hits, vector_weight=vector_weight)[:k]:
+        details: dict[str, float] = {}
+        if hit.bm25 is not None:
+            details["bm25"] = hit.bm25
+            details["bm25_rank"] = float(hit.bm25_rank or 0)
+        if hit.vector is not None:
+            details["vector"] = hit.vector
+            details["vector_rank"] = float(hit.vector_rank or 0)
+        ranked.append((hit.key, hit.score, details))
+    return ranked

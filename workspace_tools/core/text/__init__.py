@@ -1,0 +1,1 @@
+"""Shared text helpers: tokenizer, chunking, snippets, the file walker, safe YAML, hashing."""

@@ -1,0 +1,294 @@
+r"""Unicode-aware tokenizer shared by every index.
+
+Rules, applied to each word-like run of the text:
+
+* Words are runs of Unicode letters and digits, so accents, Cyrillic, Greek and CJK text are all
+  searchable (Mastra's ASCII-only ``\\w`` drops them).
+* Code identifiers are split (``parseHttpRequest`` -> ``parse``, ``http``, ``request``;
+  ``snake_case``; ``foo.bar``; ``foo-bar``) while the whole identifier is kept as a token too.
+* CJK runs (Han, Hiragana, Katakana) have no spaces, so they become overlapping character bigrams
+  plus single characters.
+* Case folding, accent folding (``café`` == ``cafe``), English stop words and Snowball stemming
+  (PyStemmer) are on by default and configurable.
+
+Each distinct surface word is analysed once and cached, so tokenizing a large corpus costs about
+one dictionary lookup per word.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from workspace_tools.core.text._stopwords import DEFAULT_STOPWORDS
+
+__all__ = ["DEFAULT_STOPWORDS", "WORD_PATTERN", "Tokenizer", "TokenizerConfig"]
+
+WORD_PATTERN: Final = re.compile(
+    # The same pattern, with possessive quantifiers where Python has them (3.11+): they match
+    # exactly the same words with less backtracking bookkeeping, about 15% faster.
+    r"\w++(?:[.\-:']\w++)*+" if sys.version_info >= (3, 11) else r"\w+(?:[.\-:']\w+)*"
+)
+_PART_SPLIT: Final = re.compile(r"[._\-:']+")
+_CAMEL: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_a-zA-Z]+")
+_CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u31f0-\u31ff]+")
+_CACHE_LIMIT: Final = 1_000_000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TokenizerConfig:
+    """How text is turned into index terms. Stored in the index manifest."""
+
+    lowercase: bool = True
+    """Fold case."""
+    fold_accents: bool = True
+    """Strip diacritics so ``résumé`` matches ``resume``."""
+    stopwords: frozenset[str] = field(default=DEFAULT_STOPWORDS)
+    """Words dropped from documents and queries; an empty set keeps every word."""
+    stemmer: str | None = "english"
+    """A Snowball stemmer name known to PyStemmer, or ``None`` for no stemming."""
+    split_identifiers: bool = True
+    """Split camelCase, snake_case, dotted and hyphenated identifiers into parts."""
+    cjk_bigrams: bool = True
+    """Index CJK runs as character bigrams and single characters."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form for the manifest."""
+        return {
+            "lowercase": self.lowercase,
+            "fold_accents": self.fold_accents,
+            "stopwords": sorted(self.stopwords),
+            "stemmer": self.stemmer,
+            "split_identifiers": self.split_identifiers,
+            "cjk_bigrams": self.cjk_bigrams,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TokenizerConfig:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            lowercase=bool(data["lowercase"]),
+            fold_accents=bool(data["fold_accents"]),
+            stopwords=frozenset(data["stopwords"]),
+            stemmer=data["stemmer"],
+            split_identifiers=bool(data["split_identifiers"]),
+            cjk_bigrams=bool(data["cjk_bigrams"]),
+        )
+
+
+class Tokenizer:
+    """Turns text into index terms following a :class:`TokenizerConfig`."""
+
+    def __init__(self, config: TokenizerConfig | None = None) -> None:
+        self.config = config or TokenizerConfig()
+        self._cache: dict[str, tuple[str, ...]] = {}
+        self._id_cache: dict[str, tuple[int, ...]] = {}
+        self._term_ids: dict[str, int] = {}
+        """Normalised (unstemmed) term -> vocab id, so each term is stemmed once."""
+        self._stem_once = _make_stemmer(self.config.stemmer)
+        """Stems one term, uncached (the id path caches term ids instead)."""
+        self._stem = _memoised(self._stem_once)
+        self.vocab: dict[str, int] = {}
+        """Term -> integer id, grown as documents are tokenized (ids are never reused)."""
+
+    def tokenize(self, text: str) -> list[str]:
+        """Terms of one text, in order, with repeats."""
+        cache = self._cache
+        out: list[str] = []
+        for word in WORD_PATTERN.findall(text):
+            terms = cache.get(word)
+            if terms is None:
+                terms = self._analyse(word)
+                if len(cache) >= _CACHE_LIMIT:
+                    cache.clear()
+                cache[word] = terms
+            out.extend(terms)
+        return out
+
+    def tokenize_ids(self, text: str) -> list[int]:
+        """Term ids of one text, adding new terms to :attr:`vocab` (the fast indexing path)."""
+        cache = self._id_cache
+        get = cache.get
+        out: list[int] = []
+        for word in WORD_PATTERN.findall(text):
+            ids = get(word)
+            if ids is None:
+                if len(cache) >= _CACHE_LIMIT:
+                    cache.clear()
+                    self._term_ids.clear()
+                ids = cache[word] = self._word_ids(word)
+            out += ids
+        return out
+
+    def _word_ids(self, word: str) -> tuple[int, ...]:
+        # The cold path of tokenize_ids: once per distinct surface word, so it is kept lean.
+        term_ids = self._term_ids
+        ids: list[int] = []
+        for term in self._unstemmed_terms(word):
+            found = term_ids.get(term)
+            if found is None:
+                vocab = self.vocab
+                found = term_ids[term] = vocab.setdefault(self._stem_once(term), len(vocab))
+            ids.append(found)
+        return tuple(ids)
+
+    def ids_of(self, terms: Sequence[str]) -> list[int]:
+        """Ids of the terms already in :attr:`vocab`, distinct, in first-seen order."""
+        vocab = self.vocab
+        return list(dict.fromkeys(vocab[t] for t in terms if t in vocab))
+
+    def set_vocabulary(self, terms: Sequence[str]) -> None:
+        """Restore a saved vocabulary (term ``i`` gets id ``i``); clears the word caches."""
+        self.vocab = {term: i for i, term in enumerate(terms)}
+        self._id_cache.clear()
+        self._term_ids.clear()
+
+    def tokenize_many(self, texts: Iterable[str]) -> list[list[str]]:
+        """Terms of many texts."""
+        return [self.tokenize(text) for text in texts]
+
+    def query_terms(self, text: str) -> list[str]:
+        """Distinct terms of a query, in first-seen order (repeats do not count twice)."""
+        return list(dict.fromkeys(self.tokenize(text)))
+
+    def word_terms(self, word: str) -> tuple[str, ...]:
+        """Terms of one surface word (as matched by :data:`WORD_PATTERN`)."""
+        terms = self._cache.get(word)
+        if terms is None:
+            terms = self._cache[word] = self._analyse(word)
+        return terms
+
+    def fingerprint(self) -> dict[str, Any]:
+        """Settings that change the terms; stored in index manifests."""
+        return self.config.to_dict()
+
+    def _analyse(self, word: str) -> tuple[str, ...]:
+        stem = self._stem
+        return tuple([stem(term) for term in self._unstemmed_terms(word)])
+
+    def _unstemmed_terms(self, word: str) -> Sequence[str]:
+        """Normalised terms of one surface word, stop words dropped, before stemming."""
+        cfg = self.config
+        if _is_single_term(word):  # most words of prose: nothing to split or fold
+            term = word.lower() if cfg.lowercase else word
+            return () if term in cfg.stopwords else (term,)
+        return self._split_terms(word)
+
+    def _split_terms(self, word: str) -> list[str]:
+        """The full analysis of any word: CJK and identifier splitting, case and accent folding."""
+        cfg = self.config
+        surfaces: list[str]
+        if cfg.cjk_bigrams and not word.isascii() and _CJK.search(word):
+            surfaces = _split_cjk(word)
+        elif cfg.split_identifiers:
+            parts = _identifier_parts(word)
+            surfaces = [word, *parts] if len(parts) > 1 else parts
+        else:
+            surfaces = [word]
+        if word.isascii():  # no accents to fold
+            terms = [s.lower() for s in surfaces] if cfg.lowercase else surfaces
+        else:
+            terms = [self._normalise(s) for s in surfaces]
+        stopwords = cfg.stopwords
+        return [term for term in terms if term and term not in stopwords]
+
+    def _normalise(self, surface: str) -> str:
+        term = surface.lower() if self.config.lowercase else surface
+        if self.config.fold_accents and not term.isascii():
+            decomposed = unicodedata.normalize("NFKD", term)
+            term = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+            term = unicodedata.normalize("NFC", term)
+        return term
+
+
+def _is_single_term(word: str) -> bool:
+    """Whether an ASCII word is one term as it stands: no separator, no case change inside.
+
+    ``cells``, ``Cells``, ``DNA``, ``p53``, ``GAS5`` and ``2014`` are; ``mRNA``, ``Il6`` and
+    ``well-known`` are not. This is the fast path taken by most words of prose.
+    """
+    return (
+        word.isascii()
+        and word.isalnum()
+        and (
+            word.islower()
+            or word.isupper()
+            or word.isdigit()
+            or (word.isalpha() and word[1:].islower())
+        )
+    )
+
+
+def _identifier_parts(word: str) -> list[str]:
+    # No separator is the common case: skip the regex split.
+    pieces = [word] if word.isalnum() else _PART_SPLIT.split(word)
+    parts: list[str] = []
+    for piece in pieces:
+        if not piece:
+            continue
+        if piece.isascii() and not piece.islower() and not piece.isupper():
+            parts.extend(_CAMEL.findall(piece) or [piece])
+        else:
+            parts.append(piece)
+    return parts
+
+
+def _split_cjk(word: str) -> list[str]:
+    out: list[str] = []
+    pos = 0
+    for match in _CJK.finditer(word):
+        if match.start() > pos:
+            out.extend(_identifier_parts(word[pos : match.start()]))
+        run = match.group()
+        out.extend(run)
+        out.extend(run[i : i + 2] for i in range(len(run) - 1))
+        pos = match.end()
+    if pos < len(word):
+        out.extend(_identifier_parts(word[pos:]))
+    return out
+
+
+def _make_stemmer(name: str | None) -> Callable[[str], str]:
+    if name is None:
+        return _identity
+    import Stemmer  # PyStemmer
+
+    try:
+        stemmer = Stemmer.Stemmer(name)
+    except KeyError as exc:
+        known = ", ".join(sorted(Stemmer.algorithms()))
+        msg = f"Unknown stemmer {name!r}. Use one of: {known}; or None for no stemming."
+        raise ValueError(msg) from exc
+    # PyStemmer's own LRU cache costs more than it saves: callers cache what they need.
+    stemmer.maxCacheSize = 0
+    stem_word = stemmer.stemWord
+
+    def stem(term: str) -> str:
+        # Only stem alphabetic words: numbers and CJK characters stay as they are.
+        return str(stem_word(term)) if term.isalpha() and len(term) > 2 else term
+
+    return stem
+
+
+def _memoised(stem: Callable[[str], str]) -> Callable[[str], str]:
+    if stem is _identity:
+        return stem
+    memo: dict[str, str] = {}
+
+    def cached(term: str) -> str:
+        found = memo.get(term)
+        if found is None:
+            if len(memo) >= _CACHE_LIMIT:
+                memo.clear()
+            found = memo[term] = stem(term)
+        return found
+
+    return cached
+
+
+def _identity(term: str) -> str:
+    return term

@@ -1,0 +1,8 @@
+"""The workspace: a folder (and any text a program adds) indexed for bm25, vector, hybrid search.
+
+:class:`Workspace` is the public facade; everything else in this package is internal.
+"""
+
+from workspace_tools.core.workspace._workspace import Workspace
+
+__all__ = ["Workspace"]

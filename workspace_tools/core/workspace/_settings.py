@@ -1,0 +1,104 @@
+"""Workspace settings read from the ``workspace`` section of ``workspace-tools.yaml``.
+
+Example::
+
+    skills: [skills]
+    workspace:
+      index_dir: .workspace_tools/index   # relative to the project root
+      embedder: default                   # default | none | <sentence-transformers name or path>
+      paths: [docs, src]                  # what `sync()` and `workspace-tools index` scan
+      fusion: weighted                    # weighted | rrf
+      vector_weight: 0.5
+      bm25: {k1: 1.2, b: 0.6}
+      chunking: {max_chars: 4000, overlap_lines: 3}
+      scan: {max_depth: 10, max_file_bytes: 20971520, include_hidden: false}
+      read_only: false
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from workspace_tools.core.config import ProjectConfig
+from workspace_tools.core.errors import InvalidInputError
+from workspace_tools.core.index.sparse import BM25Config
+from workspace_tools.core.text.chunking import ChunkingConfig
+from workspace_tools.core.text.scan import ScanConfig
+
+__all__ = ["SECTION", "workspace_options"]
+
+SECTION: Final = "workspace"
+"""Top-level key of the workspace settings in ``workspace-tools.yaml``."""
+
+_KEYS: Final = {
+    "index_dir",
+    "embedder",
+    "paths",
+    "fusion",
+    "vector_weight",
+    "bm25",
+    "chunking",
+    "scan",
+    "read_only",
+}
+_SECTIONS: Final[dict[str, Any]] = {
+    "bm25": BM25Config,
+    "chunking": ChunkingConfig,
+    "scan": ScanConfig,
+}
+
+
+def workspace_options(config: ProjectConfig) -> tuple[dict[str, Any], list[str] | None]:
+    """Keyword arguments for :class:`~workspace_tools.core.workspace.Workspace` and sync paths.
+
+    Raises:
+        InvalidInputError: an unknown key or a value of the wrong shape, naming the key.
+    """
+    raw = config.settings.get(SECTION) or {}
+    where = f"'{SECTION}' in {config.path}"
+    if not isinstance(raw, Mapping):
+        msg = f"{where} must be a mapping of settings, got {type(raw).__name__}."
+        raise InvalidInputError(msg)
+    unknown = sorted(set(raw) - _KEYS)
+    if unknown:
+        known = ", ".join(sorted(_KEYS))
+        msg = f"Unknown setting(s) {', '.join(unknown)} in {where}. Known: {known}."
+        raise InvalidInputError(msg)
+    options: dict[str, Any] = {}
+    if "index_dir" in raw:
+        options["index_dir"] = Path(config.root, str(raw["index_dir"]))
+    if "embedder" in raw:
+        value = raw["embedder"]
+        options["embedder"] = None if value in (None, "none", False) else str(value)
+    for key in ("fusion", "vector_weight", "read_only"):
+        if key in raw:
+            options[key] = raw[key]
+    for key, cls in _SECTIONS.items():
+        if key in raw:
+            section = raw[key]
+            if not isinstance(section, Mapping):
+                msg = f"'{key}' under {where} must be a mapping, got {section!r}."
+                raise InvalidInputError(msg)
+            try:
+                options[key if key != "bm25" else "bm25_config"] = _build(cls, key, section)
+            except (TypeError, ValueError) as exc:
+                msg = f"Invalid '{key}' settings under {where}: {exc}."
+                raise InvalidInputError(msg) from exc
+    if "scan" in options:
+        options["scan_config"] = options.pop("scan")
+    paths = raw.get("paths")
+    if paths is not None:
+        if isinstance(paths, str):
+            paths = [paths]
+        if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+            msg = f"'paths' under {where} must be a list of paths, got {paths!r}."
+            raise InvalidInputError(msg)
+    return options, paths
+
+
+def _build(cls: Any, key: str, section: Mapping[str, Any]) -> Any:
+    if key == "scan" and "excluded_dirs" in section:
+        section = {**section, "excluded_dirs": frozenset(section["excluded_dirs"])}
+    return cls(**dict(section))

@@ -1,0 +1,633 @@
+"""Workspace: index files and strings, keep the index in sync with the disk, and search it."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from workspace_tools.core.convert import (
+    DOCUMENT_FORMAT_NAMES,
+    MARKDOWN_EXTENSIONS,
+    ConversionCache,
+    Converted,
+    convert_bytes,
+)
+from workspace_tools.core.errors import (
+    ConversionError,
+    InvalidInputError,
+    ReadOnlyWorkspaceError,
+)
+from workspace_tools.core.index.dense import HNSW_THRESHOLD
+from workspace_tools.core.index.embedder import Embedder, SentenceTransformerEmbedder, as_embedder
+from workspace_tools.core.index.ranking import MODES, SearchMode, filter_mask, fuse, resolve_mode
+from workspace_tools.core.index.sparse import BM25Config
+from workspace_tools.core.store.corpus import ChunkRow, SourceRecord
+from workspace_tools.core.store.generations import IndexStore
+from workspace_tools.core.text.chunking import ChunkingConfig
+from workspace_tools.core.text.hashing import text_hash
+from workspace_tools.core.text.scan import ScanConfig, is_glob, normalise_id, resolve_inside, scan
+from workspace_tools.core.text.tokenizer import Tokenizer, TokenizerConfig
+from workspace_tools.core.types import Chunk, SearchResult, SyncReport
+from workspace_tools.core.workspace._compat import check_settings
+from workspace_tools.core.workspace._ingest import (
+    DocumentLike,
+    chunk_converted,
+    embed_missing,
+    gc_paused,
+    indexed_text,
+    make_record,
+    progress_bar,
+    stage_file,
+    unpack_document,
+)
+from workspace_tools.core.workspace._results import build_result
+from workspace_tools.core.workspace._state import IndexState
+
+__all__ = ["DEFAULT_EMBEDDER", "MAX_QUERY_CHARS", "MODES", "SearchMode", "Workspace"]
+
+MAX_QUERY_CHARS: Final = 10_000
+"""Longest query accepted, in characters."""
+DEFAULT_EMBEDDER: Final = "default"
+"""Sentinel: use the packaged all-MiniLM-L6-v2 model."""
+
+
+class Workspace:
+    """A folder of files (and any strings you add) indexed for BM25, vector and hybrid search.
+
+    Args:
+        root: The workspace folder. File ids are POSIX paths relative to it.
+        index_dir: Where the index lives; default ``<root>/.workspace_tools/index``.
+        bm25: Keep a BM25 index.
+        embedder: ``"default"`` (packaged all-MiniLM-L6-v2, loaded on first use), a
+            sentence-transformers model name or path, an object with ``embed(texts)``, one with
+            LangChain's ``embed_documents``/``embed_query``, or ``None`` for no vectors.
+        tokenizer: Tokenizer settings (stored with the index).
+        chunking: Chunk sizes (stored with the index).
+        bm25_config: BM25 parameters.
+        scan_config: What ``sync()`` walks into.
+        fusion: Hybrid fusion rule, ``"weighted"`` (default: Mastra's min-max weighted sum,
+            nDCG@10 0.729 on SciFact test, 0.726 train) or ``"rrf"`` (reciprocal rank fusion,
+            0.718 / 0.717); see docs/benchmarks-dense.md.
+        vector_weight: Weight of the vector side in hybrid fusion, in [0, 1].
+        read_only: Refuse every change to the index.
+        autosave: Save after every call that changed the index.
+        rebuild: Ignore (and replace) an existing index instead of loading it.
+        show_progress: Show progress bars on long work.
+        hnsw_threshold: Vector count above which FAISS switches from exact to HNSW search.
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        index_dir: str | os.PathLike[str] | None = None,
+        bm25: bool = True,
+        embedder: Any = DEFAULT_EMBEDDER,
+        tokenizer: TokenizerConfig | None = None,
+        chunking: ChunkingConfig | None = None,
+        bm25_config: BM25Config | None = None,
+        scan_config: ScanConfig | None = None,
+        fusion: Literal["rrf", "weighted"] = "weighted",
+        vector_weight: float = 0.5,
+        read_only: bool = False,
+        autosave: bool = True,
+        rebuild: bool = False,
+        show_progress: bool = False,
+        hnsw_threshold: int = HNSW_THRESHOLD,
+    ) -> None:
+        self.root = Path(root).expanduser().resolve()
+        if not self.root.is_dir():
+            msg = (
+                f"Workspace root {str(root)!r} is not a directory. "
+                "Create it or pass an existing folder."
+            )
+            raise InvalidInputError(msg)
+        if embedder == DEFAULT_EMBEDDER:
+            embedder = SentenceTransformerEmbedder()
+        self.embedder: Embedder | None = None if embedder is None else as_embedder(embedder)
+        if not bm25 and self.embedder is None:
+            msg = "A workspace needs at least one index: keep bm25=True or pass an embedder."
+            raise InvalidInputError(msg)
+        if fusion not in {"rrf", "weighted"}:
+            msg = f"fusion must be 'rrf' or 'weighted', got {fusion!r}."
+            raise InvalidInputError(msg)
+        if not 0.0 <= vector_weight <= 1.0:
+            msg = f"vector_weight must be between 0 and 1, got {vector_weight}."
+            raise InvalidInputError(msg)
+        self.bm25_enabled = bm25
+        self.tokenizer = Tokenizer(tokenizer)
+        self.chunking = chunking or ChunkingConfig()
+        self.bm25_config = bm25_config or BM25Config()
+        self.scan_config = scan_config or ScanConfig()
+        self.fusion = fusion
+        self.vector_weight = vector_weight
+        self.read_only = read_only
+        self.autosave = autosave
+        self.show_progress = show_progress
+        self.hnsw_threshold = hnsw_threshold
+        self.index_dir = (
+            Path(index_dir).expanduser().resolve()
+            if index_dir is not None
+            else self.root / ".workspace_tools" / "index"
+        )
+        self._store = IndexStore(self.index_dir)
+        self._conversions = ConversionCache(self.index_dir.parent / "converted")
+        self._converted_live: frozenset[str] | None = None
+        self._lock = threading.RLock()
+        self._write_lock = threading.RLock()
+        self._state = IndexState(
+            tokenizer=self.tokenizer,
+            bm25_config=self.bm25_config,
+            bm25_enabled=bm25,
+            hnsw_threshold=hnsw_threshold,
+        )
+        self.default_paths: list[str] | None = None
+        """Paths :meth:`sync` scans when called without paths (``None``: the whole root)."""
+        if rebuild and not read_only:
+            self._store.clear()
+        else:
+            self._load()
+
+    @classmethod
+    def from_project(cls, root: str | os.PathLike[str], **overrides: Any) -> Workspace:
+        """Open the workspace of a project, with the settings of its ``workspace-tools.yaml``.
+
+        Keyword arguments override the file. The file's ``workspace.paths`` become the default
+        paths of :meth:`sync`.
+        """
+        from workspace_tools.core.config import ProjectConfig
+        from workspace_tools.core.workspace._settings import workspace_options
+
+        options, paths = workspace_options(ProjectConfig.load(root))
+        options.update(overrides)
+        workspace = cls(root, **options)
+        workspace.default_paths = paths
+        return workspace
+
+    # -- public properties ---------------------------------------------------------------------
+
+    @property
+    def modes(self) -> tuple[str, ...]:
+        """Search modes this workspace can run."""
+        out = []
+        if self.bm25_enabled:
+            out.append("bm25")
+        if self.embedder is not None:
+            out.append("vector")
+        if len(out) == 2:
+            out.append("hybrid")
+        return tuple(out)
+
+    @property
+    def conversion_cache(self) -> ConversionCache:
+        """Converted text of the indexed rich documents, by content hash (grep reads it too)."""
+        return self._conversions
+
+    @property
+    def default_mode(self) -> str:
+        """Mode used when none is given: hybrid when both indexes exist, else the one there is."""
+        return "hybrid" if "hybrid" in self.modes else self.modes[0]
+
+    def __len__(self) -> int:
+        return len(self._state.corpus.chunks)
+
+    def __repr__(self) -> str:
+        return (
+            f"Workspace(root={str(self.root)!r}, sources={len(self._state.corpus.sources)}, "
+            f"chunks={len(self)}, modes={self.modes})"
+        )
+
+    def source_ids(self) -> list[str]:
+        """Ids of every indexed file and string."""
+        with self._lock:
+            return list(self._state.corpus.sources)
+
+    def source(self, source_id: str) -> SourceRecord | None:
+        """The manifest row of a source, if indexed."""
+        return self._state.corpus.sources.get(self._normalise_source_id(source_id))
+
+    def chunks_of(self, source_id: str) -> list[Chunk]:
+        """Chunks of a source, in order."""
+        with self._lock:
+            record = self._state.corpus.sources.get(self._normalise_source_id(source_id))
+            if record is None:
+                return []
+            return [
+                self._state.corpus.chunks[c].chunk
+                for c in record.chunk_ids
+                if c in self._state.corpus.chunks
+            ]
+
+    def stats(self) -> dict[str, Any]:
+        """Counts and settings, for people and tools."""
+        with self._lock:
+            return {
+                "root": str(self.root),
+                "index_dir": str(self.index_dir),
+                "sources": len(self._state.corpus.sources),
+                "chunks": len(self._state.corpus.chunks),
+                "modes": list(self.modes),
+                "embedder": self.embedder.model_id if self.embedder else None,
+                "vectors": len(self._state.dense) if self._state.dense is not None else 0,
+            }
+
+    # -- indexing ------------------------------------------------------------------------------
+
+    def index(
+        self,
+        id: str,  # noqa: A002 - the public API name
+        content: str,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> list[str]:
+        """Index a string under ``id`` (chunked like files); returns its chunk ids.
+
+        Re-indexing an id replaces all of its previous chunks.
+        """
+        report = self.index_many([(id, content, dict(metadata or {}))], show_progress=False)
+        del report
+        record = self._state.corpus.sources.get(self._normalise_source_id(id))
+        return list(record.chunk_ids) if record else []
+
+    def index_many(
+        self, documents: Iterable[DocumentLike], *, show_progress: bool | None = None
+    ) -> SyncReport:
+        """Index many strings in one batch (one BM25 rebuild, batched embedding, one save)."""
+        self._check_writable()
+        started = time.perf_counter()
+        report = SyncReport()
+        staged: list[tuple[SourceRecord, list[Chunk]]] = []
+        with self._write_lock:
+            latest: dict[str, tuple[str, dict[str, Any]]] = {}
+            for doc in documents:
+                doc_id, content, metadata = unpack_document(doc)
+                latest[self._normalise_source_id(doc_id)] = (content, metadata)
+            for source_id, (content, metadata) in latest.items():
+                digest = text_hash(content)
+                previous = self._state.corpus.sources.get(source_id)
+                if previous and previous.content_hash == digest and previous.metadata == metadata:
+                    report.unchanged += 1
+                    continue
+                markdown = Path(source_id).suffix.lower() in MARKDOWN_EXTENSIONS
+                converted = Converted(
+                    text=content, format="markdown" if markdown else "text", markdown=markdown
+                )
+                staged.append(
+                    (
+                        make_record(source_id, "text", digest, converted, metadata),
+                        chunk_converted(source_id, converted, metadata, config=self.chunking),
+                    )
+                )
+                (report.updated if previous else report.added).append(source_id)
+            self._apply(staged, [], report, show_progress=show_progress)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def remove(self, id_or_prefix: str) -> list[str]:
+        """Remove a source, every source under a folder prefix, or every source matching a glob.
+
+        Returns:
+            The removed source ids (empty when nothing matched).
+        """
+        self._check_writable()
+        with self._write_lock:
+            target = self._normalise_source_id(id_or_prefix.rstrip("/") or ".")
+            if is_glob(id_or_prefix):
+                import pathspec
+
+                spec = pathspec.PathSpec.from_lines("gitignore", ["/" + id_or_prefix.lstrip("./")])
+                ids = [s for s in self._state.corpus.sources if spec.match_file(s)]
+            elif target in {"", "."}:
+                ids = list(self._state.corpus.sources)
+            else:
+                ids = [
+                    s
+                    for s in self._state.corpus.sources
+                    if s == target or s.startswith(target + "/")
+                ]
+            report = SyncReport(removed=ids)
+            self._apply([], ids, report, show_progress=False)
+            return ids
+
+    def sync(
+        self, paths: Sequence[str] | str | None = None, *, show_progress: bool | None = None
+    ) -> SyncReport:
+        """Bring the index in line with files under the root.
+
+        New and changed files are converted, chunked and embedded (vectors come from the cache
+        first); files deleted from disk leave both indexes; unchanged files cost one ``stat``.
+
+        Args:
+            paths: Files, directories and glob patterns relative to the root (default: the root).
+            show_progress: Show a progress bar (default: the workspace setting).
+
+        Returns:
+            What was added, updated, removed and skipped (with reasons).
+        """
+        self._check_writable()
+        started = time.perf_counter()
+        if isinstance(paths, str):
+            paths = [paths]
+        if paths is None:
+            paths = self.default_paths
+        with self._write_lock:
+            found = scan(self.root, paths, config=self.scan_config)
+            index_rel = self._index_rel()
+            report = SyncReport(skipped=list(found.skipped))
+            staged: list[tuple[SourceRecord, list[Chunk]]] = []
+            kept: set[str] = set()
+            touched = False
+            for rel, path in self._progress(
+                list(found.files.items()), "Reading", show=show_progress
+            ):
+                if index_rel and (rel == index_rel or rel.startswith(index_rel + "/")):
+                    continue
+                outcome = stage_file(
+                    rel,
+                    path,
+                    self._state.corpus.sources.get(rel),
+                    report,
+                    conversions=self._conversions,
+                    chunking=self.chunking,
+                    read_only=self.read_only,
+                )
+                if outcome is None:
+                    continue
+                kept.add(rel)
+                if outcome is True:
+                    touched = True
+                elif outcome is not False:
+                    staged.append(outcome)
+            removed = [
+                sid
+                for sid, rec in self._state.corpus.sources.items()
+                if rec.kind == "file" and sid not in kept and found.in_scope(sid)
+            ]
+            report.removed = removed
+            self._apply(staged, removed, report, show_progress=show_progress, touched=touched)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def read_text(self, path: str) -> str:
+        """Text of a file inside the root (converted like ``sync`` does), for tools."""
+        absolute = resolve_inside(self.root, path)
+        if not absolute.is_file():
+            msg = f"No file {path!r} in the workspace. Give a path relative to the workspace root."
+            raise InvalidInputError(msg)
+        size = absolute.stat().st_size
+        if size > self.scan_config.max_file_bytes:
+            limit = self.scan_config.max_file_bytes
+            msg = f"File {path!r} is {size} bytes, over the {limit}-byte limit."
+            raise InvalidInputError(msg)
+        try:
+            return convert_bytes(absolute, absolute.read_bytes()).text
+        except ConversionError as exc:
+            msg = f"Cannot read {path!r} as text ({exc})."
+            raise InvalidInputError(msg) from exc
+
+    # -- search --------------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        top_k: int = 10,
+        mode: str | None = None,
+        min_score: float | None = None,
+        filter: Mapping[str, Any] | None = None,  # noqa: A002 - the public API name
+    ) -> list[SearchResult]:
+        """Rank chunks for ``query``.
+
+        Args:
+            query: Words, a question, or code identifiers.
+            top_k: Most results (larger than the corpus returns the whole ranked corpus).
+            mode: ``bm25``, ``vector`` or ``hybrid``; default hybrid when both indexes exist.
+            min_score: Drop results scoring below this (scores depend on the mode; see docs).
+            filter: Exact-match conditions on chunk metadata (``source_id``, ``format`` and your
+                own keys); applied before ranking, so ``top_k`` matching hits come back.
+
+        Returns:
+            Results best first. An empty query or index gives an empty list; BM25 never returns
+            chunks that share no term with the query.
+        """
+        if not isinstance(query, str):
+            msg = f"query must be a string, got {type(query).__name__}."
+            raise InvalidInputError(msg)
+        if len(query) > MAX_QUERY_CHARS:
+            msg = (
+                f"The query is {len(query)} characters long; the limit is {MAX_QUERY_CHARS}. "
+                "Search with the key words or a short passage instead."
+            )
+            raise InvalidInputError(msg)
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+            msg = f"top_k must be a whole number of at least 1, got {top_k!r}."
+            raise InvalidInputError(msg)
+        chosen = resolve_mode(mode, self.modes)
+        if not query.strip():
+            return []
+        terms = self.tokenizer.query_terms(query)
+        query_vector = None
+        if chosen in {"vector", "hybrid"}:
+            self._ensure_vectors()
+            assert self.embedder is not None
+            query_vector = self.embedder.embed([query])[0]
+        with self._lock:
+            total = len(self._state.corpus.chunks)
+            if total == 0:
+                return []
+            k = min(top_k, total)
+            state = self._state
+            state.ensure_sparse()
+            mask = filter_mask(state.row_chunks(), filter) if filter else None
+            pool = min(total, max(2 * k, 100))
+            bm25_hits: list[tuple[int, float]] = []
+            vector_hits: list[tuple[int, float]] = []
+            if chosen in {"bm25", "hybrid"} and terms:
+                bm25_hits = state.bm25_top(terms, k=k if chosen == "bm25" else pool, mask=mask)
+            if query_vector is not None:
+                vector_hits = state.vector_top(
+                    query_vector, k=k if chosen == "vector" else pool, mask=mask
+                )
+            ranked = fuse(
+                chosen,
+                bm25_hits,
+                vector_hits,
+                k=k,
+                fusion=self.fusion,
+                vector_weight=self.vector_weight,
+            )
+            results = self._results(ranked, terms)
+        if min_score is not None:
+            results = [r for r in results if r.score >= min_score]
+        return results
+
+    # -- persistence ---------------------------------------------------------------------------
+
+    def save(self) -> None:
+        """Write the index atomically (the previous index stays loadable until the new is whole)."""
+        self._check_writable()
+        with self._write_lock, self._lock:
+            self._store.save(self._state.writer(settings=self._settings()))
+            sources = self._state.corpus.sources.values()
+            live = frozenset(r.content_hash for r in sources if r.format in DOCUMENT_FORMAT_NAMES)
+            if live != self._converted_live:  # walk the cache only when its live set moved
+                self._conversions.prune(live)
+                self._converted_live = live
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _check_writable(self) -> None:
+        if self.read_only:
+            msg = (
+                f"The workspace at {str(self.root)!r} is read-only: indexing, removing and syncing "
+                "are disabled. Open it with read_only=False to change the index."
+            )
+            raise ReadOnlyWorkspaceError(msg)
+
+    def _normalise_source_id(self, source_id: str) -> str:
+        if not isinstance(source_id, str) or not source_id.strip():
+            msg = f"A source id must be a non-empty string, got {source_id!r}."
+            raise InvalidInputError(msg)
+        if "\x00" in source_id:
+            msg = f"Source id {source_id!r} contains a NUL byte."
+            raise InvalidInputError(msg)
+        if "://" in source_id:
+            return source_id
+        return normalise_id(self.root, source_id) or "."
+
+    def _index_rel(self) -> str | None:
+        try:
+            return self.index_dir.relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+
+    def _apply(
+        self,
+        staged: list[tuple[SourceRecord, list[Chunk]]],
+        removed: list[str],
+        report: SyncReport,
+        *,
+        show_progress: bool | None,
+        touched: bool = False,
+    ) -> None:
+        new_rows: list[tuple[SourceRecord, list[ChunkRow]]] = []
+        with gc_paused():
+            self._stage_rows(staged, new_rows)
+        self._commit(new_rows, removed, report, show_progress=show_progress, touched=touched)
+
+    def _stage_rows(
+        self,
+        staged: list[tuple[SourceRecord, list[Chunk]]],
+        new_rows: list[tuple[SourceRecord, list[ChunkRow]]],
+    ) -> None:
+        for record, chunks in staged:
+            terms = [
+                self.tokenizer.tokenize_ids(indexed_text(c)) if self.bm25_enabled else []
+                for c in chunks
+            ]
+            rows = [
+                ChunkRow(chunk=c, terms=t, key=-1, hash=text_hash(c.text))
+                for c, t in zip(chunks, terms, strict=True)
+            ]
+            record.chunk_ids = [c.id for c in chunks]
+            new_rows.append((record, rows))
+
+    def _commit(
+        self,
+        new_rows: list[tuple[SourceRecord, list[ChunkRow]]],
+        removed: list[str],
+        report: SyncReport,
+        *,
+        show_progress: bool | None,
+        touched: bool,
+    ) -> None:
+        vectors: dict[str, npt.NDArray[np.float32]] = {}
+        if self.embedder is not None:
+            self._ensure_vectors()
+            vectors = embed_missing(
+                self.embedder,
+                [r for _, rows in new_rows for r in rows],
+                self._state.corpus.vectors,
+                show_progress=self._show(show_progress),
+            )
+            report.chunks_embedded += len(vectors)
+        with self._lock:
+            report.chunks_indexed += self._state.apply(new_rows, removed, vectors)
+        if self.autosave and (new_rows or removed or touched):
+            self.save()
+
+    def _ensure_vectors(self) -> None:
+        """Create the FAISS index and fill it for chunks indexed before vectors were enabled."""
+        if self.embedder is None:
+            return
+        with self._write_lock:
+            self._state.ensure_dense(self.embedder.dimension)
+            if not self._state.needs_backfill:
+                return
+            rows = list(self._state.corpus.chunks.values())
+            vectors = embed_missing(
+                self.embedder, rows, self._state.corpus.vectors, show_progress=self.show_progress
+            )
+            with self._lock:
+                self._state.fill_dense(self.embedder.dimension, vectors)
+
+    def _results(
+        self, ranked: list[tuple[int, float, dict[str, float]]], terms: list[str]
+    ) -> list[SearchResult]:
+        found = ((self._state.chunk_of_key(key), score, details) for key, score, details in ranked)
+        return [
+            build_result(chunk, score, details, terms, self.tokenizer)
+            for chunk, score, details in found
+            if chunk is not None
+        ]
+
+    def _settings(self) -> dict[str, Any]:
+        embedder = None
+        if self.embedder is not None and (
+            self._state.dense is not None or self._state.corpus.vectors
+        ):
+            embedder = {"model_id": self.embedder.model_id, "dimension": self.embedder.dimension}
+        return {
+            "tokenizer": self.tokenizer.fingerprint(),
+            "chunking": self.chunking.to_dict(),
+            "bm25": self.bm25_config.to_dict() if self.bm25_enabled else None,
+            "embedder": embedder,
+        }
+
+    def _load(self) -> None:
+        folder = self._store.current()
+        if folder is None:
+            return
+
+        def check(saved: dict[str, Any]) -> None:
+            embedder = self.embedder
+            check_settings(
+                saved,
+                self._settings(),
+                embedder=(embedder.model_id, embedder.dimension) if embedder else None,
+                bm25_enabled=self.bm25_enabled,
+                index_dir=self.index_dir,
+            )
+
+        self._state.read(folder, check=check, with_vectors=self.embedder is not None)
+
+    def _show(self, show: bool | None, /) -> bool:  # noqa: FBT001 - positional-only
+        return self.show_progress if show is None else show
+
+    def _progress(self, items: list[Any], label: str, *, show: bool | None) -> Iterator[Any]:
+        bar = progress_bar(len(items), label, show=self._show(show))
+        try:
+            for item in items:
+                yield item
+                if bar is not None:
+                    bar.update(1)
+        finally:
+            if bar is not None:
+                bar.close()

@@ -1,0 +1,278 @@
+"""``search_documents``: all2md's contract (keyword BM25 passages or grep lines) over a Workspace.
+
+Keyword mode ranks the section-aware chunks of the shared workspace index (files not indexed
+yet are synced first, unless the workspace is read-only); grep mode reads the files through the
+same conversion and matches lines (:mod:`workspace_tools.core.grep`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Final, Literal
+
+from pydantic import BaseModel, BeforeValidator, Field, model_validator
+
+from workspace_tools.core.convert import CachedConverter
+from workspace_tools.core.grep import collect_files, grep, looks_like_regex
+from workspace_tools.core.types import SearchResult
+from workspace_tools.tools._base import ThreadedTool, as_tool_errors
+
+__all__ = ["MAX_DOCUMENTS_OUTPUT_CHARS", "SearchDocumentsInput", "SearchDocumentsTool"]
+
+MAX_DOCUMENTS_OUTPUT_CHARS: Final = 6000
+"""Characters of ``search_documents`` text output; later results are left out with a note."""
+
+
+def _known_mode(value: Any) -> Any:
+    if isinstance(value, str) and value not in {"keyword", "grep"}:
+        msg = (
+            f"Unsupported search mode {value!r}: search_documents supports 'keyword' and "
+            "'grep'. Use workspace_search for vector or hybrid search"
+        )
+        raise ValueError(msg)
+    return value
+
+
+class SearchDocumentsInput(BaseModel):
+    """Arguments of ``search_documents``."""
+
+    query: str = Field(
+        min_length=1,
+        max_length=1000,
+        description="Natural language or keywords for keyword mode; a literal string (or a "
+        "regex with regex=true) for grep mode.",
+    )
+    mode: Annotated[Literal["keyword", "grep"], BeforeValidator(_known_mode)] = Field(
+        default="keyword",
+        description="'keyword': BM25-ranked passages (most relevant first). 'grep': every "
+        "line containing the query, in file order.",
+    )
+    paths: list[str] | None = Field(
+        default=None,
+        max_length=50,
+        description="Files, folders or globs (e.g. 'docs/**/*.pdf') relative to the workspace "
+        "root, all inside it. Default: the whole workspace.",
+    )
+    recursive: bool = Field(default=True, description="Walk into subfolders of given folders.")
+    top_k: int = Field(default=10, ge=1, le=100, description="Most results to return (1-100).")
+    regex: bool = Field(
+        default=False, description="grep only: treat the query as a regular expression."
+    )
+    ignore_case: bool = Field(default=False, description="grep only: case-insensitive matching.")
+    context_lines: int = Field(
+        default=0, ge=0, le=5, description="grep only: lines of context around each match (0-5)."
+    )
+
+
+class SearchDocumentsTool(ThreadedTool):
+    """Keyword passages or grep lines across the workspace documents (PDF, DOCX, Markdown...)."""
+
+    name: str = "search_documents"
+    description: str = (
+        "Find passages across many documents without reading whole files. mode='keyword' "
+        "(default) returns the most relevant passages ranked by BM25; mode='grep' returns every "
+        "line containing the query (literal, or regex=true), with line numbers. Works on PDF, "
+        "DOCX, HTML, Markdown and code (converted to text first). Each result has the document "
+        "path, line, section heading and a snippet with hits marked <<like this>>."
+    )
+    args_schema: Any = SearchDocumentsInput
+    auto_sync: bool = True
+    """Keyword mode: index the files in ``paths`` that are new or changed before searching."""
+    converter: CachedConverter = Field(default_factory=CachedConverter)
+    """Grep mode: file-to-text conversion with an in-memory cache, reading the workspace's
+    on-disk conversion cache on a miss."""
+
+    @model_validator(mode="after")
+    def _read_sync_conversions(self) -> SearchDocumentsTool:
+        # Grep reuses the conversions sync stored for this workspace (it only reads them).
+        if self.converter.disk is None:
+            self.converter.disk = self.workspace.conversion_cache
+        return self
+
+    def _run(
+        self,
+        query: str,
+        mode: str = "keyword",
+        paths: list[str] | None = None,
+        recursive: bool = True,  # noqa: FBT001, FBT002 - tool arguments come by name
+        top_k: int = 10,
+        regex: bool = False,  # noqa: FBT001, FBT002
+        ignore_case: bool = False,  # noqa: FBT001, FBT002
+        context_lines: int = 0,
+    ) -> tuple[str, dict[str, Any]]:
+        with as_tool_errors():
+            if mode == "grep":
+                items, notes, truncated = self._grep(
+                    query,
+                    paths=paths,
+                    recursive=recursive,
+                    top_k=top_k,
+                    regex=regex,
+                    ignore_case=ignore_case,
+                    context_lines=context_lines,
+                )
+            else:
+                items, notes, truncated = self._keyword(
+                    query, paths=paths, recursive=recursive, top_k=top_k
+                )
+        artifact = {
+            "results": items,
+            "mode": mode,
+            "total": len(items),
+            "truncated": truncated,
+            "notes": notes,
+        }
+        return _render(query, items, mode, notes), artifact
+
+    def _keyword(
+        self, query: str, *, paths: list[str] | None, recursive: bool, top_k: int
+    ) -> tuple[list[dict[str, Any]], list[str], bool]:
+        ws = self.workspace
+        files, _ = collect_files(ws.root, paths, config=ws.scan_config, recursive=recursive)
+        notes: list[str] = []
+        if not ws.read_only and self.auto_sync:
+            ws.sync(list(files))
+        missing = set(files) - set(ws.source_ids())
+        if missing:
+            notes.append(
+                f"{len(missing)} file(s) in scope are not indexed (read-only workspace, or not "
+                "convertible); search them with mode='grep'."
+            )
+        scope = None if paths is None and recursive else set(files)
+        if scope is not None and len(scope) == 1:
+            hits = ws.search(
+                query, top_k=top_k, mode="bm25", filter={"source_id": next(iter(scope))}
+            )
+        else:
+            k = top_k if scope is None else min(len(ws), max(top_k * 20, 200))
+            hits = _within(ws.search(query, top_k=max(k, 1), mode="bm25"), scope)
+            if scope is not None and len(hits) < top_k and k < len(ws):
+                hits = _within(ws.search(query, top_k=len(ws), mode="bm25"), scope)
+        return [_keyword_item(hit) for hit in hits[:top_k]], notes, False
+
+    def _grep(
+        self,
+        query: str,
+        *,
+        paths: list[str] | None,
+        recursive: bool,
+        top_k: int,
+        regex: bool,
+        ignore_case: bool,
+        context_lines: int,
+    ) -> tuple[list[dict[str, Any]], list[str], bool]:
+        ws = self.workspace
+        report = grep(
+            ws.root,
+            query,
+            paths,
+            regex_mode=regex,
+            ignore_case=ignore_case,
+            context_lines=context_lines,
+            max_matches=top_k,
+            recursive=recursive,
+            config=ws.scan_config,
+            convert=self.converter,
+        )
+        items = [
+            {
+                "snippet": m.text,
+                "score": float(m.hits),
+                "document_path": m.path,
+                "section_heading": m.section_heading,
+                "chunk_id": f"{m.path}#L{m.line}",
+                "line": m.line,
+                "column": m.column,
+                "before": [list(pair) for pair in m.before],
+                "after": [list(pair) for pair in m.after],
+            }
+            for m in report.matches
+        ]
+        notes: list[str] = []
+        if report.truncated:
+            notes.append(
+                f"Showing the first {len(items)} matching lines; there are more. Narrow the "
+                "search: give paths, a more specific query, or a larger top_k (max 100)."
+            )
+        if report.timed_out:
+            notes.append(
+                f"Matching stopped early in {', '.join(report.timed_out[:5])}: the pattern is too "
+                "slow on this text. Simplify the regular expression."
+            )
+        if report.long_lines:
+            notes.append(
+                f"{report.long_lines} very long line(s) were searched only in their first "
+                "10,000 characters."
+            )
+        if not items and not regex and looks_like_regex(query):
+            notes.append("The query was matched literally; pass regex=true to use it as a regex.")
+        return items, notes, report.truncated
+
+
+def _within(hits: list[SearchResult], scope: set[str] | None) -> list[SearchResult]:
+    return hits if scope is None else [h for h in hits if h.source_id in scope]
+
+
+def _keyword_item(hit: SearchResult) -> dict[str, Any]:
+    lines = hit.line_range
+    return {
+        "snippet": hit.snippet,
+        "score": hit.score,
+        "document_path": hit.source_id,
+        "section_heading": hit.section_heading,
+        "chunk_id": hit.id,
+        "line": lines.start if lines else None,
+        "line_range": [lines.start, lines.end] if lines else None,
+    }
+
+
+def _render(query: str, items: list[dict[str, Any]], mode: str, notes: list[str]) -> str:
+    if not items:
+        return "\n".join([*notes, f"No {mode} results for {query!r}. Try other words or paths."])
+    blocks = _grep_blocks(items) if mode == "grep" else _keyword_blocks(items)
+    kept: list[str] = []
+    size = sum(len(n) + 1 for n in notes)
+    for block in blocks:
+        if kept and size + len(block) > MAX_DOCUMENTS_OUTPUT_CHARS:
+            notes = [
+                *notes,
+                f"Output cut at {MAX_DOCUMENTS_OUTPUT_CHARS:,} characters; every result is in the "
+                "artifact. Lower top_k or narrow the paths to see the rest.",
+            ]
+            break
+        kept.append(block)
+        size += len(block) + 1
+    footer = f"---\n{len(items)} result(s) ({mode} search)"
+    return "\n".join([*kept, footer, *notes])
+
+
+def _keyword_blocks(items: list[dict[str, Any]]) -> list[str]:
+    blocks = []
+    for rank, item in enumerate(items, start=1):
+        heading = f" › {item['section_heading']}" if item["section_heading"] else ""
+        span = item["line_range"]
+        where = f"{item['document_path']}:{span[0]}-{span[1]}" if span else item["document_path"]
+        body = "\n".join(f"   {x}" for x in item["snippet"].split("\n") if x.strip())
+        blocks.append(f"{rank}. {where}{heading} (score {item['score']:.3f})\n{body}\n")
+    return blocks
+
+
+def _grep_blocks(items: list[dict[str, Any]]) -> list[str]:
+    """Groups of ``path:line:col: text`` lines with context as ``path-line- text``."""
+    rows: dict[tuple[str, int], str] = {}
+    files: dict[str, int] = {}
+    for item in items:
+        path, line = item["document_path"], item["line"]
+        files.setdefault(path, len(files))
+        for number, text in [*item["before"], *item["after"]]:
+            rows.setdefault((path, number), f"{path}-{number}- {text}")
+        heading = f" › {item['section_heading']}" if item["section_heading"] else ""
+        rows[(path, line)] = f"{path}:{line}:{item['column']}{heading}: {item['snippet']}"
+    groups: list[list[str]] = []
+    previous: tuple[str, int] | None = None
+    for key in sorted(rows, key=lambda k: (files[k[0]], k[1])):
+        if previous is None or key[0] != previous[0] or key[1] > previous[1] + 1:
+            groups.append([])
+        groups[-1].append(rows[key])
+        previous = key
+    context = any(item["before"] or item["after"] for item in items)
+    return [("--\n" if context and i else "") + "\n".join(g) for i, g in enumerate(groups)]
