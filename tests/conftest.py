@@ -2,59 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
-import re
-from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-BENCHMARKS = SHARED / "benchmarks"
+from tests.support.docs_tree import make_docs_tree
+from tests.support.fakes import FakeEmbedder
+from tests.support.paths import BENCHMARKS, REPO, SHARED
+from tests.support.skills import MakeSkill, write_skill
 
-
-class FakeEmbedder:
-    """Hashed bag-of-words vectors: texts sharing words are close. Counts every call."""
-
-    def __init__(
-        self, dimension: int = 64, *, max_batch_size: int = 8, model_id: str = "fake-bow"
-    ) -> None:
-        self._dimension = dimension
-        self._max_batch_size = max_batch_size
-        self._model_id = model_id
-        self.calls: list[int] = []
-
-    @property
-    def model_id(self) -> str:
-        return self._model_id
-
-    @property
-    def dimension(self) -> int:
-        return self._dimension
-
-    @property
-    def max_batch_size(self) -> int:
-        return self._max_batch_size
-
-    @property
-    def texts_embedded(self) -> int:
-        return sum(self.calls)
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        self.calls.append(len(texts))
-        out = np.zeros((len(texts), self._dimension), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in re.findall(r"\w+", text.lower()):
-                digest = hashlib.md5(word.encode()).digest()
-                out[row, digest[0] % self._dimension] += 1.0
-            norm = np.linalg.norm(out[row])
-            if norm:
-                out[row] /= norm
-            else:
-                out[row, 0] = 1.0
-        return out
+__all__ = ["BENCHMARKS", "REPO", "SHARED", "FakeEmbedder"]
 
 
 @pytest.fixture
@@ -89,3 +46,27 @@ def tree(tmp_path: Path) -> Path:
     (root / "ignored" / "secret.md").write_text("do not index me", encoding="utf-8")
     (root / "debug.log").write_text("log line", encoding="utf-8")
     return root
+
+
+@pytest.fixture
+def docs_root(tmp_path: Path) -> Path:
+    """A small documentation tree (``.md``/``.mdx`` with frontmatter) under ``tmp_path/docs``."""
+    return make_docs_tree(tmp_path / "docs")
+
+
+@pytest.fixture
+def skills_dir(tmp_path: Path) -> Path:
+    """An empty ``skills`` folder inside a project root (``tmp_path``)."""
+    path = tmp_path / "skills"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def make_skill(skills_dir: Path) -> MakeSkill:
+    """Write a skill into ``skills_dir`` (keyword ``parent=`` writes elsewhere)."""
+
+    def make(name: str, *args: object, parent: Path | None = None, **kwargs: object) -> Path:
+        return write_skill(parent or skills_dir, name, *args, **kwargs)  # type: ignore[arg-type]
+
+    return make

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 import re
-from pathlib import Path
 
 import pytest
 
+from tests.support.paths import REPO
 from workspace_tools.cli import build_parser
 
-CLI_DOC = Path(__file__).resolve().parents[1] / "docs" / "cli.md"
+CLI_DOC = REPO / "docs" / "cli.md"
 
 
 def _walk(

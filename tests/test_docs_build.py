@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.support.paths import REPO
 
 pytest.importorskip("mkdocs", reason="mkdocs is in the dev extra")
 

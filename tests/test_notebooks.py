@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+from tests.support.paths import REPO
+
+NOTEBOOKS = REPO / "notebooks"
 PATHS = sorted(NOTEBOOKS.glob("*.ipynb"))
 CELL_TIMEOUT_S = 120
 """A hang guard per cell; whole notebooks take 3-20 s (see docs/getting-started.md)."""

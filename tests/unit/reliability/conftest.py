@@ -1,5 +1,5 @@
-"""Fixtures of the reliability tests (defined in :mod:`reliability_support`)."""
+"""Fixtures of the reliability tests (defined in :mod:`tests.support.reliability`)."""
 
-from reliability_support import arena, file_audit
+from tests.support.reliability import arena, file_audit
 
 __all__ = ["arena", "file_audit"]

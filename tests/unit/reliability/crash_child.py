@@ -1,6 +1,6 @@
 """Child process of the crash-safety test: change files and sync, forever, logging each commit.
 
-Usage: ``python crash_child.py <root> <log>``. The child imports everything, prints ``ready``,
+Usage: ``python -m tests.unit.reliability.crash_child <root> <log>``. The child imports everything, prints ``ready``,
 waits for a line on stdin, then loops: rewrite/delete/create the workspace files for the next
 version, log ``pending`` with the state the index must hold after the sync, ``sync()`` (which
 saves), log ``done``. The parent kills it with SIGKILL at a random moment.
@@ -65,11 +65,10 @@ def last_version(log: Path) -> int:
 
 def main() -> None:
     root, log = Path(sys.argv[1]), Path(sys.argv[2])
-    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
     import bm25s  # noqa: F401  - import the heavy modules before the parent starts the clock
     import faiss  # noqa: F401
 
-    from tests.conftest import FakeEmbedder
+    from tests.support.fakes import FakeEmbedder
     from workspace_tools.core.workspace import Workspace
 
     print("ready", flush=True)

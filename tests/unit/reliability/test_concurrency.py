@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from tests.conftest import FakeEmbedder
+from tests.support.fakes import FakeEmbedder
 from workspace_tools.core.docs.index import DocsIndex
 from workspace_tools.core.skills import SkillRegistry
 from workspace_tools.core.workspace import Workspace

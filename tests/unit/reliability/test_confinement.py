@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, ToolException
-from reliability_support import CANARY, Arena, FileAudit
 
+from tests.support.reliability import CANARY, Arena, FileAudit
 from workspace_tools.core.docs.index import DocsIndex
 from workspace_tools.core.errors import WorkspaceError
 from workspace_tools.core.skills import SkillRegistry

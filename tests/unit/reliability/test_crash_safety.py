@@ -28,18 +28,17 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.conftest import FakeEmbedder
+from tests.support.fakes import FakeEmbedder
+from tests.support.paths import REPO
 from workspace_tools.core.errors import IndexCorruptError
 from workspace_tools.core.workspace import Workspace
 
-CHILD = Path(__file__).with_name("crash_child.py")
-REPO = Path(__file__).resolve().parents[3]
 KILLS = 25
 
 
 def _start_child(root: Path, log: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, str(CHILD), str(root), str(log)],
+        [sys.executable, "-m", "tests.unit.reliability.crash_child", str(root), str(log)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         cwd=REPO,

@@ -3,32 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
-from langchain_core.messages import ToolMessage
-from langchain_core.tools import BaseTool
 
-from tests.conftest import FakeEmbedder
+from tests.support.fakes import FakeEmbedder
+from tests.support.paths import MIXED
+from tests.support.tools import acall, call
+
+__all__ = ["MIXED", "acall", "call"]
 from workspace_tools.core.workspace import Workspace
-
-BENCHMARKS = Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks"
-MIXED = BENCHMARKS / "mixed-docs"
-
-
-def call(tool: BaseTool, **args: Any) -> ToolMessage:
-    """Invoke ``tool`` with a tool call, as an agent does; returns the ToolMessage."""
-    message = tool.invoke({"name": tool.name, "args": args, "id": "call-1", "type": "tool_call"})
-    assert isinstance(message, ToolMessage)
-    return message
-
-
-async def acall(tool: BaseTool, **args: Any) -> ToolMessage:
-    message = await tool.ainvoke(
-        {"name": tool.name, "args": args, "id": "call-1", "type": "tool_call"}
-    )
-    assert isinstance(message, ToolMessage)
-    return message
 
 
 @pytest.fixture

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.tools.conftest import MIXED, acall, call
+from tests.support.paths import MIXED
+from tests.support.tools import acall, call
 from workspace_tools.core.convert import Converted
 from workspace_tools.core.text.hashing import text_hash
 from workspace_tools.core.workspace import Workspace

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.tools.conftest import MIXED
+from tests.support.paths import MIXED
 from workspace_tools.core.convert import CachedConverter
 from workspace_tools.core.errors import InvalidInputError, PathOutsideWorkspaceError
 from workspace_tools.core.grep import grep, looks_like_regex

@@ -9,7 +9,7 @@ import pytest
 from langchain_tests.integration_tests import RetrieversIntegrationTests, ToolsIntegrationTests
 from langchain_tests.unit_tests import ToolsUnitTests
 
-from tests.conftest import FakeEmbedder
+from tests.support.fakes import FakeEmbedder
 from workspace_tools.core.workspace import Workspace
 from workspace_tools.tools.retriever import WorkspaceRetriever
 from workspace_tools.tools.search_documents import SearchDocumentsTool

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.tools.conftest import acall, call
+from tests.support.tools import acall, call
 from workspace_tools.core.workspace import Workspace
 from workspace_tools.tools import workspace as workspace_tools_module
 from workspace_tools.tools.workspace import WorkspaceIndexTool, WorkspaceSearchTool
@@ -48,7 +48,7 @@ def test_unavailable_mode_falls_back_with_a_note(bm25_ws: Workspace, mode: str) 
 
 
 def test_hybrid_to_vector_fallback(tree: Path, tmp_path: Path) -> None:
-    from tests.conftest import FakeEmbedder
+    from tests.support.fakes import FakeEmbedder
 
     ws = Workspace(tree, bm25=False, embedder=FakeEmbedder(), index_dir=tmp_path / "v")
     ws.sync()

@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
+from tests.support.paths import BENCHMARKS
 from workspace_tools.core.convert import DOCUMENT_EXTENSIONS
 
-MIXED = Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks" / "mixed-docs"
+MIXED = BENCHMARKS / "mixed-docs"
 
 pytestmark = pytest.mark.skipif(not MIXED.is_dir(), reason=f"fixture set not found at {MIXED}")
 for _module in ("pdfminer", "docx", "pptx", "openpyxl", "bs4", "markdownify"):

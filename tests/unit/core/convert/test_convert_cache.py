@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.paths import BENCHMARKS
 from workspace_tools.core.convert import Converted
 from workspace_tools.core.convert import _documents as documents
 from workspace_tools.core.convert.cache import CONVERTER_VERSION, ConversionCache
 from workspace_tools.core.errors import InvalidInputError
 
-MIXED = Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks" / "mixed-docs"
+MIXED = BENCHMARKS / "mixed-docs"
 
 SAMPLE = Converted(
     text="<!-- page 1 -->\n\n# Title\n\nbody é\n",

@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import FakeEmbedder
+from tests.support.fakes import FakeEmbedder
 from workspace_tools import Workspace
 from workspace_tools.core.errors import IndexMismatchError
 from workspace_tools.core.index.dense import DenseIndex

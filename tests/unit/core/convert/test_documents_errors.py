@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.paths import BENCHMARKS
 from workspace_tools.core.convert._documents import convert_document
 from workspace_tools.core.convert.dispatch import convert_bytes
 from workspace_tools.core.errors import ConversionError, WorkspaceError
 
-MIXED = Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks" / "mixed-docs"
+MIXED = BENCHMARKS / "mixed-docs"
 needs_mixed = pytest.mark.skipif(not MIXED.is_dir(), reason=f"fixture set not found at {MIXED}")
 
 

@@ -5,12 +5,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from docs_tree import make_docs_tree
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from langchain_tests.integration_tests import ToolsIntegrationTests
 from langchain_tests.unit_tests import ToolsUnitTests
 
+from tests.support.docs_tree import make_docs_tree
 from workspace_tools.core.docs.index import DocsIndex
 from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.tools.docs import (

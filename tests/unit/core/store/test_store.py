@@ -48,7 +48,7 @@ def test_damaged_pointer_and_files_give_clear_errors(tree: Path) -> None:
 
 
 def test_no_pickle_files_in_the_index(tree: Path) -> None:
-    from tests.conftest import FakeEmbedder
+    from tests.support.fakes import FakeEmbedder
 
     ws = Workspace(tree, embedder=FakeEmbedder())
     ws.sync()

@@ -1,16 +1,11 @@
-"""Fixtures for the skills tests: a ``make_skill`` helper writing skills under ``tmp_path``."""
+"""Writing skills for tests."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
-BENCHMARK_SKILLS = (
-    Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks" / "agent-skills" / "skills"
-)
-EXAMPLES = Path(__file__).resolve().parents[3] / "skills_examples"
+__all__ = ["MakeSkill", "write_skill"]
 
 MakeSkill = Callable[..., Path]
 
@@ -38,21 +33,3 @@ def write_skill(
         else:
             target.write_text(content, encoding="utf-8")
     return skill_dir
-
-
-@pytest.fixture
-def skills_dir(tmp_path: Path) -> Path:
-    """An empty ``skills`` folder inside a project root (``tmp_path``)."""
-    path = tmp_path / "skills"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def make_skill(skills_dir: Path) -> MakeSkill:
-    """Write a skill into ``skills_dir`` (keyword ``parent=`` writes elsewhere)."""
-
-    def make(name: str, *args: object, parent: Path | None = None, **kwargs: object) -> Path:
-        return write_skill(parent or skills_dir, name, *args, **kwargs)  # type: ignore[arg-type]
-
-    return make

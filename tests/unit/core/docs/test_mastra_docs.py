@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from tests.support.paths import BENCHMARKS
 from workspace_tools.core.docs.index import DocsIndex
 
-MASTRA = Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks" / "mastra-docs"
+MASTRA = BENCHMARKS / "mastra-docs"
 PAGES_ROOT = MASTRA / "en"
 
 pytestmark = pytest.mark.skipif(not PAGES_ROOT.is_dir(), reason=f"{PAGES_ROOT} is absent")

@@ -8,13 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.paths import BENCHMARKS, REPO
 from workspace_tools.core.skills import SkillRegistry, list_resources, parse_skill_file
 from workspace_tools.skills_entry import example_skills_path
 
-BENCHMARK = (
-    Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks" / "agent-skills" / "skills"
-)
-EXAMPLES = Path(__file__).resolve().parents[3] / "skills_examples"
+BENCHMARK = BENCHMARKS / "agent-skills" / "skills"
+EXAMPLES = REPO / "skills_examples"
 
 
 @pytest.mark.skipif(not BENCHMARK.is_dir(), reason="benchmark skills not available")

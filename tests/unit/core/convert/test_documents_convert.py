@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.paths import BENCHMARKS
 from workspace_tools.core.convert import Converted, convert_bytes
 from workspace_tools.core.convert._documents import (
     SUPPORTED_SUFFIXES,
@@ -16,7 +17,7 @@ from workspace_tools.core.convert._documents import (
     locate_unit,
 )
 
-MIXED = Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks" / "mixed-docs"
+MIXED = BENCHMARKS / "mixed-docs"
 
 pytestmark = [
     pytest.mark.skipif(not MIXED.is_dir(), reason=f"fixture set not found at {MIXED}"),

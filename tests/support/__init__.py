@@ -1,0 +1,1 @@
+"""Shared test helpers: fakes, paths, tree builders. Imported as ``tests.support.*``."""

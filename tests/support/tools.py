@@ -1,0 +1,25 @@
+"""Calling LangChain tools as an agent does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool
+
+__all__ = ["acall", "call"]
+
+
+def call(tool: BaseTool, **args: Any) -> ToolMessage:
+    """Invoke ``tool`` with a tool call, as an agent does; returns the ToolMessage."""
+    message = tool.invoke({"name": tool.name, "args": args, "id": "call-1", "type": "tool_call"})
+    assert isinstance(message, ToolMessage)
+    return message
+
+
+async def acall(tool: BaseTool, **args: Any) -> ToolMessage:
+    message = await tool.ainvoke(
+        {"name": tool.name, "args": args, "id": "call-1", "type": "tool_call"}
+    )
+    assert isinstance(message, ToolMessage)
+    return message
