@@ -34,6 +34,7 @@ from workspace_tools.core.docs._mdx import DocsPage, first_paragraph, parse_page
 from workspace_tools.core.docs.expand import ExpansionConfig, QueryExpander, surface_map
 from workspace_tools.core.errors import InvalidInputError, PathOutsideWorkspaceError
 from workspace_tools.core.index.sparse import BM25Config, SparseIndex
+from workspace_tools.core.text.scan import ScanConfig, scan
 from workspace_tools.core.text.snippets import best_snippet, mark_hits
 from workspace_tools.core.text.tokenizer import WORD_PATTERN, Tokenizer
 
@@ -43,6 +44,12 @@ logger = logging.getLogger(__name__)
 
 DOC_SUFFIXES: Final = DOCS_PAGE_SUFFIXES
 MAX_PAGE_BYTES: Final = 5_000_000
+_DOCS_WALK: Final = ScanConfig(
+    max_depth=32,
+    max_file_bytes=MAX_PAGE_BYTES,
+    excluded_dirs=frozenset({"node_modules", "__pycache__"}),
+)
+"""How a docs tree is walked: hidden and dependency folders skipped, ``.gitignore`` honoured."""
 """Pages larger than this are skipped (with a warning) instead of read."""
 """File types indexed as documentation pages."""
 _FIELDS: Final = (("title", True), ("description", True), ("heading", False), ("content", False))
@@ -368,19 +375,14 @@ class DocsIndex:
         )
 
     def _scan(self) -> list[tuple[str, Path]]:
-        start = self.root / self.scope if self.scope else self.root
-        found: list[tuple[str, Path]] = []
-        for folder, dirs, files in os.walk(start):
-            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "node_modules")
-            for name in sorted(files):
-                if not name.endswith(self.suffixes):
-                    continue
-                file = Path(folder) / name
-                if not file.resolve().is_relative_to(self.root):
-                    logger.warning("Skipping %s: it links outside the docs root", file)
-                    continue
-                found.append((file.relative_to(self.root).as_posix(), file))
-        return sorted(found)
+        """Pages under the root (or scope), walked by the one file walker (``.gitignore`` too)."""
+        found = scan(self.root, [self.scope or "."], config=_DOCS_WALK)
+        for skipped in found.skipped:
+            if skipped.path.endswith(self.suffixes) or not skipped.reason.startswith("missing"):
+                logger.warning("Skipping %s: %s", skipped.path, skipped.reason)
+        return sorted(
+            (rel, file) for rel, file in found.files.items() if rel.endswith(self.suffixes)
+        )
 
     def _build(self) -> _Snapshot:
         started = time.perf_counter()

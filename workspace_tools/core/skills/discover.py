@@ -16,13 +16,12 @@ changed, so that a registry can check freshness cheaply on every call.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
 from workspace_tools.core.skills.model import RESOURCE_DIRS, SkillDiagnostic
-from workspace_tools.core.text.scan import glob_matcher
+from workspace_tools.core.text.scan import SKILL_FOLDER_WALK, glob_matcher, is_glob, scan
 
 __all__ = [
     "GLOB_MAX_DEPTH",
@@ -37,9 +36,6 @@ GLOB_MAX_DEPTH: Final = 4
 """Folders more than this many levels below a glob's base are not visited."""
 MAX_WALKED_DIRS: Final = 5000
 MAX_RESOURCE_FILES: Final = 500
-MAX_RESOURCE_DEPTH: Final = 20
-_GLOB_CHARS: Final = re.compile(r"[*?\[\]{}]")
-_BRACES: Final = re.compile(r"\{([^{}]*)\}")
 _SKIP_DIRS: Final = frozenset({".git", "__pycache__"})
 
 Signature = tuple[tuple[str, int, int], ...]
@@ -54,11 +50,6 @@ class Discovery:
     watched: list[Path] = field(default_factory=list)
     """Files and folders to ``stat`` to know whether discovery must run again."""
     diagnostics: list[SkillDiagnostic] = field(default_factory=list)
-
-
-def is_glob(path: str) -> bool:
-    """True when ``path`` contains glob characters."""
-    return bool(_GLOB_CHARS.search(path))
 
 
 def discover(spec: str | os.PathLike[str], *, base: Path) -> Discovery:
@@ -92,25 +83,11 @@ def list_resources(folder: Path) -> tuple[str, ...]:
 
     Symlinked folders are not followed; at most :data:`MAX_RESOURCE_FILES` files are listed.
     """
-    found: list[str] = []
-    for sub in RESOURCE_DIRS:
-        top = folder / sub
-        if not top.is_dir():
-            continue
-        stack = [(top, 0)]
-        while stack and len(found) < MAX_RESOURCE_FILES:
-            current, depth = stack.pop()
-            try:
-                entries = sorted(os.scandir(current), key=lambda e: e.name)
-            except OSError:
-                continue
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    if depth < MAX_RESOURCE_DEPTH and entry.name not in _SKIP_DIRS:
-                        stack.append((Path(entry.path), depth + 1))
-                elif entry.is_file():
-                    found.append(Path(entry.path).relative_to(folder).as_posix())
-    return tuple(sorted(found[:MAX_RESOURCE_FILES]))
+    subs = [sub for sub in RESOURCE_DIRS if (folder / sub).is_dir()]
+    if not subs:
+        return ()
+    found = scan(folder.resolve(), subs, config=SKILL_FOLDER_WALK)
+    return tuple(sorted(found.files)[:MAX_RESOURCE_FILES])
 
 
 def stat_signature(paths: list[Path]) -> Signature:

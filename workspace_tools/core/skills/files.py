@@ -10,6 +10,7 @@ from typing import Final
 
 from workspace_tools.core.errors import InvalidInputError, PathOutsideWorkspaceError
 from workspace_tools.core.skills.model import Skill
+from workspace_tools.core.text.scan import SKILL_FOLDER_WALK, scan
 
 __all__ = ["DEFAULT_MAX_LINES", "SkillFile", "list_skill_files", "read_skill_file"]
 
@@ -53,12 +54,8 @@ def list_skill_files(skill: Skill, *, limit: int = 200) -> list[str]:
     if skill.path is None:
         files.add("SKILL.md")
     if skill.path is not None and skill.path.is_dir():
-        for current, dirs, names in os.walk(skill.path):
-            dirs[:] = sorted(d for d in dirs if d not in {".git", "__pycache__"})
-            for name in names:
-                files.add(Path(current, name).relative_to(skill.path).as_posix())
-                if len(files) >= limit * 5:
-                    break
+        found = scan(skill.path.resolve(), config=SKILL_FOLDER_WALK)
+        files.update(list(found.files)[: limit * 5])
     return sorted(files)[:limit]
 
 

@@ -22,6 +22,7 @@ from workspace_tools.core.types import SkippedFile
 
 __all__ = [
     "DEFAULT_EXCLUDED_DIRS",
+    "SKILL_FOLDER_WALK",
     "ScanConfig",
     "ScanResult",
     "expand_braces",
@@ -76,6 +77,16 @@ class ScanConfig:
     """Walk into dot-files and dot-folders."""
     excluded_dirs: frozenset[str] = DEFAULT_EXCLUDED_DIRS
     """Folder names never walked into."""
+
+
+SKILL_FOLDER_WALK: Final = ScanConfig(
+    max_depth=20,
+    max_file_bytes=2**62,
+    respect_gitignore=False,
+    include_hidden=True,
+    excluded_dirs=frozenset({".git", "__pycache__"}),
+)
+"""How a skill's own folder is listed: every file, links out of the folder left out."""
 
 
 @dataclass(slots=True)
