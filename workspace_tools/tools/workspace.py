@@ -23,6 +23,7 @@ from pydantic import (
 from workspace_tools.core.errors import InvalidInputError, ReadOnlyWorkspaceError
 from workspace_tools.core.text.scan import is_glob, resolve_inside
 from workspace_tools.core.types import SearchResult
+from workspace_tools.core.workspace import MAX_QUERY_CHARS
 from workspace_tools.tools._base import ThreadedTool, as_tool_errors
 
 __all__ = [
@@ -67,7 +68,7 @@ def search_input_model(modes: tuple[str, ...], default: str) -> type[BaseModel]:
             str,
             Field(
                 min_length=1,
-                max_length=2000,
+                max_length=MAX_QUERY_CHARS,
                 description="What to look for: words, a question or code identifiers.",
             ),
         ),

@@ -3,6 +3,6 @@
 :class:`Workspace` is the public facade; everything else in this package is internal.
 """
 
-from workspace_tools.core.workspace._workspace import Workspace
+from workspace_tools.core.workspace._workspace import MAX_QUERY_CHARS, Workspace
 
-__all__ = ["Workspace"]
+__all__ = ["MAX_QUERY_CHARS", "Workspace"]
