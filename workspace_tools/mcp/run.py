@@ -8,6 +8,7 @@ the server cleanly, as does the client closing stdin.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import os
@@ -54,7 +55,8 @@ def run_stdio(server: Any, *, stdout: io.TextIOWrapper | None = None) -> None:
     """
     from mcp.server.stdio import stdio_server
 
-    out = anyio.wrap_file(stdout if stdout is not None else protect_stdout())
+    stream = stdout if stdout is not None else protect_stdout()
+    out = anyio.wrap_file(stream)
 
     async def main() -> None:
         async with anyio.create_task_group() as group:
@@ -64,7 +66,11 @@ def run_stdio(server: Any, *, stdout: io.TextIOWrapper | None = None) -> None:
             _LOG.info("stdin closed: shutting down.")
             group.cancel_scope.cancel()
 
-    anyio.run(main)
+    try:
+        anyio.run(main)
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            stream.close()
 
 
 def parse_address(value: str) -> tuple[str, int]:
