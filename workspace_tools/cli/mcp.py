@@ -106,6 +106,7 @@ def _serve(args: argparse.Namespace) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s: %(message)s")
     log = logging.getLogger("workspace_tools.mcp")
     log.setLevel(logging.WARNING if args.quiet else logging.INFO)
+    logging.getLogger("workspace_tools").setLevel(log.level)
     served = build_tools(_options(args), embedder=args.embedder, show_progress=not args.quiet)
     for note in served.notes:
         log.info(note)

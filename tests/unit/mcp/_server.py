@@ -8,6 +8,7 @@ descriptor 1 directly, warn and draw a progress bar, to show none of it reaches 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 import warnings
@@ -49,6 +50,7 @@ def main() -> None:
     parser.add_argument("--scope", action="append", default=[])
     args = parser.parse_args()
     protocol = None if args.http else protect_stdout()
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(name)s: %(message)s")
     if args.noisy:
         _noise("at start-up")
         original = WorkspaceSearchTool._run

@@ -31,10 +31,10 @@ EXPECTED = {
 
 
 async def _session_run(root: Path, body: Any, *flags: str) -> Any:
-    async with stdio_client(stdio_params(root, *flags)) as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            return await body(session)
+    params = stdio_params(root, *flags)
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        return await body(session)
 
 
 async def test_lists_every_tool_with_an_object_output_schema(project: Path) -> None:
