@@ -29,9 +29,9 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _scifact import SCIFACT, load_scifact  # noqa: E402
+from _scifact import SCIFACT, load_scifact
 
-from workspace_tools.core.workspace import Workspace  # noqa: E402
+from workspace_tools.core.workspace import Workspace
 
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
@@ -121,7 +121,7 @@ def main() -> None:
     print(f"SciFact: {len(ws.source_ids())} documents, {len(ws)} chunks; {len(texts)} queries")
     print("| path | p50 ms | p90 ms | per-call CPU ms |")
     print("|---|---|---|---|")
-    print(f"| in-process Workspace.search | {pct(local, .5):.1f} | {pct(local, .9):.1f} | - |")
+    print(f"| in-process Workspace.search | {pct(local, 0.5):.1f} | {pct(local, 0.9):.1f} | - |")
     print(f"| MCP workspace_search (warm, stdio) | {pct(mcp_times, .5):.1f} | "
           f"{pct(mcp_times, .9):.1f} | - |")  # fmt: skip
     print(f"| CLI `workspace-tools search` (new process) | {statistics.median(cli_walls):.0f} | "
