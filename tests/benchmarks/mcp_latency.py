@@ -39,7 +39,8 @@ ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 def prepare(workdir: Path, scifact: Path) -> Path:
     root = workdir / "scifact"
     corpus, _, _ = load_scifact(scifact)
-    if not (root / ".workspace_tools").exists():
+    done = workdir / "indexed"
+    if not done.exists():
         root.mkdir(parents=True, exist_ok=True)
         for doc_id, text in corpus.items():
             (root / f"{doc_id}.txt").write_text(text, encoding="utf-8")
@@ -47,6 +48,7 @@ def prepare(workdir: Path, scifact: Path) -> Path:
         ws = Workspace(root, show_progress=True)
         report = ws.sync()
         print(f"indexed {report.summary()} in {time.perf_counter() - started:.0f} s")
+        done.write_text("ok\n", encoding="utf-8")
     return root
 
 

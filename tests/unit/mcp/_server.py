@@ -19,7 +19,7 @@ sys.path.insert(0, str(REPO))
 
 from tqdm import tqdm  # noqa: E402
 
-from tests.conftest import FakeEmbedder  # noqa: E402
+from tests.support.fakes import FakeEmbedder  # noqa: E402
 from workspace_tools.mcp import (  # noqa: E402
     ServerOptions,
     build_tools,

@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 from mcp import StdioServerParameters
 
+from tests.support.paths import REPO
+
 HERE = Path(__file__).resolve().parent
 SERVER = HERE / "_server.py"
-REPO = HERE.parents[2]
 NPM = REPO / "tests" / "npm"
 NODE_MODULES = NPM / "node_modules"
 
