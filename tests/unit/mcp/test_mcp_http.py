@@ -10,13 +10,13 @@ from pathlib import Path
 import jsonschema
 import pytest
 from mcp import ClientSession, types
-from mcp.client.streamable_http import streamablehttp_client
+from mcp.client.streamable_http import streamable_http_client
 
 from tests.unit.mcp.conftest import http_server
 
 
 async def _tools_and_search(url: str) -> tuple[list[types.Tool], types.CallToolResult]:
-    async with streamablehttp_client(url) as (read, write, _), ClientSession(read, write) as s:
+    async with streamable_http_client(url) as (read, write, _), ClientSession(read, write) as s:
         await s.initialize()
         tools = (await s.list_tools()).tools
         result = await s.call_tool("workspace_search", {"query": "install", "mode": "hybrid"})
@@ -24,7 +24,7 @@ async def _tools_and_search(url: str) -> tuple[list[types.Tool], types.CallToolR
 
 
 async def _client(url: str, client: int, calls: int) -> list[types.CallToolResult]:
-    async with streamablehttp_client(url) as (read, write, _), ClientSession(read, write) as s:
+    async with streamable_http_client(url) as (read, write, _), ClientSession(read, write) as s:
         await s.initialize()
         queries = ["install", "search", "parse request", "meeting notes", "upgrade"]
         jobs = []
