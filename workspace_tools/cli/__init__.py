@@ -169,6 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     for module, name in (
         ("workspace_tools.cli.skills", "add_skills_parser"),
         ("workspace_tools.cli.docs", "add_docs_parser"),
+        ("workspace_tools.cli.mcp", "add_mcp_parser"),
     ):
         try:
             register = getattr(__import__(module, fromlist=[name]), name)

@@ -5,14 +5,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.callbacks import AsyncCallbackManagerForToolRun
 from langchain_core.tools import BaseTool, ToolException
-from pydantic import ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from workspace_tools.core.errors import WorkspaceError
 from workspace_tools.core.workspace import Workspace
+from workspace_tools.tools.outputs import RESULTS_KEY
 
 __all__ = ["ThreadedTool", "WorkspaceBaseTool", "as_tool_errors", "format_validation_error"]
 
@@ -48,6 +49,22 @@ class WorkspaceBaseTool(BaseTool):
     response_format: str = "content_and_artifact"  # type: ignore[assignment]
     handle_tool_error: Any = True
     handle_validation_error: Any = format_validation_error
+    output_model: ClassVar[type[BaseModel] | None] = None
+    """The declared shape of the artifact (see :mod:`workspace_tools.tools.outputs`)."""
+
+    @classmethod
+    def structured_output(cls, artifact: Any) -> dict[str, Any]:
+        """The artifact as a JSON object matching :attr:`output_model`.
+
+        A list artifact is given as ``{"results": [...]}``.
+
+        Raises:
+            pydantic.ValidationError: the artifact does not match the declared model.
+        """
+        data = artifact if isinstance(artifact, dict) else {RESULTS_KEY: artifact}
+        if cls.output_model is not None:
+            cls.output_model.model_validate(data)
+        return data
 
 
 class ThreadedTool(WorkspaceBaseTool):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field
@@ -21,6 +21,12 @@ from workspace_tools.core.docs.index import DocsIndex, DocsPage, FieldWeights
 from workspace_tools.core.errors import InvalidInputError, WorkspaceError
 from workspace_tools.core.text.tokenizer import Tokenizer
 from workspace_tools.tools._base import WorkspaceBaseTool, as_tool_errors
+from workspace_tools.tools.outputs import (
+    DocsGetPageOutput,
+    DocsListOutput,
+    DocsRefreshIndexOutput,
+    DocsSearchOutput,
+)
 
 __all__ = [
     "DISABLE_DOCS_ENV",
@@ -102,6 +108,7 @@ class DocsSearchTool(_DocsTool):
         "docs_get_page with a returned path to read the whole page."
     )
     args_schema: type[BaseModel] = DocsSearchInput
+    output_model: ClassVar[type[BaseModel] | None] = DocsSearchOutput
 
     def _run(
         self, query: str, top_k: int = 5, folder: str | None = None
@@ -134,6 +141,7 @@ class DocsListTool(_DocsTool):
         "by content and docs_get_page to read one."
     )
     args_schema: type[BaseModel] = DocsListInput
+    output_model: ClassVar[type[BaseModel] | None] = DocsListOutput
 
     def _run(self, folder: str | None = None) -> tuple[str, list[dict[str, str]]]:
         with as_tool_errors():
@@ -168,6 +176,7 @@ class DocsGetPageTool(_DocsTool):
         f"cut at {MAX_PAGE_CHARS:,} characters with a note when longer."
     )
     args_schema: type[BaseModel] = DocsGetPageInput
+    output_model: ClassVar[type[BaseModel] | None] = DocsGetPageOutput
 
     def _run(self, path: str) -> tuple[str, dict[str, Any]]:
         try:
@@ -210,6 +219,7 @@ class DocsRefreshIndexTool(_DocsTool):
         "pages were added, edited or removed; searches already see the last build."
     )
     args_schema: type[BaseModel] = DocsRefreshIndexInput
+    output_model: ClassVar[type[BaseModel] | None] = DocsRefreshIndexOutput
 
     def _run(self) -> tuple[str, dict[str, Any]]:
         with as_tool_errors():

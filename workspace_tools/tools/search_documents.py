@@ -7,7 +7,7 @@ same conversion and matches lines (:mod:`workspace_tools.core.grep`).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, ClassVar, Final, Literal
 
 from pydantic import BaseModel, BeforeValidator, Field, model_validator
 
@@ -15,6 +15,7 @@ from workspace_tools.core.convert import CachedConverter
 from workspace_tools.core.grep import collect_files, grep, looks_like_regex
 from workspace_tools.core.types import SearchResult
 from workspace_tools.tools._base import ThreadedTool, as_tool_errors
+from workspace_tools.tools.outputs import SearchDocumentsOutput
 
 __all__ = ["MAX_DOCUMENTS_OUTPUT_CHARS", "SearchDocumentsInput", "SearchDocumentsTool"]
 
@@ -75,6 +76,7 @@ class SearchDocumentsTool(ThreadedTool):
         "path, line, section heading and a snippet with hits marked <<like this>>."
     )
     args_schema: Any = SearchDocumentsInput
+    output_model: ClassVar[type[BaseModel] | None] = SearchDocumentsOutput
     auto_sync: bool = True
     """Keyword mode: index the files in ``paths`` that are new or changed before searching."""
     converter: CachedConverter = Field(default_factory=CachedConverter)

@@ -11,13 +11,14 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.callbacks import CallbackManagerForToolRun
 from pydantic import BaseModel, ConfigDict, Field
 
 from workspace_tools.core.skills import SkillRegistry, skill_location
 from workspace_tools.tools._base import WorkspaceBaseTool, as_tool_errors
+from workspace_tools.tools.outputs import SkillOutput, SkillReadOutput, SkillSearchOutput
 
 __all__ = [
     "SkillInput",
@@ -77,6 +78,7 @@ class SkillTool(_SkillToolBase):
         "with skill_read."
     )
     args_schema: type[BaseModel] = SkillInput
+    output_model: ClassVar[type[BaseModel] | None] = SkillOutput
 
     def _run(
         self, name: str, run_manager: CallbackManagerForToolRun | None = None
@@ -142,6 +144,7 @@ class SkillReadTool(_SkillToolBase):
         "described, not shown."
     )
     args_schema: type[BaseModel] = SkillReadInput
+    output_model: ClassVar[type[BaseModel] | None] = SkillReadOutput
 
     def _run(
         self,
@@ -208,6 +211,7 @@ class SkillSearchTool(_SkillToolBase):
         "load a skill with `skill` and read a file with `skill_read`."
     )
     args_schema: type[BaseModel] = SkillSearchInput
+    output_model: ClassVar[type[BaseModel] | None] = SkillSearchOutput
 
     def _run(
         self,

@@ -8,7 +8,7 @@ Mastra does) with a note in the output.
 from __future__ import annotations
 
 import functools
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, ClassVar, Final, Literal
 
 from langchain_core.tools import ToolException
 from pydantic import (
@@ -25,6 +25,7 @@ from workspace_tools.core.text.scan import is_glob, resolve_inside
 from workspace_tools.core.types import SearchResult
 from workspace_tools.core.workspace import MAX_QUERY_CHARS
 from workspace_tools.tools._base import ThreadedTool, as_tool_errors
+from workspace_tools.tools.outputs import WorkspaceIndexOutput, WorkspaceSearchOutput
 
 __all__ = [
     "MAX_SEARCH_OUTPUT_CHARS",
@@ -101,6 +102,7 @@ class WorkspaceSearchTool(ThreadedTool):
         "find every literal occurrence of a string."
     )
     args_schema: Any = None
+    output_model: ClassVar[type[BaseModel] | None] = WorkspaceSearchOutput
 
     @model_validator(mode="after")
     def _schema_for_workspace(self) -> WorkspaceSearchTool:
@@ -199,6 +201,7 @@ class WorkspaceIndexTool(ThreadedTool):
         "Re-indexing a path replaces its previous content. Returns what was indexed."
     )
     args_schema: Any = WorkspaceIndexInput
+    output_model: ClassVar[type[BaseModel] | None] = WorkspaceIndexOutput
     require_approval: bool = False
     """Ask a person before this tool runs (see ``WorkspaceToolkit.interrupt_on()``)."""
 

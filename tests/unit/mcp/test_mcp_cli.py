@@ -1,0 +1,146 @@
+"""``workspace-tools mcp`` settings (flags and ``workspace-tools.yaml``) and ``mcp smoke``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.unit.mcp.conftest import server_env
+from workspace_tools.cli import build_parser
+from workspace_tools.core.errors import InvalidInputError
+from workspace_tools.mcp.config import server_options
+from workspace_tools.mcp.run import parse_address
+from workspace_tools.mcp.server import build_tools
+
+
+def test_no_settings_serve_the_workspace_and_project_skills(project: Path) -> None:
+    options = server_options(project).defaulted(["skills"])
+    assert options.workspace == project.resolve()
+    assert options.skills == ("skills",)
+    assert options.docs is None
+    assert not options.read_only
+
+
+def test_yaml_section_and_flags(project: Path) -> None:
+    (project / "workspace-tools.yaml").write_text(
+        "skills: [skills]\nmcp:\n  docs: docs\n  docs_scopes: [guides]\n  read_only: true\n"
+        "  name: docs-server\n",
+        encoding="utf-8",
+    )
+    options = server_options(project)
+    assert options.docs == (project / "docs").resolve()
+    assert options.docs_scopes == ("guides",)
+    assert options.read_only
+    assert options.name == "docs-server"
+    assert options.skills == ("skills",)  # the top-level list when not given
+    assert options.workspace is None
+    flagged = options.with_flags(docs_scopes=["api"], workspace=".", read_only=None)
+    assert flagged.docs_scopes == ("api",)
+    assert flagged.workspace == project.resolve()
+    assert flagged.read_only  # a flag not given leaves the file's value
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("mcp:\n  doc: docs\n", "Unknown setting(s) doc in 'mcp' in "),
+        ("mcp:\n  read_only: yes please\n", "'read_only' in 'mcp' in "),
+        ("mcp: [docs]\n", "'mcp' in "),
+        ("mcp:\n  docs_scopes: 3\n", "'docs_scopes' in 'mcp' in "),
+    ],
+)
+def test_bad_settings_name_the_key(project: Path, text: str, message: str) -> None:
+    (project / "workspace-tools.yaml").write_text(text, encoding="utf-8")
+    with pytest.raises(
+        InvalidInputError, match=r"^" + message.replace("(", r"\(").replace(")", r"\)")
+    ):
+        server_options(project)
+
+
+def test_duplicate_scopes_are_refused(project: Path) -> None:
+    options = server_options(project).with_flags(docs="docs", docs_scopes=["guides", "guides"])
+    with pytest.raises(
+        InvalidInputError,
+        match="^Two tools would be named docs_get_page_guides, docs_list_guides, ",
+    ):
+        build_tools(options)
+
+
+def test_skip_env_var_drops_the_docs_tools(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORKSPACE_TOOLS_DISABLE_DOCS", "1")
+    served = build_tools(server_options(project).with_flags(docs="docs", skills=["skills"]))
+    assert [t.name for t in served.tools] == ["skill", "skill_read", "skill_search"]
+    assert "docs: skipped (WORKSPACE_TOOLS_DISABLE_DOCS)" in served.notes
+
+
+def test_parse_address() -> None:
+    assert parse_address("127.0.0.1:8765") == ("127.0.0.1", 8765)
+    assert parse_address(":9000") == ("127.0.0.1", 9000)
+    assert parse_address("[::1]:80") == ("::1", 80)
+    with pytest.raises(ValueError, match="--http takes HOST:PORT"):
+        parse_address("8765")
+
+
+def test_parser_has_mcp_and_smoke() -> None:
+    args = build_parser().parse_args(
+        ["mcp", "--docs", "d", "--docs-scope", "a", "--docs-scope", "b", "--read-only"]
+    )
+    assert args.docs_scopes == ["a", "b"]
+    assert args.read_only is True
+    assert args.sync is None
+    smoke = build_parser().parse_args(["mcp", "smoke", "--skills", "s", "t", "--no-sync"])
+    assert smoke.mcp_command == "smoke"
+    assert smoke.skills == ["s", "t"]
+    assert smoke.sync is False
+
+
+def test_bad_http_address_exits_2(project: Path) -> None:
+    completed = subprocess.run(
+        [sys.executable, "-m", "workspace_tools.cli", "--root", str(project), "mcp", "--http", "x"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=server_env(),
+        check=False,
+    )
+    assert completed.returncode == 2
+    assert "--http takes HOST:PORT" in completed.stderr
+
+
+def test_smoke_command_calls_every_tool_of_the_real_cli_server(project: Path) -> None:
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "workspace_tools.cli",
+            "--root",
+            str(project),
+            "--embedder",
+            "none",
+            "mcp",
+            "smoke",
+            "--workspace",
+            ".",
+            "--docs",
+            "docs",
+            "--docs-scope",
+            "guides",
+            "--skills",
+            "skills",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=server_env(),
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr[-3000:]
+    lines = completed.stdout.splitlines()
+    assert lines[-1] == "10/10 tools ok"
+    verdicts = {line.split()[1]: line.split()[0] for line in lines[:-1]}
+    assert verdicts["docs_get_page_guides"] == "ok"
+    assert verdicts["workspace_search"] == "ok"
+    assert verdicts["skill"] == "ok"

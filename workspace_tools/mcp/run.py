@@ -1,0 +1,137 @@
+"""Run a server over stdio or streamable HTTP, with clean stdout and clean shutdown.
+
+Over stdio, file descriptor 1 carries only JSON-RPC: :func:`protect_stdout` moves the protocol to
+a private copy of it and points fd 1 and ``sys.stdout`` at stderr, so a stray ``print``, a
+progress bar or a C library writing to stdout cannot corrupt the framing. SIGINT and SIGTERM end
+the server cleanly, as does the client closing stdin.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import os
+import signal
+import sys
+from typing import Any, Final
+
+import anyio
+
+__all__ = ["parse_address", "protect_stdout", "run_http", "run_stdio"]
+
+_LOG = logging.getLogger("workspace_tools.mcp")
+_LOOPBACK: Final = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def protect_stdout() -> io.TextIOWrapper:
+    """Keep the real stdout for the protocol only; send every other write to stderr.
+
+    Returns:
+        A text stream on a private duplicate of the original stdout.
+    """
+    sys.stdout.flush()
+    protocol_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return io.TextIOWrapper(os.fdopen(protocol_fd, "wb"), encoding="utf-8", newline="\n")
+
+
+async def _cancel_on_signal(scope: anyio.CancelScope) -> None:
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for signum in signals:
+            _LOG.info("Received %s: shutting down.", signal.Signals(signum).name)
+            scope.cancel()
+            return
+
+
+def run_stdio(server: Any, *, stdout: io.TextIOWrapper | None = None) -> None:
+    """Serve one client over stdin/stdout until stdin closes or SIGINT/SIGTERM arrives.
+
+    Args:
+        server: The MCP server.
+        stdout: The protocol stream :func:`protect_stdout` returned, when it was called before
+            start-up work that might print; by default it is called now.
+    """
+    from mcp.server.stdio import stdio_server
+
+    stream = stdout if stdout is not None else protect_stdout()
+    out = anyio.wrap_file(stream)
+
+    async def main() -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(_cancel_on_signal, group.cancel_scope)
+            async with stdio_server(stdout=out) as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+            _LOG.info("stdin closed: shutting down.")
+            group.cancel_scope.cancel()
+
+    try:
+        anyio.run(main)
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            stream.close()
+
+
+def parse_address(value: str) -> tuple[str, int]:
+    """``HOST:PORT`` (or ``:PORT`` for 127.0.0.1) as a pair.
+
+    Raises:
+        ValueError: not ``HOST:PORT`` with a port number from 0 to 65535.
+    """
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        msg = f"--http takes HOST:PORT (e.g. 127.0.0.1:8765), got {value!r}."
+        raise ValueError(msg)
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def http_app(server: Any, *, host: str) -> Any:
+    """A Starlette app serving ``server`` at ``/mcp`` (streamable HTTP, one session per client).
+
+    On a loopback host, requests whose ``Host`` or ``Origin`` is not local are refused
+    (DNS-rebinding protection).
+    """
+    from contextlib import asynccontextmanager
+
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from mcp.server.transport_security import TransportSecuritySettings
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    security = None
+    if host in _LOOPBACK:
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+        )
+    manager = StreamableHTTPSessionManager(app=server, security_settings=security)
+
+    class _Endpoint:
+        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+            await manager.handle_request(scope, receive, send)
+
+    @asynccontextmanager
+    async def lifespan(_: Starlette) -> Any:
+        async with manager.run():
+            yield
+
+    return Starlette(routes=[Route("/mcp", endpoint=_Endpoint())], lifespan=lifespan)
+
+
+def run_http(server: Any, *, host: str, port: int) -> None:
+    """Serve over streamable HTTP at ``http://HOST:PORT/mcp`` until SIGINT/SIGTERM."""
+    import uvicorn
+
+    config = uvicorn.Config(
+        http_app(server, host=host),
+        host=host,
+        port=port,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=5,
+    )
+    _LOG.info("Serving MCP over streamable HTTP at http://%s:%d/mcp", host, port)
+    uvicorn.Server(config).run()

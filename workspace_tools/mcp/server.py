@@ -1,0 +1,225 @@
+"""The server factory: the chosen tool groups, built once, behind one MCP server.
+
+``build_tools(options)`` opens the workspace (loading its index and the embedding model now,
+and indexing new files unless read-only), builds the docs indexes and reads the skills, all
+once, at start-up. ``create_server(served)`` puts those tools, the skills catalogue (a prompt and
+resources) and logging behind an MCP ``Server``; every call runs the LangChain tool in a thread.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any, Final
+
+from langchain_core.tools import BaseTool
+from mcp import types
+from mcp.server.lowlevel import Server
+from pydantic import AnyUrl
+
+from workspace_tools.core.errors import InvalidInputError
+from workspace_tools.core.skills import SkillRegistry, render_skills_prompt
+from workspace_tools.mcp.adapt import call_tool, tool_definition
+from workspace_tools.mcp.config import ServerOptions
+
+__all__ = ["CATALOGUE_PROMPT", "CATALOGUE_URI", "ServedTools", "build_tools", "create_server"]
+
+_LOG = logging.getLogger("workspace_tools.mcp")
+CATALOGUE_PROMPT: Final = "skills_catalogue"
+"""Name of the prompt that gives the skills catalogue and how to load skills."""
+CATALOGUE_URI: Final = "skills://catalogue"
+"""URI of the skills catalogue resource; each skill's instructions are at ``skills://NAME``."""
+_LEVELS: Final[dict[str, int]] = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
+
+
+@dataclass(kw_only=True)
+class ServedTools:
+    """What a server serves: the tools and the shared objects behind them."""
+
+    tools: list[BaseTool]
+    """Every tool, in the order clients list them."""
+    skills: SkillRegistry | None = None
+    """The skills registry (``None``: no skills)."""
+    workspace: Any = None
+    """The shared :class:`~workspace_tools.core.workspace.Workspace`, if served."""
+    name: str = "workspace-tools"
+    """Server name."""
+    notes: list[str] = field(default_factory=list)
+    """What start-up did, one line each (logged to stderr)."""
+
+
+def build_tools(
+    options: ServerOptions, *, embedder: Any = None, show_progress: bool = False
+) -> ServedTools:
+    """Build every chosen tool group now (eagerly), sharing one workspace and one registry.
+
+    Args:
+        options: Groups, roots and ``read_only``.
+        embedder: An embedder object or name overriding the workspace settings (``None``:
+            the settings of the workspace's ``workspace-tools.yaml``).
+        show_progress: Progress bars on stderr while indexing at start-up.
+
+    Raises:
+        InvalidInputError: a folder does not exist, or two tools would share a name.
+    """
+    tools: list[BaseTool] = []
+    served = ServedTools(tools=tools, name=options.name)
+    if options.workspace is not None:
+        served.workspace = _open_workspace(
+            options, embedder=embedder, show_progress=show_progress, notes=served.notes
+        )
+        from workspace_tools.tools.toolkit import WorkspaceToolkit
+
+        toolkit = WorkspaceToolkit(workspace=served.workspace, read_only=options.read_only)
+        tools.extend(toolkit.get_tools())
+    if options.skills:
+        from workspace_tools.tools.skills import skill_tools
+
+        served.skills = SkillRegistry(list(options.skills), root=options.root)
+        count = len(served.skills.list_skills())
+        served.notes.append(f"skills: {count} from {', '.join(options.skills)}")
+        tools.extend(skill_tools(served.skills))
+    if options.docs is not None:
+        from workspace_tools.tools.docs import make_docs_tools
+
+        for scope in options.docs_scopes or (None,):
+            docs_tools = make_docs_tools(options.docs, scope=scope)
+            where = f"{options.docs}/{scope}" if scope else str(options.docs)
+            served.notes.append(
+                f"docs: {where}" if docs_tools else "docs: skipped (WORKSPACE_TOOLS_DISABLE_DOCS)"
+            )
+            tools.extend(docs_tools)
+    names = [t.name for t in tools]
+    clashes = sorted({n for n in names if names.count(n) > 1})
+    if clashes:
+        msg = f"Two tools would be named {', '.join(clashes)}; give each docs scope only once."
+        raise InvalidInputError(msg)
+    return served
+
+
+def _open_workspace(
+    options: ServerOptions, *, embedder: Any, show_progress: bool, notes: list[str]
+) -> Any:
+    from workspace_tools.core.workspace import Workspace
+
+    overrides: dict[str, Any] = {"show_progress": show_progress}
+    if embedder is not None:
+        overrides["embedder"] = None if embedder == "none" else embedder
+    if options.read_only:
+        overrides["read_only"] = True
+    assert options.workspace is not None
+    ws = Workspace.from_project(options.workspace, **overrides)
+    if ws.embedder is not None and hasattr(ws.embedder, "load"):
+        ws.embedder.load()  # once, now, not in the first search
+    if not ws.read_only and options.sync:
+        report = ws.sync(show_progress=show_progress)
+        notes.append(f"workspace: indexed {ws.root}: {report.summary()}")
+    notes.append(f"workspace: {ws!r}{' (read-only)' if ws.read_only else ''}")
+    return ws
+
+
+def _package_version() -> str:
+    try:
+        return version("workspace-tools")
+    except PackageNotFoundError:  # pragma: no cover - always installed
+        return "0"
+
+
+def create_server(served: ServedTools, *, instructions: str | None = None) -> Server[Any, Any]:
+    """An MCP server over ``served``: its tools, the skills catalogue and logging.
+
+    Tool calls run concurrently (each tool runs its blocking work in a thread); a client that
+    calls an unknown tool gets an ``isError`` result naming the tools there are.
+    """
+    server: Server[Any, Any] = Server(
+        served.name, version=_package_version(), instructions=instructions
+    )
+    by_name = {tool.name: tool for tool in served.tools}
+    definitions = [tool_definition(tool) for tool in served.tools]
+
+    async def list_tools() -> list[types.Tool]:
+        return definitions
+
+    async def call(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        tool = by_name.get(name)
+        if tool is None:
+            text = f"Unknown tool {name!r}; this server has: {', '.join(by_name) or 'no tools'}."
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=text)], isError=True
+            )
+        return await call_tool(tool, arguments)
+
+    async def set_level(level: types.LoggingLevel) -> None:
+        logging.getLogger("workspace_tools").setLevel(_LEVELS.get(level, logging.INFO))
+
+    server.list_tools()(list_tools)  # type: ignore[no-untyped-call]
+    server.call_tool(validate_input=False)(call)
+    server.set_logging_level()(set_level)  # type: ignore[no-untyped-call]
+    if served.skills is not None:
+        _add_skills(server, served.skills)
+    return server
+
+
+def _add_skills(server: Server[Any, Any], registry: SkillRegistry) -> None:
+    prompt = types.Prompt(
+        name=CATALOGUE_PROMPT,
+        title="Agent Skills",
+        description="The skills this server offers and how to load them with the skill tools.",
+    )
+
+    async def list_prompts() -> list[types.Prompt]:
+        return [prompt]
+
+    async def get_prompt(name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
+        if name != CATALOGUE_PROMPT:
+            msg = f"Unknown prompt {name!r}; this server has: {CATALOGUE_PROMPT}."
+            raise ValueError(msg)
+        text = render_skills_prompt(registry) or "No skills are available."
+        message = types.PromptMessage(
+            role="user", content=types.TextContent(type="text", text=text)
+        )
+        return types.GetPromptResult(description=prompt.description, messages=[message])
+
+    async def list_resources() -> list[types.Resource]:
+        resources = [
+            types.Resource(
+                uri=AnyUrl(CATALOGUE_URI),
+                name="skills-catalogue",
+                description="Every skill's name, description and location.",
+                mimeType="text/plain",
+            )
+        ]
+        resources.extend(
+            types.Resource(
+                uri=AnyUrl(f"skills://{skill.name}"),
+                name=skill.name,
+                description=skill.description,
+                mimeType="text/markdown",
+            )
+            for skill in registry.list_skills()
+        )
+        return resources
+
+    async def read_resource(uri: AnyUrl) -> str:
+        text = str(uri)
+        if text == CATALOGUE_URI:
+            return render_skills_prompt(registry, instructions=False)
+        if text.startswith("skills://"):
+            return registry.get(text.removeprefix("skills://")).body
+        msg = f"Unknown resource {text!r}; read {CATALOGUE_URI} for the list of skills."
+        raise ValueError(msg)
+
+    server.list_prompts()(list_prompts)  # type: ignore[no-untyped-call]
+    server.get_prompt()(get_prompt)  # type: ignore[no-untyped-call]
+    server.list_resources()(list_resources)  # type: ignore[no-untyped-call]
+    server.read_resource()(read_resource)  # type: ignore[no-untyped-call]

@@ -1,0 +1,185 @@
+"""The declared shape of every tool's artifact, one pydantic model per tool.
+
+Each tool class names its model in ``output_model``; :meth:`WorkspaceBaseTool.structured_output`
+checks an artifact against it. Every model's JSON schema is a top-level object, as MCP's
+``outputSchema`` must be: a tool whose artifact is a list (the search tools, ``docs_list``) is
+described as ``{"results": [...]}``. Items accept extra keys, so adding a field to an artifact
+does not break its schema.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "RESULTS_KEY",
+    "DocsGetPageOutput",
+    "DocsListOutput",
+    "DocsRefreshIndexOutput",
+    "DocsSearchOutput",
+    "SearchDocumentsOutput",
+    "SkillOutput",
+    "SkillReadOutput",
+    "SkillSearchOutput",
+    "WorkspaceIndexOutput",
+    "WorkspaceSearchOutput",
+]
+
+RESULTS_KEY: Final = "results"
+"""Key under which a list artifact is given as an object."""
+
+
+class _Item(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class SearchHit(_Item):
+    """One ranked passage of ``workspace_search``."""
+
+    id: str = Field(description="Chunk id.")
+    source_id: str = Field(description="Path (or id) of the indexed source.")
+    score: float = Field(description="Score; its scale depends on the mode.")
+    line_range: list[int] | None = Field(description="[first, last] line, 1-based, or null.")
+    snippet: str = Field(description="Best lines, hits marked <<like this>>.")
+    headings: list[str] = Field(description="Section headings above the passage.")
+    metadata: dict[str, Any] = Field(description="Metadata stored with the source.")
+    score_details: dict[str, Any] = Field(description="Per-mode scores of a fused hit.")
+
+
+class WorkspaceSearchOutput(BaseModel):
+    """Result of ``workspace_search``."""
+
+    results: list[SearchHit] = Field(description="Hits, best first.")
+
+
+class SkippedFile(_Item):
+    """A file ``workspace_index`` did not index."""
+
+    path: str
+    reason: str
+
+
+class WorkspaceIndexOutput(_Item):
+    """Result of ``workspace_index``: chunk ids for given text, sync counts for files."""
+
+    path: str = Field(description="The path that was indexed.")
+    chunks: int = Field(description="Chunks indexed.")
+    chunk_ids: list[str] | None = Field(default=None, description="Ids (text given as content).")
+    added: list[str] | None = Field(default=None, description="Files indexed for the first time.")
+    updated: list[str] | None = Field(default=None, description="Changed files re-indexed.")
+    removed: list[str] | None = Field(default=None, description="Files gone from disk.")
+    unchanged: int | None = Field(default=None, description="Files already up to date.")
+    skipped: list[SkippedFile] | None = Field(default=None, description="Files left out.")
+
+
+class DocumentHit(_Item):
+    """One ``search_documents`` result (all2md's fields first)."""
+
+    snippet: str
+    score: float
+    document_path: str
+    section_heading: str | None
+    chunk_id: str
+    line: int | None = None
+
+
+class SearchDocumentsOutput(BaseModel):
+    """Result of ``search_documents`` (all2md's ``results``, ``mode``, ``total`` and more)."""
+
+    results: list[DocumentHit]
+    mode: str
+    total: int
+    truncated: bool
+    notes: list[str]
+
+
+class DocsHitItem(_Item):
+    """One ranked docs section."""
+
+    path: str
+    title: str
+    heading: str
+    snippet: str
+    score: float
+    line: int
+
+
+class DocsSearchOutput(BaseModel):
+    """Result of ``docs_search``."""
+
+    results: list[DocsHitItem] = Field(description="Sections, best first.")
+
+
+class DocsPageItem(_Item):
+    """One page in ``docs_list``."""
+
+    path: str
+    title: str
+    description: str | None = None
+
+
+class DocsListOutput(BaseModel):
+    """Result of ``docs_list``."""
+
+    results: list[DocsPageItem] = Field(description="Every page, sorted by path.")
+
+
+class DocsPageContent(_Item):
+    """The page ``docs_get_page`` read."""
+
+    path: str
+    title: str
+    description: str | None = None
+    content: str
+
+
+class DocsGetPageOutput(_Item):
+    """Result of ``docs_get_page``: ``success`` plus ``page`` or ``error``."""
+
+    success: bool
+    page: DocsPageContent | None = None
+    error: str | None = None
+
+
+class DocsRefreshIndexOutput(_Item):
+    """Result of ``docs_refresh_index``."""
+
+    pages: int
+    sections: int
+    seconds: float
+
+
+class SkillOutput(_Item):
+    """Result of ``skill``."""
+
+    name: str
+    description: str
+    location: str
+    resources: list[str]
+
+
+class SkillReadOutput(_Item):
+    """Result of ``skill_read``."""
+
+    skill: str
+    path: str
+    total_lines: int
+    binary: bool
+    truncated: bool
+
+
+class SkillSearchHit(_Item):
+    """One ``skill_search`` hit."""
+
+    skill_name: str
+    source: str
+    score: float
+    snippet: str
+
+
+class SkillSearchOutput(BaseModel):
+    """Result of ``skill_search``."""
+
+    results: list[SkillSearchHit] = Field(description="Hits, best first.")
