@@ -1,8 +1,9 @@
-"""Entry point (group ``workspace_tools.skills``) that registers the example skills.
+"""Entry point (group ``workspace_tools.skills``) that offers the example skills.
 
-The examples live in ``skills_examples/`` at the repository root. They ship with source
-checkouts and editable installs only: an installed wheel does not contain them, and then the path
-returned does not exist and the registry simply finds no skills there.
+The examples ship inside the package (``workspace_tools/skills_examples``), in wheels and editable
+installs alike. Entry-point skills are opt-in: a registry loads them only with
+``entry_points=True`` (``skills_entry_points=True`` on the toolkit, ``--entry-points`` on the
+CLI), so installing a package never changes an agent's prompt by itself.
 """
 
 from __future__ import annotations
@@ -13,5 +14,5 @@ __all__ = ["example_skills_path"]
 
 
 def example_skills_path() -> str:
-    """Path of the repository's ``skills_examples/`` folder (it may not exist in a wheel)."""
-    return str(Path(__file__).resolve().parent.parent / "skills_examples")
+    """Absolute path of the example skills folder inside the installed package."""
+    return str(Path(__file__).resolve().parent / "skills_examples")

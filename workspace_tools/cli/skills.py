@@ -40,14 +40,12 @@ def add_skills_parser(subparsers: Any) -> argparse.ArgumentParser:
 
     p = sub.add_parser("list", help="list skills and loading problems")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
-    p.add_argument(
-        "--no-entry-points", action="store_true", help="ignore skills registered by packages"
-    )
+    _entry_point_flags(p)
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("show", help="show one skill (by name or path)")
     p.add_argument("name", help="skill name or path")
-    p.add_argument("--no-entry-points", action="store_true", help=argparse.SUPPRESS)
+    _entry_point_flags(p, shown=False)
     p.set_defaults(func=cmd_show)
 
     p = sub.add_parser("validate", help="check skills against the Agent Skills spec")
@@ -216,6 +214,25 @@ def _load_config(root: Path) -> ProjectConfig | None:
         return None
 
 
+def _entry_point_flags(parser: argparse.ArgumentParser, *, shown: bool = True) -> None:
+    """``--entry-points`` (opt in to skills registered by installed packages) and its opposite."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--entry-points",
+        dest="entry_points",
+        action="store_true",
+        help="also list skills registered by installed packages" if shown else argparse.SUPPRESS,
+    )
+    group.add_argument(
+        "--no-entry-points",
+        dest="entry_points",
+        action="store_false",
+        help="ignore skills registered by installed packages (the default)"
+        if shown
+        else argparse.SUPPRESS,
+    )
+
+
 def _usage(parser: argparse.ArgumentParser) -> int:
     parser.print_help()
     return 2
@@ -226,7 +243,7 @@ def _root(args: argparse.Namespace) -> Path:
 
 
 def _registry(args: argparse.Namespace) -> SkillRegistry:
-    entry_points = not getattr(args, "no_entry_points", False)
+    entry_points = bool(getattr(args, "entry_points", False))
     return SkillRegistry.from_project(_root(args), entry_points=entry_points)
 
 

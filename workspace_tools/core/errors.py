@@ -11,6 +11,7 @@ __all__ = [
     "IndexCorruptError",
     "IndexMismatchError",
     "InvalidInputError",
+    "MissingDependencyError",
     "PathOutsideWorkspaceError",
     "ReadOnlyWorkspaceError",
     "SearchModeError",
@@ -50,6 +51,10 @@ class IndexCorruptError(WorkspaceError, RuntimeError):
 
 class ConversionError(WorkspaceError, ValueError):
     """A file could not be turned into text (binary, corrupt, encrypted, unsupported)."""
+
+
+class MissingDependencyError(WorkspaceError, ImportError):
+    """An optional dependency a feature needs is not installed (the message names the extra)."""
 
 
 class SkillFormatError(WorkspaceError, ValueError):

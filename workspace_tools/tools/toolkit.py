@@ -7,6 +7,7 @@ from typing import Any, Final
 from langchain_core.tools import BaseTool, BaseToolkit
 from pydantic import ConfigDict, Field, PrivateAttr
 
+from workspace_tools.core.config import ProjectConfig
 from workspace_tools.core.skills import SkillRegistry
 from workspace_tools.core.workspace import Workspace
 from workspace_tools.tools.search_documents import SearchDocumentsTool
@@ -33,11 +34,13 @@ class WorkspaceToolkit(BaseToolkit):
 
     workspace: Workspace
     """The workspace every tool searches and indexes."""
-    skills_paths: list[str] = Field(default_factory=list)
+    skills_paths: list[str] | None = None
     """Skills folders relative to the workspace root; adds ``skill``, ``skill_read``,
-    ``skill_search`` over one :class:`SkillRegistry` (``toolkit.skills``)."""
-    skills_entry_points: bool = True
-    """Also load skills registered by installed packages (entry points)."""
+    ``skill_search`` over one :class:`SkillRegistry` (``toolkit.skills``). ``None`` (the
+    default): the ``skills`` listed in the project's ``workspace-tools.yaml`` (what
+    ``workspace-tools skills add`` writes), if any."""
+    skills_entry_points: bool = False
+    """Also load skills registered by installed packages (entry points; opt-in)."""
     docs_root: str | None = None
     """A documentation folder (relative to the workspace root, or absolute); adds
     ``docs_search``, ``docs_list``, ``docs_get_page``, ``docs_refresh_index``."""
@@ -55,13 +58,15 @@ class WorkspaceToolkit(BaseToolkit):
 
     @property
     def skills(self) -> SkillRegistry | None:
-        """The shared skill registry (``None`` without ``skills_paths``)."""
-        if self._skills is None and self.skills_paths:
-            self._skills = SkillRegistry(
-                self.skills_paths,
-                root=self.workspace.root,
-                entry_points=self.skills_entry_points,
-            )
+        """The shared skill registry (``None`` when no skills paths are set or configured)."""
+        if self._skills is None:
+            paths = self.skills_paths
+            if paths is None:
+                paths = list(ProjectConfig.load(self.workspace.root).skills)
+            if paths or self.skills_entry_points:
+                self._skills = SkillRegistry(
+                    paths, root=self.workspace.root, entry_points=self.skills_entry_points
+                )
         return self._skills
 
     def get_tools(self) -> list[BaseTool]:
@@ -113,7 +118,10 @@ class WorkspaceToolkit(BaseToolkit):
         from workspace_tools.tools.middleware import SkillsMiddleware
 
         if self.skills is None:
-            msg = "This toolkit has no skills: pass skills_paths=[...] to WorkspaceToolkit."
+            msg = (
+                "This toolkit has no skills: pass skills_paths=[...] to WorkspaceToolkit, or "
+                "list skills folders in workspace-tools.yaml (workspace-tools skills add PATH)."
+            )
             raise ValueError(msg)
         return SkillsMiddleware(self.skills, include_tools=False, **kwargs)
 

@@ -27,6 +27,9 @@ _COMPACT_FRACTION: Final = 0.2
 
 def _faiss() -> Any:
     """The faiss module, imported on first use (its import is heavy)."""
+    from workspace_tools.core.extras import require_vector
+
+    require_vector("vector search", "faiss")
     import faiss
 
     return faiss

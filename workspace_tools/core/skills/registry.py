@@ -209,6 +209,7 @@ class SkillRegistry:
             ``<root>/.workspace_tools/skills``, always included when it exists).
         entry_points: Also load skills folders registered by installed packages through the
             ``workspace_tools.skills`` entry-point group (their skills count as external).
+            Off by default: installing a package never changes the catalogue by itself.
         strict: Raise :class:`SkillFormatError` on any problem instead of reporting diagnostics.
         check_interval: Seconds during which a freshness check is not repeated (0: every call).
         cache_size: Catalogues kept for distinct dynamic path sets.
@@ -221,7 +222,7 @@ class SkillRegistry:
         root: PathLike | None = None,
         skills: Iterable[Skill] = (),
         managed_paths: Sequence[PathLike] = (),
-        entry_points: bool = True,
+        entry_points: bool = False,
         strict: bool = False,
         check_interval: float = 0.0,
         cache_size: int = 32,
@@ -251,7 +252,7 @@ class SkillRegistry:
         cls,
         root: PathLike,
         *,
-        entry_points: bool = True,
+        entry_points: bool = False,
         strict: bool = False,
         skills: Iterable[Skill] = (),
     ) -> SkillRegistry:

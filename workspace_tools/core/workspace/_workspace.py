@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -12,6 +13,7 @@ from typing import Any, Final, Literal
 import numpy as np
 import numpy.typing as npt
 
+from workspace_tools.core.config import ProjectConfig
 from workspace_tools.core.convert import (
     DOCUMENT_FORMAT_NAMES,
     MARKDOWN_EXTENSIONS,
@@ -24,6 +26,7 @@ from workspace_tools.core.errors import (
     InvalidInputError,
     ReadOnlyWorkspaceError,
 )
+from workspace_tools.core.extras import VECTOR_INSTALL, missing_vector_packages, require_vector
 from workspace_tools.core.index.dense import HNSW_THRESHOLD
 from workspace_tools.core.index.embedder import Embedder, SentenceTransformerEmbedder, as_embedder
 from workspace_tools.core.index.ranking import MODES, SearchMode, filter_mask, fuse, resolve_mode
@@ -48,6 +51,7 @@ from workspace_tools.core.workspace._ingest import (
     unpack_document,
 )
 from workspace_tools.core.workspace._results import build_result
+from workspace_tools.core.workspace._settings import workspace_options
 from workspace_tools.core.workspace._state import IndexState
 
 __all__ = ["DEFAULT_EMBEDDER", "MAX_QUERY_CHARS", "MODES", "SearchMode", "Workspace"]
@@ -58,16 +62,49 @@ DEFAULT_EMBEDDER: Final = "default"
 """Sentinel: use the packaged all-MiniLM-L6-v2 model."""
 
 
+logger = logging.getLogger(__name__)
+_warned_no_vectors = False
+
+
+def _make_embedder(embedder: Any) -> Embedder | None:
+    """The embedder for ``embedder``; the default one falls back to none without the extra."""
+    global _warned_no_vectors
+    if embedder is None:
+        return None
+    if isinstance(embedder, str) and embedder == DEFAULT_EMBEDDER:
+        if missing_vector_packages():
+            if not _warned_no_vectors:
+                _warned_no_vectors = True
+                logger.warning(
+                    "Vector search is off: the 'vector' extra is not installed (missing %s). "
+                    "Keyword (BM25) search works; for vector and hybrid search run: %s",
+                    ", ".join(missing_vector_packages()),
+                    VECTOR_INSTALL,
+                )
+            return None
+        return SentenceTransformerEmbedder()
+    if isinstance(embedder, str):
+        require_vector(f"the embedding model {embedder!r}", "sentence_transformers", "faiss")
+        return as_embedder(embedder)
+    require_vector("vector search", "faiss")
+    return as_embedder(embedder)
+
+
 class Workspace:
     """A folder of files (and any strings you add) indexed for BM25, vector and hybrid search.
+
+    Settings not passed here come from the project's ``workspace-tools.yaml`` (its
+    ``workspace:`` section), the same file the CLI reads, so ``Workspace(root)`` and
+    ``workspace-tools --root root`` open the same index the same way. Arguments win over the file.
 
     Args:
         root: The workspace folder. File ids are POSIX paths relative to it.
         index_dir: Where the index lives; default ``<root>/.workspace_tools/index``.
         bm25: Keep a BM25 index.
-        embedder: ``"default"`` (packaged all-MiniLM-L6-v2, loaded on first use), a
-            sentence-transformers model name or path, an object with ``embed(texts)``, one with
-            LangChain's ``embed_documents``/``embed_query``, or ``None`` for no vectors.
+        embedder: ``"default"`` (packaged all-MiniLM-L6-v2, loaded on first use; BM25 only,
+            with a warning, when the ``vector`` extra is not installed), a sentence-transformers
+            model name or path, an object with ``embed(texts)``, one with LangChain's
+            ``embed_documents``/``embed_query``, or ``None`` for no vectors.
         tokenizer: Tokenizer settings (stored with the index).
         chunking: Chunk sizes (stored with the index).
         bm25_config: BM25 parameters.
@@ -75,12 +112,19 @@ class Workspace:
         fusion: Hybrid fusion rule, ``"weighted"`` (default: Mastra's min-max weighted sum,
             nDCG@10 0.729 on SciFact test, 0.726 train) or ``"rrf"`` (reciprocal rank fusion,
             0.718 / 0.717); see docs/benchmarks-dense.md.
-        vector_weight: Weight of the vector side in hybrid fusion, in [0, 1].
-        read_only: Refuse every change to the index.
+        vector_weight: Weight of the vector side in hybrid fusion, in [0, 1] (default 0.5).
+        read_only: Refuse every change to the index (default False).
         autosave: Save after every call that changed the index.
         rebuild: Ignore (and replace) an existing index instead of loading it.
         show_progress: Show progress bars on long work.
         hnsw_threshold: Vector count above which FAISS switches from exact to HNSW search.
+        config: Read ``<root>/workspace-tools.yaml`` for the settings not passed (``False``: use
+            only the arguments).
+
+    Raises:
+        InvalidInputError: ``root`` is not a folder, an argument or a setting of the file is
+            invalid.
+        MissingDependencyError: a named embedding model needs the ``vector`` extra.
     """
 
     def __init__(
@@ -94,13 +138,14 @@ class Workspace:
         chunking: ChunkingConfig | None = None,
         bm25_config: BM25Config | None = None,
         scan_config: ScanConfig | None = None,
-        fusion: Literal["rrf", "weighted"] = "weighted",
-        vector_weight: float = 0.5,
-        read_only: bool = False,
+        fusion: Literal["rrf", "weighted"] | None = None,
+        vector_weight: float | None = None,
+        read_only: bool | None = None,
         autosave: bool = True,
         rebuild: bool = False,
         show_progress: bool = False,
         hnsw_threshold: int = HNSW_THRESHOLD,
+        config: bool = True,
     ) -> None:
         self.root = Path(root).expanduser().resolve()
         if not self.root.is_dir():
@@ -109,9 +154,23 @@ class Workspace:
                 "Create it or pass an existing folder."
             )
             raise InvalidInputError(msg)
-        if embedder == DEFAULT_EMBEDDER:
-            embedder = SentenceTransformerEmbedder()
-        self.embedder: Embedder | None = None if embedder is None else as_embedder(embedder)
+        file: dict[str, Any] = {}
+        self.default_paths: list[str] | None = None
+        """Paths :meth:`sync` scans when called without paths (``None``: the whole root)."""
+        if config:
+            file, self.default_paths = workspace_options(ProjectConfig.load(self.root))
+        if index_dir is None:
+            index_dir = file.get("index_dir")
+        if isinstance(embedder, str) and embedder == DEFAULT_EMBEDDER:
+            embedder = file.get("embedder", DEFAULT_EMBEDDER)
+        chunking = chunking or file.get("chunking")
+        bm25_config = bm25_config or file.get("bm25_config")
+        scan_config = scan_config or file.get("scan_config")
+        fusion = fusion if fusion is not None else file.get("fusion", "weighted")
+        vector_weight = vector_weight if vector_weight is not None else file.get("vector_weight")
+        vector_weight = 0.5 if vector_weight is None else vector_weight
+        read_only = bool(read_only if read_only is not None else file.get("read_only", False))
+        self.embedder: Embedder | None = _make_embedder(embedder)
         if not bm25 and self.embedder is None:
             msg = "A workspace needs at least one index: keep bm25=True or pass an embedder."
             raise InvalidInputError(msg)
@@ -148,8 +207,6 @@ class Workspace:
             bm25_enabled=bm25,
             hnsw_threshold=hnsw_threshold,
         )
-        self.default_paths: list[str] | None = None
-        """Paths :meth:`sync` scans when called without paths (``None``: the whole root)."""
         if rebuild and not read_only:
             self._store.clear()
         else:
@@ -157,19 +214,11 @@ class Workspace:
 
     @classmethod
     def from_project(cls, root: str | os.PathLike[str], **overrides: Any) -> Workspace:
-        """Open the workspace of a project, with the settings of its ``workspace-tools.yaml``.
+        """Open the workspace of a project; the same as ``Workspace(root, **overrides)``.
 
-        Keyword arguments override the file. The file's ``workspace.paths`` become the default
-        paths of :meth:`sync`.
+        Kept for compatibility: the constructor reads ``workspace-tools.yaml`` itself.
         """
-        from workspace_tools.core.config import ProjectConfig
-        from workspace_tools.core.workspace._settings import workspace_options
-
-        options, paths = workspace_options(ProjectConfig.load(root))
-        options.update(overrides)
-        workspace = cls(root, **options)
-        workspace.default_paths = paths
-        return workspace
+        return cls(root, **overrides)
 
     # -- public properties ---------------------------------------------------------------------
 

@@ -302,8 +302,10 @@ def test_entry_points(tmp_path, make_skill, monkeypatch) -> None:
         "entry_points",
         lambda group: eps if group == "workspace_tools.skills" else [],
     )
-    r = SkillRegistry([], root=tmp_path)
+    r = SkillRegistry([], root=tmp_path, entry_points=True)
     assert [(s.name, s.source) for s in r.list_skills()] == [("plugged", "external")]
+    # opt-in: by default an installed package's skills stay out of the catalogue
+    assert SkillRegistry([], root=tmp_path).list_skills() == []
 
 
 def test_from_project_reads_config(tmp_path, make_skill) -> None:
