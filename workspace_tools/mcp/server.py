@@ -80,7 +80,10 @@ def build_tools(
         )
         from workspace_tools.tools.toolkit import WorkspaceToolkit
 
-        toolkit = WorkspaceToolkit(workspace=served.workspace, read_only=options.read_only)
+        # Skills are their own group here (--skills), not the toolkit's project-file default.
+        toolkit = WorkspaceToolkit(
+            workspace=served.workspace, read_only=options.read_only, skills_paths=[]
+        )
         tools.extend(toolkit.get_tools())
     if options.skills:
         from workspace_tools.tools.skills import skill_tools

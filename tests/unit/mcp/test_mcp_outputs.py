@@ -19,7 +19,7 @@ from workspace_tools.tools.skills import skill_tools
 def _tools(project: Path, *, read_only: bool = False) -> list:
     ws = Workspace(project, embedder=FakeEmbedder(), read_only=read_only)
     return [
-        *WorkspaceToolkit(workspace=ws).get_tools(),
+        *WorkspaceToolkit(workspace=ws, skills_paths=[]).get_tools(),
         *skill_tools(SkillRegistry(["skills"], root=project)),
         *make_docs_tools(project / "docs"),
     ]
