@@ -7,6 +7,7 @@ EML, ODT) go through the converters of the ``documents`` extra, loaded on first 
 from workspace_tools.core.convert._documents import locate_unit
 from workspace_tools.core.convert.cache import CachedConverter, ConversionCache
 from workspace_tools.core.convert.dispatch import convert_bytes, looks_binary
+from workspace_tools.core.convert.limits import DEFAULT_LIMITS, ConversionLimits
 from workspace_tools.core.convert.formats import (
     DOCS_PAGE_SUFFIXES,
     DOCUMENT_EXTENSIONS,
@@ -17,6 +18,7 @@ from workspace_tools.core.convert.formats import (
 )
 
 __all__ = [
+    "DEFAULT_LIMITS",
     "DOCS_PAGE_SUFFIXES",
     "DOCUMENT_EXTENSIONS",
     "DOCUMENT_FORMAT_NAMES",
@@ -24,6 +26,7 @@ __all__ = [
     "UNIT_FORMATS",
     "CachedConverter",
     "ConversionCache",
+    "ConversionLimits",
     "Converted",
     "convert_bytes",
     "locate_unit",
