@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-import hostile_files as hf
+from tests.support import hostile_files as hf
 from workspace_tools.core.convert import ConversionLimits, convert_bytes
 from workspace_tools.core.errors import ConversionError, InvalidInputError
 from workspace_tools.core.workspace import Workspace
@@ -54,7 +54,7 @@ def _reason_word(reason: str) -> str:
 
 @pytest.mark.parametrize("two", [False, True], ids=["self", "two-cycle"])
 def test_pdf_title_cycle_converts_without_a_title(two: bool) -> None:
-    from workspace_tools.core.documents import convert_document
+    from workspace_tools.core.convert._documents import convert_document
 
     data = hf.pdf_title_cycle(two=two)
     converted = convert_document(Path("cycle.pdf"), data)  # in process: our own lookup
@@ -167,7 +167,7 @@ def test_docx_paragraph_styles_are_resolved_once_per_document(
 ) -> None:
     from docx.text.paragraph import Paragraph
 
-    from workspace_tools.core.converters.office import convert_docx
+    from workspace_tools.core.convert._office import convert_docx
 
     def no_style(self: object) -> object:
         msg = "Paragraph.style looks the style up in every style of the document"

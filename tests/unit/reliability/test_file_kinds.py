@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from reliability_support import CANARY, Arena
-from workspace_tools.core.docs import DocsIndex
+from tests.support.reliability import CANARY, Arena
+from workspace_tools.core.docs.index import DocsIndex
 from workspace_tools.core.errors import WorkspaceError
 from workspace_tools.core.grep import grep
-from workspace_tools.core.scan import ScanConfig
 from workspace_tools.core.skills import SkillRegistry
 from workspace_tools.core.skills.files import list_skill_files, read_skill_file
+from workspace_tools.core.text.scan import ScanConfig
 from workspace_tools.core.workspace import Workspace
 
 pytestmark = pytest.mark.timeout(120)

@@ -7,7 +7,6 @@ EML, ODT) go through the converters of the ``documents`` extra, loaded on first 
 from workspace_tools.core.convert._documents import locate_unit
 from workspace_tools.core.convert.cache import CachedConverter, ConversionCache
 from workspace_tools.core.convert.dispatch import convert_bytes, looks_binary
-from workspace_tools.core.convert.limits import DEFAULT_LIMITS, ConversionLimits
 from workspace_tools.core.convert.formats import (
     DOCS_PAGE_SUFFIXES,
     DOCUMENT_EXTENSIONS,
@@ -16,6 +15,7 @@ from workspace_tools.core.convert.formats import (
     UNIT_FORMATS,
     Converted,
 )
+from workspace_tools.core.convert.limits import DEFAULT_LIMITS, ConversionLimits
 
 __all__ = [
     "DEFAULT_LIMITS",

@@ -22,8 +22,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
 
-from workspace_tools.core.convert.formats import DOCUMENT_EXTENSIONS, DOCUMENT_FORMATS, Converted
 from workspace_tools.core.convert._common import UNPACKED_LIMIT
+from workspace_tools.core.convert.formats import DOCUMENT_EXTENSIONS, DOCUMENT_FORMATS, Converted
 from workspace_tools.core.errors import ConversionError
 
 __all__ = ["SUPPORTED_SUFFIXES", "convert_document", "format_of", "locate_unit"]

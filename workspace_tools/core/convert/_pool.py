@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, Final
 
-from workspace_tools.core.convert._worker import read_frame, write_frame
+from workspace_tools.core.convert._worker import write_frame
 from workspace_tools.core.convert.limits import Budget, format_bytes
 from workspace_tools.core.errors import ConversionError
 
@@ -241,7 +241,7 @@ _shared_lock = threading.Lock()
 
 def shared_pool() -> ConversionPool:
     """The process-wide pool (stopped at interpreter exit)."""
-    global _shared  # noqa: PLW0603 - one pool per process, created on first use
+    global _shared
     with _shared_lock:
         if _shared is None:
             _shared = ConversionPool()

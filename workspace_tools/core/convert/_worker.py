@@ -189,5 +189,6 @@ def main() -> None:
         if heavy:
             return
 
+
 if __name__ == "__main__":
     main()

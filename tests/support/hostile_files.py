@@ -68,9 +68,7 @@ def pdf_title_cycle(*, two: bool = False) -> bytes:
 
 def pdf_length_cycle() -> bytes:
     """The content stream's ``/Length`` is ``5 0 R`` and object 5 is ``5 0 R``."""
-    return _page_pdf(
-        resources=b"<< /Font << /F1 6 0 R >> >>", length=b"5 0 R", extra={5: b"5 0 R"}
-    )
+    return _page_pdf(resources=b"<< /Font << /F1 6 0 R >> >>", length=b"5 0 R", extra={5: b"5 0 R"})
 
 
 def pdf_resources_cycle() -> bytes:
@@ -176,8 +174,7 @@ def docx(paragraphs: list[tuple[str, str | None]], *, styles: int = 3) -> bytes:
         b'<w:name w:val="List Bullet"/></w:style>',
     ]
     style_xml += [
-        b'<w:style w:type="paragraph" w:styleId="S%d"><w:name w:val="Style %d"/></w:style>'
-        % (n, n)
+        b'<w:style w:type="paragraph" w:styleId="S%d"><w:name w:val="Style %d"/></w:style>' % (n, n)
         for n in range(max(0, styles - 3))
     ]
     content_types = (
@@ -222,7 +219,11 @@ def docx_bomb(unpacked: int) -> bytes:
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         members = {name: archive.read(name) for name in archive.namelist()}
     members["word/document.xml"] = (
-        b"<w:document " + _W + b"><w:body>" + per * (unpacked // len(per)) + b"</w:body></w:document>"
+        b"<w:document "
+        + _W
+        + b"><w:body>"
+        + per * (unpacked // len(per))
+        + b"</w:body></w:document>"
     )
     return _zip(members)
 
