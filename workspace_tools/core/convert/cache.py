@@ -26,7 +26,7 @@ from workspace_tools.core.text.hashing import text_hash
 
 __all__ = ["CONVERTER_VERSION", "CachedConverter", "ConversionCache"]
 
-CONVERTER_VERSION: Final = "documents-1"
+CONVERTER_VERSION: Final = "documents-2"
 """Bumped whenever the converters' output changes; older entries then read as misses."""
 
 _KEY: Final = re.compile(r"^[A-Za-z0-9_-]{8,128}$")

@@ -63,7 +63,7 @@ def _convert_document(path: Path, data: bytes, limits: ConversionLimits) -> Conv
     if fmt is None or not data:  # refused at once, with the usual message
         return _documents.convert_document(path, data)
     budget = limits.budget(fmt)
-    from workspace_tools.core.convert._pool import isolation_available, shared_pool
+    from workspace_tools.core.convert.pool import isolation_available, shared_pool
 
     if not limits.isolate or not isolation_available():
         return _documents.convert_document(path, data, unpacked_bytes=budget.unpacked_bytes)

@@ -1,7 +1,7 @@
 """Budgets for converting one untrusted document: wall-clock seconds, memory, unpacked bytes.
 
 A rich document (PDF, DOCX, EPUB...) is converted in a worker process (see
-:mod:`workspace_tools.core.convert._pool`) that is killed when it runs past its time budget and
+:mod:`workspace_tools.core.convert.pool`) that is killed when it runs past its time budget and
 cannot allocate past its memory budget; ZIP-based formats are also refused up front when their
 members unpack to more than ``unpacked_bytes``. Each budget has a default and can be set per
 format::

@@ -231,15 +231,15 @@ def _discover_glob(pattern: str, *, base: Path, out: Discovery) -> None:
                 seen.add(match)
                 _add_skill(match, out, root=root)
         elif match.is_dir():
-            real = Path(os.path.realpath(match))
+            target = Path(os.path.realpath(match))
             roots = [Path(os.path.realpath(root)), *out.allowed]
-            if not any(real == r or r in real.parents for r in roots):
+            if not any(target == r or r in target.parents for r in roots):
                 out.diagnostics.append(
                     SkillDiagnostic(
                         path=str(match),
                         message=(
-                            f"links outside the skills folder {str(root)!r} (to {str(real)!r}); "
-                            "it is not loaded."
+                            f"links outside the skills folder {str(root)!r} "
+                            f"(to {str(target)!r}); it is not loaded."
                         ),
                     )
                 )

@@ -74,10 +74,10 @@ def check_metadata(doc_id: str, metadata: dict[str, Any]) -> None:
     try:
         encoded = json.dumps(metadata, ensure_ascii=False, allow_nan=False).encode("utf-8")
     except UnicodeEncodeError as exc:
-        bad = exc.object[exc.start : exc.end] if isinstance(exc.object, str) else "?"
+        char = exc.object[exc.start : exc.end] if isinstance(exc.object, str) else "?"
         msg = (
             f"The metadata of {doc_id[:80]!r} contains a lone surrogate "
-            f"\\u{ord(bad[:1] or '?'):04x} (half of a UTF-16 pair, e.g. a cut emoji), which "
+            f"\\u{ord(char[:1] or '?'):04x} (half of a UTF-16 pair, e.g. a cut emoji), which "
             "cannot be stored as UTF-8. Send whole characters: fix or drop the broken one."
         )
         raise InvalidInputError(msg) from exc

@@ -1,4 +1,4 @@
-"""The worker process that converts untrusted documents (started by ``convert._pool``).
+"""The worker process that converts untrusted documents (started by ``convert.pool``).
 
 Protocol on stdin/stdout, one frame = 8-byte big-endian length + payload, JSON only (no pickle
 crosses the process boundary): the worker writes ``{"ready": true}`` once its converter libraries
@@ -19,14 +19,14 @@ import contextlib
 import importlib
 import json
 import os
-import struct
 import sys
 from pathlib import Path
-from typing import Any, BinaryIO, Final
+from typing import Any, Final
 
-__all__ = ["main", "read_frame", "write_frame"]
+from workspace_tools.core.convert.frames import read_frame, write_frame
 
-_HEADER: Final = struct.Struct(">Q")
+__all__ = ["main"]
+
 _PRELOAD: Final = (
     "pdfminer.high_level",
     "pdfminer.layout",
@@ -44,34 +44,6 @@ _PRELOAD: Final = (
 )
 _NEAR: Final = 32 << 20
 """Peak address space this close to the limit counts as having hit it."""
-
-
-def write_frame(stream: BinaryIO, payload: bytes) -> None:
-    """Write one length-prefixed frame and flush."""
-    stream.write(_HEADER.pack(len(payload)))
-    stream.write(payload)
-    stream.flush()
-
-
-def read_frame(stream: BinaryIO) -> bytes | None:
-    """Read one frame; ``None`` at end of input."""
-    head = _read_exact(stream, _HEADER.size)
-    if head is None:
-        return None
-    (size,) = _HEADER.unpack(head)
-    return _read_exact(stream, size)
-
-
-def _read_exact(stream: BinaryIO, size: int) -> bytes | None:
-    parts: list[bytes] = []
-    left = size
-    while left:
-        chunk = stream.read(left)
-        if not chunk:
-            return None
-        parts.append(chunk)
-        left -= len(chunk)
-    return b"".join(parts)
 
 
 def _vm(field: str) -> int | None:

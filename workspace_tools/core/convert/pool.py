@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, Final
 
-from workspace_tools.core.convert._worker import write_frame
+from workspace_tools.core.convert.frames import write_frame
 from workspace_tools.core.convert.limits import Budget, format_bytes
 from workspace_tools.core.errors import ConversionError
 
@@ -37,7 +37,7 @@ _STARTUP_SECONDS: Final = 120.0
 _PACKAGE_PARENT: Final = str(Path(__file__).resolve().parents[3])
 _BOOT: Final = (
     "import sys; sys.path.insert(0, {path!r}); "
-    "from workspace_tools.core.convert._worker import main; main()"
+    "from workspace_tools.core.convert.worker import main; main()"
 )
 
 
@@ -162,13 +162,14 @@ class ConversionPool:
         with self._slots:
             worker = self._take()
             deadline = time.monotonic() + budget.seconds
-            reply = worker.run(header, data, deadline)
-            if reply is None or reply.get("exit") or not reply.get("ok"):
+            try:
+                reply = worker.run(header, data, deadline)
+            except BaseException:  # Ctrl-C, a garbled answer: this worker's state is unknown
+                worker.kill()
+                raise
+            if reply is None or reply.get("exit"):
                 late = time.monotonic() >= deadline
-                if reply is None or reply.get("exit"):
-                    worker.kill()
-                else:
-                    self._give_back(worker)
+                worker.kill()
                 if reply is None:
                     raise _died(name, budget, late=late, code=worker.process.returncode)
             else:
