@@ -3,6 +3,11 @@
 Run: ``.venv/bin/python tests/benchmarks/convert_compare.py [--repeat 3]``. Needs the documents
 extra plus ``markitdown[pdf,docx,pptx,xlsx,outlook]`` and ``pypdf`` installed by hand.
 
+``ours (in process)`` calls the converters directly, as before worker isolation;
+``ours (isolated)`` goes through ``convert_bytes``, which converts rich documents in the warm
+worker pool within the default ``ConversionLimits`` (10 s, 512 MB): the price of isolation is
+their ratio, measured in the same run. ``--ours-only`` skips markitdown and pypdf.
+
 For every file of ``MANIFEST.tsv`` (Markdown excluded) it prints, per converter: median time,
 characters, Markdown headings, recall of the manifest's first-text words, and errors; then
 totals per format, and whether the five all2md files give the same headings.
@@ -31,9 +36,13 @@ HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*$", re.MULTILINE)
 
 def ours(path: Path) -> str:
     data = path.read_bytes()
-    if path.suffix.lower() in SUPPORTED_SUFFIXES:  # .odt is not routed by convert_bytes yet
+    if path.suffix.lower() in SUPPORTED_SUFFIXES:
         return convert_document(path, data).text
     return convert_bytes(path, data).text
+
+
+def ours_isolated(path: Path) -> str:
+    return convert_bytes(path, path.read_bytes()).text
 
 
 def markitdown_converter() -> Callable[[Path], str]:
@@ -80,24 +89,31 @@ def measure(func: Callable[[Path], str], path: Path, repeat: int) -> tuple[float
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--mixed", type=Path, default=MIXED, help="the mixed-docs folder")
+    parser.add_argument("--ours-only", action="store_true", help="skip markitdown and pypdf")
     args = parser.parse_args()
+    mixed: Path = args.mixed
     warnings.simplefilter("ignore")
-    rows = list(csv.DictReader((MIXED / "MANIFEST.tsv").open(encoding="utf-8"), delimiter="\t"))
+    rows = list(csv.DictReader((mixed / "MANIFEST.tsv").open(encoding="utf-8"), delimiter="\t"))
     rows = [row for row in rows if row["format"] != "md"]
-    converters: dict[str, Callable[[Path], str]] = {"ours": ours}
-    try:
-        converters["markitdown"] = markitdown_converter()
-    except ImportError:
-        print("markitdown not installed: comparing ours only")
+    converters: dict[str, Callable[[Path], str]] = {
+        "ours (in process)": ours,
+        "ours (isolated)": ours_isolated,
+    }
+    if not args.ours_only:
+        try:
+            converters["markitdown"] = markitdown_converter()
+        except ImportError:
+            print("markitdown not installed: comparing ours only")
     for func in converters.values():  # warm imports so first-file timings are fair
-        func(MIXED / "all2md" / "basic.html")
+        func(mixed / "all2md" / "basic.html")
     totals: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0, 0, 0.0, 0])
     print("| file | converter | ms | chars | headings | first-text recall | error |")
     print("| --- | --- | ---: | ---: | ---: | ---: | --- |")
     for row in rows:
-        path = MIXED / row["file"]
+        path = mixed / row["file"]
         candidates = dict(converters)
-        if row["format"] == "pdf":
+        if row["format"] == "pdf" and not args.ours_only:
             candidates["pypdf (text only)"] = pypdf_text
         for name, func in candidates.items():
             seconds, text, error = measure(func, path, args.repeat)
@@ -125,7 +141,7 @@ def main() -> None:
     for name, func in converters.items():
         for fmt in ("md", "html", "docx", "odt", "pdf"):
             try:
-                heads = [h[1] for h in HEADING.findall(func(MIXED / "all2md" / f"basic.{fmt}"))]
+                heads = [h[1] for h in HEADING.findall(func(mixed / "all2md" / f"basic.{fmt}"))]
             except Exception as exc:
                 heads = [f"error {type(exc).__name__}"]
             print(f"  {name:10s} {fmt:5s} {heads}")

@@ -181,6 +181,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``workspace-tools`` command."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        print(
+            "error: the working directory no longer exists (it was deleted or moved); "
+            "cd into an existing folder and run the command again.",
+            file=sys.stderr,
+        )
+        return 2
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

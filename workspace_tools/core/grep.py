@@ -22,14 +22,16 @@ import regex  # type: ignore[import-untyped]
 from workspace_tools.core.convert import Converted, convert_bytes
 from workspace_tools.core.errors import ConversionError, InvalidInputError
 from workspace_tools.core.text.chunking import is_markdown_heading
-from workspace_tools.core.text.scan import ScanConfig, is_glob, resolve_inside, scan
+from workspace_tools.core.text.scan import ScanConfig, is_glob, read_inside, resolve_inside, scan
 from workspace_tools.core.text.snippets import HIT_CLOSE, HIT_OPEN
+from workspace_tools.core.text.validate import check_unicode
 from workspace_tools.core.types import SkippedFile
 
 __all__ = [
     "DEFAULT_MAX_MATCHES",
     "DEFAULT_MAX_PER_FILE",
     "FILE_TIMEOUT",
+    "MAX_GROUP_DEPTH",
     "MAX_LINE_CHARS",
     "MAX_PATTERN_CHARS",
     "TOTAL_TIMEOUT",
@@ -47,6 +49,8 @@ DEFAULT_MAX_PER_FILE: Final = 50
 """Matching lines taken from one file by default."""
 MAX_LINE_CHARS: Final = 10_000
 """Only this many leading characters of a line are searched."""
+MAX_GROUP_DEPTH: Final = 100
+"""Deepest group nesting a regex may have (deeper patterns exhaust the compiler's stack)."""
 MAX_PATTERN_CHARS: Final = 1000
 """Longest pattern accepted."""
 FILE_TIMEOUT: Final = 1.0
@@ -156,15 +160,50 @@ def compile_pattern(pattern: str, *, regex_mode: bool = False, ignore_case: bool
     if "\n" in pattern:
         msg = "The pattern contains a line break, but grep matches one line at a time."
         raise InvalidInputError(msg)
+    check_unicode(pattern, what=f"The pattern {pattern[:80]!r}")
+    depth = _group_depth(pattern) if regex_mode else 0
+    if depth > MAX_GROUP_DEPTH:
+        msg = (
+            f"Invalid regular expression {pattern[:80]!r}: its groups nest {depth} deep; the "
+            f"limit is {MAX_GROUP_DEPTH}. Simplify the pattern, or pass regex=false to search "
+            "for the text literally."
+        )
+        raise InvalidInputError(msg)
     flags = regex.V0 | (regex.IGNORECASE | regex.FULLCASE if ignore_case else 0)
     try:
         return regex.compile(pattern if regex_mode else regex.escape(pattern), flags)
-    except regex.error as exc:
+    except (regex.error, ValueError, TypeError, OverflowError, RecursionError) as exc:
+        # regex raises ValueError for clashing flags such as (?a)(?u) or (?L) on text, and
+        # RecursionError for deep nesting: every one is a bad pattern, not a crash
         msg = (
             f"Invalid regular expression {pattern!r}: {exc}. Fix the pattern, or pass "
             "regex=false to search for the text literally."
         )
         raise InvalidInputError(msg) from exc
+
+
+def _group_depth(pattern: str) -> int:
+    """Deepest nesting of ``(`` groups (escapes and ``[...]`` classes skipped)."""
+    depth = deepest = 0
+    index, in_class = 0, False
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            index += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            if pattern[index + 1 : index + 2] == "]":
+                index += 1  # a leading ] is a literal inside the class
+        elif char == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char == ")":
+            depth = max(0, depth - 1)
+        index += 1
+    return deepest
 
 
 def grep(
@@ -219,13 +258,20 @@ def grep(
         msg = f"max_matches and max_per_file must be at least 1, got {max_matches}, {max_per_file}."
         raise InvalidInputError(msg)
     files, skipped = collect_files(root, paths, config=config, recursive=recursive)
+    cfg = config or ScanConfig()
     report = GrepReport(skipped=skipped)
     to_text = convert or convert_bytes
     deadline = time.monotonic() + total_timeout
     for rel, absolute in files.items():
         try:
-            converted = to_text(absolute, absolute.read_bytes())
-        except ConversionError as exc:
+            data, _ = read_inside(
+                root,
+                rel,
+                max_bytes=cfg.max_file_bytes,
+                refuse_hard_links=cfg.refuse_hard_links,
+            )
+            converted = to_text(absolute, data)
+        except (ConversionError, InvalidInputError) as exc:  # over a budget, a link swapped...
             report.skipped.append(SkippedFile(path=rel, reason=str(exc)))
             continue
         except OSError as exc:
@@ -291,9 +337,11 @@ def collect_files(
     skipped = [s for s in found.skipped if recursive or not s.reason.startswith("depth limit")]
     if not found.files:
         shown = ", ".join(repr(e) for e in entries)
+        reasons = "; ".join(f"{s.path}: {s.reason}" for s in skipped[:3])
         msg = (
             f"No readable files in {shown}. Check the paths (relative to the workspace root); "
             "ignored, hidden and oversized files are left out."
+            + (f" Left out: {reasons}." if reasons else "")
         )
         raise InvalidInputError(msg)
     return found.files, skipped

@@ -15,8 +15,10 @@ from workspace_tools.core.convert.formats import (
     UNIT_FORMATS,
     Converted,
 )
+from workspace_tools.core.convert.limits import DEFAULT_LIMITS, ConversionLimits
 
 __all__ = [
+    "DEFAULT_LIMITS",
     "DOCS_PAGE_SUFFIXES",
     "DOCUMENT_EXTENSIONS",
     "DOCUMENT_FORMAT_NAMES",
@@ -24,6 +26,7 @@ __all__ = [
     "UNIT_FORMATS",
     "CachedConverter",
     "ConversionCache",
+    "ConversionLimits",
     "Converted",
     "convert_bytes",
     "locate_unit",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import importlib
 import re
 import warnings
@@ -14,6 +15,7 @@ from workspace_tools.core.errors import ConversionError
 __all__ = [
     "EXTRA_HINT",
     "OLE_MAGIC",
+    "UNPACKED_LIMIT",
     "cell_text",
     "check_zip",
     "clean_lines",
@@ -27,6 +29,11 @@ __all__ = [
 EXTRA_HINT: Final = "pip install 'workspace-tools[documents]'"
 OLE_MAGIC: Final = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 """Compound File header: legacy .doc/.xls/.ppt, and password-protected OOXML files."""
+
+UNPACKED_LIMIT: Final[contextvars.ContextVar[int | None]] = contextvars.ContextVar(
+    "unpacked_limit", default=None
+)
+"""Most bytes the members of a ZIP-based document may unpack to (set per conversion)."""
 
 _BLOCK_START: Final = re.compile(r"^(\s*)(#{1,6}\s|>|<!--)")
 _BLANK_RUN: Final = re.compile(r"\n{3,}")
@@ -59,7 +66,8 @@ def check_zip(data: bytes, *, name: str, kind: str) -> None:
     Raises:
         ConversionError: ``encrypted: ...`` for a password-protected Office file (stored as an
             OLE compound file), ``unsupported: ...`` for another OLE file (legacy .doc/.xls/.ppt),
-            ``corrupt: ...`` when the bytes are no ZIP archive at all.
+            ``corrupt: ...`` when the bytes are no ZIP archive at all, ``unpacked size limit:
+            ...`` when its members unpack to more than :data:`UNPACKED_LIMIT` bytes.
     """
     if data.startswith(OLE_MAGIC):
         if b"E\x00n\x00c\x00r\x00y\x00p\x00t\x00i\x00o\x00n\x00I\x00n\x00f\x00o" in data:
@@ -81,10 +89,20 @@ def check_zip(data: bytes, *, name: str, kind: str) -> None:
 
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            archive.namelist()
+            unpacked = sum(member.file_size for member in archive.infolist())
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
         msg = f"corrupt: {name} is a truncated or damaged {kind} file ({exc})"
         raise ConversionError(msg) from exc
+    limit = UNPACKED_LIMIT.get()
+    if limit is not None and unpacked > limit:
+        from workspace_tools.core.convert.limits import format_bytes
+
+        msg = (
+            f"unpacked size limit: {name} unpacks to {format_bytes(unpacked)}, over the "
+            f"{format_bytes(limit)} limit for {kind} files; it may be a decompression bomb. "
+            "Raise it with ConversionLimits(unpacked_bytes=...) if the file is trusted."
+        )
+        raise ConversionError(msg)
 
 
 def escape_line(line: str) -> str:

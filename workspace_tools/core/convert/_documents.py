@@ -22,10 +22,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
 
+from workspace_tools.core.convert._common import UNPACKED_LIMIT
 from workspace_tools.core.convert.formats import DOCUMENT_EXTENSIONS, DOCUMENT_FORMATS, Converted
 from workspace_tools.core.errors import ConversionError
 
-__all__ = ["SUPPORTED_SUFFIXES", "convert_document", "locate_unit"]
+__all__ = ["SUPPORTED_SUFFIXES", "convert_document", "format_of", "locate_unit"]
 
 _Converter = Callable[..., "tuple[str, dict[str, Any]]"]
 
@@ -41,12 +42,20 @@ _UNIT_LINE: Final = re.compile(
 )
 
 
-def convert_document(path: Path, data: bytes) -> Converted:
+def format_of(path: Path) -> str | None:
+    """The format name of a rich document (``pdf``, ``docx``...), ``None`` for other files."""
+    entry = DOCUMENT_FORMATS.get(path.suffix.lower())
+    return entry[0] if entry is not None else None
+
+
+def convert_document(path: Path, data: bytes, *, unpacked_bytes: int | None = None) -> Converted:
     r"""Convert the bytes of a rich document to Markdown text.
 
     Args:
         path: The file's path; only its suffix (case-insensitive) and name are used.
         data: The file's bytes.
+        unpacked_bytes: Refuse a ZIP-based document (DOCX, PPTX, XLSX, EPUB, ODT) whose members
+            unpack to more than this many bytes (``None``: no limit).
 
     Returns:
         ``Converted`` with ``\n`` line ends, ``markdown=True``, ``format`` one of ``pdf``,
@@ -54,8 +63,9 @@ def convert_document(path: Path, data: bytes) -> Converted:
         ``pages`` (PDF), ``slides`` (PPTX), ``sheets``/``sheet_names`` (XLSX), ``title``.
 
     Raises:
-        ConversionError: The message starts with ``corrupt:``, ``encrypted:``, ``unsupported:``
-            or ``missing extra:``, then says which file and what to do.
+        ConversionError: The message starts with ``corrupt:``, ``encrypted:``, ``unsupported:``,
+            ``missing extra:`` or ``unpacked size limit:``, then says which file and what to do.
+        MemoryError: The converter ran out of memory (left to the caller, which knows the budget).
     """
     suffix = path.suffix.lower()
     entry = DOCUMENT_FORMATS.get(suffix)
@@ -70,9 +80,10 @@ def convert_document(path: Path, data: bytes) -> Converted:
         msg = f"corrupt: {path.name} is empty (0 bytes)"
         raise ConversionError(msg)
     converter = _converter(module_name, function_name)
+    token = UNPACKED_LIMIT.set(unpacked_bytes)
     try:
         text, meta = converter(data, name=path.name)
-    except ConversionError:
+    except (ConversionError, MemoryError):
         raise
     except RecursionError as exc:
         msg = f"corrupt: {path.name} nests too deeply to convert ({fmt})"
@@ -80,6 +91,8 @@ def convert_document(path: Path, data: bytes) -> Converted:
     except Exception as exc:  # a parser library choking on malformed input
         msg = f"corrupt: {path.name} could not be read as {fmt} ({type(exc).__name__}: {exc})"
         raise ConversionError(msg) from exc
+    finally:
+        UNPACKED_LIMIT.reset(token)
     return Converted(text=text, format=fmt, markdown=True, metadata=meta)
 
 

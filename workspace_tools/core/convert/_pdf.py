@@ -21,6 +21,8 @@ _MAX_HEADING_LINES: Final = 3
 _MAX_HEADING_SHARE: Final = 0.3
 """More heading lines than this share of all lines means the sizes say nothing: no headings."""
 _TAIL_BYTES: Final = 2048
+_MAX_REFERENCE_HOPS: Final = 16
+"""References followed to find the title; a cycle (``5 0 R`` is ``5 0 R``) ends here."""
 _LIGATURES: Final = {
     code: unicodedata.normalize("NFKC", chr(code)) for code in range(0xFB00, 0xFB07)
 }
@@ -205,7 +207,7 @@ def _title(data: bytes, pdfparser: Any, pdfdocument: Any, pdftypes: Any) -> str:
     parser = pdfparser.PDFParser(io.BytesIO(data))
     document = pdfdocument.PDFDocument(parser)
     for info in document.info:
-        raw = pdftypes.resolve1(info.get("Title"))
+        raw = _resolve(info.get("Title"), pdftypes)
         if isinstance(raw, bytes):
             if raw.startswith(b"\xfe\xff"):
                 return raw[2:].decode("utf-16-be", errors="replace").strip()
@@ -213,6 +215,15 @@ def _title(data: bytes, pdfparser: Any, pdfdocument: Any, pdftypes: Any) -> str:
         if isinstance(raw, str):
             return raw.strip()
     return ""
+
+
+def _resolve(value: Any, pdftypes: Any) -> Any:
+    """Follow object references a few hops (``resolve1`` loops forever on ``5 0 R -> 5 0 R``)."""
+    for _ in range(_MAX_REFERENCE_HOPS):
+        if not isinstance(value, pdftypes.PDFObjRef):
+            return value
+        value = value.resolve()
+    return None
 
 
 def _reason(exc: Exception) -> str:

@@ -19,6 +19,8 @@ __all__ = ["convert_eml", "convert_epub", "convert_html", "html_to_markdown"]
 
 _DROP_TAGS: Final = ("script", "style", "noscript", "template", "svg", "iframe", "object", "canvas")
 _DECLARED_CHARSET: Final = re.compile(rb"<meta[^>]+charset|<\\?xml[^>]+encoding", re.IGNORECASE)
+_MAX_ATTACHMENT_NAMES: Final = 100
+"""Attachment names kept (in the text and the metadata copied onto every chunk)."""
 _HTML_TYPES: Final = ("application/xhtml+xml", "text/html")
 
 
@@ -157,8 +159,15 @@ def convert_eml(data: bytes, *, name: str) -> tuple[str, dict[str, Any]]:
         if body.get_content_subtype() == "html":
             content, _ = html_to_markdown(content, suffix=".eml")
         out.append(content)
-    attachments = [part.get_filename() or "unnamed" for part in message.iter_attachments()]
+    attachments: list[str] = []
+    count = 0
+    for count, part in enumerate(message.iter_attachments(), start=1):
+        if count <= _MAX_ATTACHMENT_NAMES:
+            attachments.append(part.get_filename() or "unnamed")
     if attachments:
-        out.extend(["", "Attachments: " + ", ".join(attachments)])
+        more = f" and {count - len(attachments)} more" if count > len(attachments) else ""
+        out.extend(["", "Attachments: " + ", ".join(attachments) + more])
         meta["attachments"] = attachments
+        if more:
+            meta["attachment_count"] = count
     return clean_lines(out), meta

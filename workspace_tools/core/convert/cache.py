@@ -20,12 +20,13 @@ from typing import Any, Final
 
 from workspace_tools.core.convert.dispatch import convert_bytes
 from workspace_tools.core.convert.formats import DOCUMENT_EXTENSIONS, Converted
+from workspace_tools.core.convert.limits import DEFAULT_LIMITS, ConversionLimits
 from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.core.text.hashing import text_hash
 
 __all__ = ["CONVERTER_VERSION", "CachedConverter", "ConversionCache"]
 
-CONVERTER_VERSION: Final = "documents-1"
+CONVERTER_VERSION: Final = "documents-2"
 """Bumped whenever the converters' output changes; older entries then read as misses."""
 
 _KEY: Final = re.compile(r"^[A-Za-z0-9_-]{8,128}$")
@@ -42,15 +43,24 @@ class ConversionCache:
         >>> cache.get(digest) or cache.put(digest, convert_bytes(path, data))  # doctest: +SKIP
     """
 
-    def __init__(self, directory: Path | str, *, version: str = CONVERTER_VERSION) -> None:
+    def __init__(
+        self,
+        directory: Path | str,
+        *,
+        version: str = CONVERTER_VERSION,
+        limits: ConversionLimits | None = None,
+    ) -> None:
         """Open (lazily create) the cache in ``directory``.
 
         Args:
             directory: Folder for the entries; created on the first ``put``.
             version: Converter version recorded in and required of every entry.
+            limits: Budgets for converting a missing entry (default: ``DEFAULT_LIMITS``).
         """
         self.directory = Path(directory)
         self.version = version
+        self.limits = limits or DEFAULT_LIMITS
+        """Budgets (time, memory, unpacked size) of each conversion this cache makes."""
 
     def get(self, content_hash: str) -> Converted | None:
         """The cached conversion of the bytes with this hash, or ``None`` on a miss.
@@ -132,13 +142,13 @@ class ConversionCache:
             ConversionError: The file cannot be converted.
         """
         if path.suffix.lower() not in DOCUMENT_EXTENSIONS:
-            return convert_bytes(path, data)
+            return convert_bytes(path, data, limits=self.limits)
         if digest is None:
             digest = text_hash(data)
         cached = self.get(digest)
         if cached is not None:
             return cached
-        converted = convert_bytes(path, data)
+        converted = convert_bytes(path, data, limits=self.limits)
         return self.put(digest, converted) if store else converted
 
     def prune(self, keep: Iterable[str]) -> int:

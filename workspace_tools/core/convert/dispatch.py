@@ -2,7 +2,9 @@
 
 Markdown, plain text and source code are read natively. Rich formats (PDF, DOCX, PPTX, XLSX,
 HTML, EPUB, EML) go through :mod:`workspace_tools.core.convert._documents`, which needs the
-``workspace-tools[documents]`` extra. Anything else is read as text when it looks like text.
+``workspace-tools[documents]`` extra; they are untrusted input for complex parsers, so they are
+converted in worker processes within :class:`ConversionLimits` (time, memory, unpacked size).
+Anything else is read as text when it looks like text.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from workspace_tools.core.convert.formats import (
     PLAIN_TEXT_SUFFIXES,
     Converted,
 )
+from workspace_tools.core.convert.limits import DEFAULT_LIMITS, ConversionLimits
 from workspace_tools.core.errors import ConversionError
 
-__all__ = ["Converted", "convert_bytes", "looks_binary"]
+__all__ = ["ConversionLimits", "Converted", "convert_bytes", "looks_binary"]
 
 _SNIFF_BYTES: Final = 8192
 
@@ -29,15 +32,21 @@ def looks_binary(data: bytes) -> bool:
     return b"\x00" in data[:_SNIFF_BYTES]
 
 
-def convert_bytes(path: Path, data: bytes) -> Converted:
+def convert_bytes(path: Path, data: bytes, *, limits: ConversionLimits | None = None) -> Converted:
     """Convert the bytes of the file at ``path`` (its name decides the converter).
 
+    Args:
+        path: The file (only its name is used).
+        data: Its bytes.
+        limits: Budgets for rich documents (default :data:`DEFAULT_LIMITS`: 10 s, 512 MB).
+
     Raises:
-        ConversionError: the file is binary, corrupt, encrypted or of a format with no converter.
+        ConversionError: the file is binary, corrupt, encrypted, of a format with no converter,
+            or over a budget (``time limit:``, ``memory limit:``, ``unpacked size limit:``).
     """
     suffix = path.suffix.lower()
     if suffix in DOCUMENT_EXTENSIONS:
-        return _documents.convert_document(path, data)
+        return _convert_document(path, data, limits or DEFAULT_LIMITS)
     if looks_binary(data):
         msg = f"binary: {path.name} contains NUL bytes and is not a text file"
         raise ConversionError(msg)
@@ -47,6 +56,24 @@ def convert_bytes(path: Path, data: bytes) -> Converted:
         return Converted(text=text, format="markdown", markdown=True, metadata=meta)
     kind = "text" if suffix in PLAIN_TEXT_SUFFIXES else "code"
     return Converted(text=text, format=kind, markdown=False, metadata=meta)
+
+
+def _convert_document(path: Path, data: bytes, limits: ConversionLimits) -> Converted:
+    fmt = _documents.format_of(path)
+    if fmt is None or not data:  # refused at once, with the usual message
+        return _documents.convert_document(path, data)
+    budget = limits.budget(fmt)
+    from workspace_tools.core.convert.pool import isolation_available, shared_pool
+
+    if not limits.isolate or not isolation_available():
+        return _documents.convert_document(path, data, unpacked_bytes=budget.unpacked_bytes)
+    reply = shared_pool().convert(path.name, data, budget)
+    return Converted(
+        text=reply["text"],
+        format=reply["format"],
+        markdown=bool(reply["markdown"]),
+        metadata=dict(reply["metadata"]),
+    )
 
 
 def _decode(data: bytes) -> tuple[str, bool]:

@@ -34,9 +34,10 @@ from workspace_tools.core.docs._mdx import DocsPage, first_paragraph, parse_page
 from workspace_tools.core.docs.expand import ExpansionConfig, QueryExpander, surface_map
 from workspace_tools.core.errors import InvalidInputError, PathOutsideWorkspaceError
 from workspace_tools.core.index.sparse import BM25Config, SparseIndex
-from workspace_tools.core.text.scan import ScanConfig, scan
+from workspace_tools.core.text.scan import ScanConfig, read_inside, scan
 from workspace_tools.core.text.snippets import best_snippet, mark_hits
 from workspace_tools.core.text.tokenizer import WORD_PATTERN, Tokenizer
+from workspace_tools.core.text.validate import check_unicode
 
 __all__ = ["DocsHit", "DocsIndex", "DocsPage", "DocsStats", "FieldWeights", "parse_page"]
 
@@ -315,6 +316,7 @@ class DocsIndex:
         if "\x00" in path:
             msg = f"{what} {path[:80]!r} contains a NUL byte. Use a path as docs_list shows it."
             raise InvalidInputError(msg)
+        check_unicode(path, what=f"{what} {path[:80]!r}")
         text = path.strip().replace("\\", "/")
         pure = PurePosixPath(text)
         if pure.is_absolute() or re.match(r"^[A-Za-z]:", text) or ".." in pure.parts:
@@ -390,15 +392,14 @@ class DocsIndex:
         sections: list[_Section] = []
         summaries: list[str] = []
         for rel, file in self._scan():
-            try:
-                size = file.stat().st_size
-                if size > MAX_PAGE_BYTES:
-                    logger.warning("Skipping %s: %d bytes, over %d", file, size, MAX_PAGE_BYTES)
-                    continue
-                text = file.read_text(encoding="utf-8", errors="replace")
-            except OSError as exc:
+            try:  # no link followed out of the root, regular files only (checked on the fd)
+                data, _ = read_inside(self.root, rel, max_bytes=MAX_PAGE_BYTES)
+            except (OSError, InvalidInputError) as exc:
                 logger.warning("Skipping %s: %s", file, exc)
                 continue
+            text = data.decode("utf-8", errors="replace")
+            if "\r" in text:  # universal newlines, as text-mode reading gave
+                text = text.replace("\r\n", "\n").replace("\r", "\n")
             page, parts = parse_page(rel, text)
             sections.extend(_Section(len(pages), h, line, body) for h, line, body in parts)
             pages.append(page)

@@ -16,6 +16,7 @@ changed, so that a registry can check freshness cheaply on every call.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -29,6 +30,7 @@ __all__ = [
     "discover",
     "is_glob",
     "list_resources",
+    "spec_root",
     "stat_signature",
 ]
 
@@ -50,14 +52,41 @@ class Discovery:
     watched: list[Path] = field(default_factory=list)
     """Files and folders to ``stat`` to know whether discovery must run again."""
     diagnostics: list[SkillDiagnostic] = field(default_factory=list)
+    allowed: list[Path] = field(default_factory=list)
+    """Resolved folders, besides the path's own, that a link may lead into."""
 
 
-def discover(spec: str | os.PathLike[str], *, base: Path) -> Discovery:
-    """SKILL.md files for one configured path (relative paths are resolved against ``base``)."""
+def spec_root(spec: str | os.PathLike[str], *, base: Path) -> Path:
+    """The folder a configured path confines its skills to (a glob's fixed base folder)."""
+    text = os.fspath(spec).replace("\\", "/")
+    if len(text) > 1:
+        text = text.rstrip("/")
+    if is_glob(text):
+        fixed = []
+        for part in text.split("/"):
+            if is_glob(part):
+                break
+            fixed.append(part)
+        text = "/".join(fixed) or ("/" if text.startswith("/") else ".")
+    path = Path(text).expanduser()
+    path = Path(os.path.normpath(path if path.is_absolute() else base / path))
+    return path.parent if path.name == "SKILL.md" else path
+
+
+def discover(
+    spec: str | os.PathLike[str], *, base: Path, allowed: Sequence[Path] = ()
+) -> Discovery:
+    """SKILL.md files for one configured path (relative paths are resolved against ``base``).
+
+    A skill folder or ``SKILL.md`` that is a symbolic link is loaded only when it leads inside
+    this path's folder or one of the ``allowed`` folders (the other configured skill folders):
+    a link out of them gets a diagnostic instead.
+    """
     text = os.fspath(spec).replace("\\", "/")
     if len(text) > 1:
         text = text.rstrip("/")
     out = Discovery()
+    out.allowed = [Path(os.path.realpath(p)) for p in allowed]
     if is_glob(text):
         _discover_glob(text, base=base, out=out)
         return out
@@ -68,7 +97,7 @@ def discover(spec: str | os.PathLike[str], *, base: Path) -> Discovery:
     out.watched.append(path)
     if path.name == "SKILL.md":
         if path.is_file():
-            _add_skill(path, out)
+            _add_skill(path, out, root=path.parent)
         else:
             out.diagnostics.append(_missing(text, path))
     elif path.is_dir():
@@ -102,14 +131,29 @@ def stat_signature(paths: list[Path]) -> Signature:
     return tuple(out)
 
 
-def _add_skill(skill_md: Path, out: Discovery) -> None:
+def _add_skill(skill_md: Path, out: Discovery, *, root: Path) -> None:
+    """Add a skill unless its folder or its SKILL.md is a link that leads out of ``root``."""
+    roots = [Path(os.path.realpath(root)), *out.allowed]
+    for part in (skill_md.parent, skill_md):
+        real = Path(os.path.realpath(part))
+        if not any(real == r or r in real.parents for r in roots):
+            out.diagnostics.append(
+                SkillDiagnostic(
+                    path=str(part),
+                    message=(
+                        f"links outside the skills folder {str(root)!r} (to {str(real)!r}); "
+                        "it is not loaded. Copy the skill into the folder instead of linking it."
+                    ),
+                )
+            )
+            return
     out.skill_files.append(skill_md)
     out.watched.append(skill_md)
     folder = skill_md.parent
     out.watched.append(folder)
     for sub in RESOURCE_DIRS:
         top = folder / sub
-        if top.is_dir():
+        if top.is_dir() and not top.is_symlink():  # linked resource folders are not listed
             out.watched.append(top)
             out.watched.extend(p for p in sorted(top.rglob("*")) if p.is_dir())
     for rel in list_resources(folder):
@@ -120,7 +164,7 @@ def _add_skill(skill_md: Path, out: Discovery) -> None:
 def _expand_dir(path: Path, out: Discovery) -> None:
     skill_md = path / "SKILL.md"
     if skill_md.is_file():
-        _add_skill(skill_md, out)
+        _add_skill(skill_md, out, root=path)
         return
     try:
         children = sorted(e.path for e in os.scandir(path) if e.is_dir())
@@ -133,7 +177,7 @@ def _expand_dir(path: Path, out: Discovery) -> None:
         child_path = Path(child)
         out.watched.append(child_path)
         if (child_path / "SKILL.md").is_file():
-            _add_skill(child_path / "SKILL.md", out)
+            _add_skill(child_path / "SKILL.md", out, root=path)
 
 
 def _discover_glob(pattern: str, *, base: Path, out: Discovery) -> None:
@@ -178,17 +222,32 @@ def _discover_glob(pattern: str, *, base: Path, out: Discovery) -> None:
             deep_enough = not is_dir or depth + 1 <= GLOB_MAX_DEPTH
             if deep_enough and matcher(rel):
                 matches.append(Path(entry.path))
-            if is_dir and depth + 1 <= GLOB_MAX_DEPTH and entry.name not in _SKIP_DIRS:
+            walk = is_dir and not entry.is_symlink()  # linked folders are matched, not walked
+            if walk and depth + 1 <= GLOB_MAX_DEPTH and entry.name not in _SKIP_DIRS:
                 stack.append((Path(entry.path), depth + 1))
     for match in sorted(matches):
         if match.name == "SKILL.md" and match.is_file():
             if match not in seen:
                 seen.add(match)
-                _add_skill(match, out)
+                _add_skill(match, out, root=root)
         elif match.is_dir():
-            sub = Discovery()
+            target = Path(os.path.realpath(match))
+            roots = [Path(os.path.realpath(root)), *out.allowed]
+            if not any(target == r or r in target.parents for r in roots):
+                out.diagnostics.append(
+                    SkillDiagnostic(
+                        path=str(match),
+                        message=(
+                            f"links outside the skills folder {str(root)!r} "
+                            f"(to {str(target)!r}); it is not loaded."
+                        ),
+                    )
+                )
+                continue
+            sub = Discovery(allowed=out.allowed)
             _expand_dir(match, sub)
             out.watched.extend(sub.watched)
+            out.diagnostics.extend(sub.diagnostics)
             for found in sub.skill_files:
                 if found not in seen:
                     seen.add(found)

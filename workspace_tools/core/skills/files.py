@@ -10,7 +10,7 @@ from typing import Final
 
 from workspace_tools.core.errors import InvalidInputError, PathOutsideWorkspaceError
 from workspace_tools.core.skills.model import Skill
-from workspace_tools.core.text.scan import SKILL_FOLDER_WALK, scan
+from workspace_tools.core.text.scan import SKILL_FOLDER_WALK, read_inside, scan
 
 __all__ = ["DEFAULT_MAX_LINES", "SkillFile", "list_skill_files", "read_skill_file"]
 
@@ -164,7 +164,11 @@ def _read_bytes(skill: Skill, rel: str) -> bytes:
                         f"{MAX_READ_BYTES} bytes; it cannot be read as a resource."
                     )
                     raise InvalidInputError(msg)
-                return target.read_bytes()
+                # read through the descriptor: no link followed out of the skill folder
+                data, _ = read_inside(
+                    root, target.relative_to(root).as_posix(), max_bytes=MAX_READ_BYTES
+                )
+                return data
         except OSError as exc:
             msg = f"Cannot read {rel[:80]!r} in skill {skill.name!r}: {exc.strerror or exc}."
             raise InvalidInputError(msg) from exc

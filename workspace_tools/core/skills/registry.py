@@ -26,7 +26,13 @@ from pathlib import Path
 from typing import Any, Final, TypeAlias
 
 from workspace_tools.core.errors import SkillFormatError, SkillNotFoundError
-from workspace_tools.core.skills.discover import Signature, discover, list_resources, stat_signature
+from workspace_tools.core.skills.discover import (
+    Signature,
+    discover,
+    list_resources,
+    spec_root,
+    stat_signature,
+)
 from workspace_tools.core.skills.files import SkillFile, read_skill_file
 from workspace_tools.core.skills.model import SOURCE_PRIORITY, Skill, SkillDiagnostic, SkillSource
 from workspace_tools.core.skills.parse import ParsedSkill, parse_skill_file, validate_name
@@ -426,8 +432,9 @@ class SkillRegistry:
         watched: list[Path] = []
         candidates: dict[str, Skill] = {}
         managed_roots = [self.root / MANAGED_DIR, *self._managed]
+        roots = [spec_root(spec, base=self.root) for spec, _ in specs]
         for spec, forced in specs:
-            found = discover(spec, base=self.root)
+            found = discover(spec, base=self.root, allowed=roots)
             watched.extend(found.watched)
             if forced is None:
                 diags.extend(found.diagnostics)

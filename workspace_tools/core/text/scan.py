@@ -8,8 +8,11 @@ reason instead of dropping it silently. Ids are POSIX paths relative to the work
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -18,10 +21,12 @@ from typing import Any, Final
 import pathspec
 
 from workspace_tools.core.errors import InvalidInputError, PathOutsideWorkspaceError
+from workspace_tools.core.text.validate import check_unicode
 from workspace_tools.core.types import SkippedFile
 
 __all__ = [
     "DEFAULT_EXCLUDED_DIRS",
+    "MAX_BRACE_PATTERNS",
     "SKILL_FOLDER_WALK",
     "ScanConfig",
     "ScanResult",
@@ -29,6 +34,8 @@ __all__ = [
     "glob_matcher",
     "is_glob",
     "normalise_id",
+    "open_inside",
+    "read_inside",
     "resolve_inside",
     "scan",
 ]
@@ -58,6 +65,9 @@ DEFAULT_EXCLUDED_DIRS: Final[frozenset[str]] = frozenset(
 )
 """Folder names never walked into."""
 
+MAX_BRACE_PATTERNS: Final = 256
+"""Most patterns one ``{a,b}`` glob may expand to (each one is matched, some walked)."""
+
 _GLOB_CHARS: Final = re.compile(r"[*?\[\]{}]")
 _BRACES: Final = re.compile(r"\{([^{}]*)\}")
 _PLAIN_ID: Final = re.compile(r"[^/\\\x00][^\\\x00]*[^/\\\x00]|[^/\\\x00.]")
@@ -77,6 +87,9 @@ class ScanConfig:
     """Walk into dot-files and dot-folders."""
     excluded_dirs: frozenset[str] = DEFAULT_EXCLUDED_DIRS
     """Folder names never walked into."""
+    refuse_hard_links: bool = False
+    """Skip regular files with more than one hard link (reason ``hard link``): such a file may
+    also live outside the root. Off by default; see docs/security.md."""
 
 
 SKILL_FOLDER_WALK: Final = ScanConfig(
@@ -143,7 +156,13 @@ def resolve_inside(root: Path, path: str | os.PathLike[str]) -> Path:
     """Absolute path of ``path`` under ``root`` after following symlinks; raise if it escapes."""
     check_path_length(os.fspath(path))
     rel = normalise_id(root, path)
-    resolved = (root / rel).resolve()
+    resolved = _resolve(root / rel)
+    if resolved is None:
+        msg = (
+            f"Path {os.fspath(path)!r} changed while it was being resolved (a link was replaced). "
+            "Try again once the folder is stable."
+        )
+        raise InvalidInputError(msg)
     if resolved != root and root not in resolved.parents:
         msg = (
             f"Path {os.fspath(path)!r} leads outside the workspace root through a symbolic link. "
@@ -160,6 +179,7 @@ _MAX_NAME_BYTES: Final = 255
 
 def check_path_length(raw: str) -> None:
     """Refuse a path the file system cannot hold with a clear message, not an ``OSError``."""
+    check_unicode(raw, what=f"Path {raw[:80]!r}")
     names = raw.replace("\\", "/").split("/")
     too_long = len(raw) > MAX_PATH_CHARS or any(
         len(n.encode("utf-8", "surrogatepass")) > _MAX_NAME_BYTES for n in names
@@ -198,12 +218,16 @@ def scan(
             continue
         rel = normalise_id(root, text.rstrip("/") or ".")
         absolute = root / rel if rel else root
-        if not _inside(root, absolute.resolve()):  # a symlink anywhere along the path
+        resolved = _resolve(absolute)
+        if resolved is None:
+            walker.skip(rel, "unreadable: it changed while it was being scanned")
+            scopes.append(_exact_matcher(rel))
+        elif not _inside(root, resolved):  # a symlink anywhere along the path
             walker.skip(rel, "outside workspace: symbolic link leads outside the root")
         elif absolute.is_dir():
             walker.walk_dir(absolute, rel, depth=0)
             scopes.append(_prefix_matcher(rel))
-        elif absolute.is_file():
+        elif absolute.exists():  # a file, or a FIFO/device that add_file refuses by name
             walker.add_file(absolute, rel)
             scopes.append(_exact_matcher(rel))
         else:
@@ -242,13 +266,18 @@ class _Walker:
         if rel in self.result.files:
             return
         try:
-            if absolute.is_symlink() and not _inside(self.root, absolute.resolve()):
+            if absolute.is_symlink() and not _inside(self.root, absolute.resolve(strict=True)):
                 self.skip(rel, "outside workspace: symbolic link leads outside the root")
                 return
-            size = absolute.stat().st_size
+            st = absolute.stat()
         except OSError as exc:
             self.skip(rel, f"unreadable: {exc.strerror or exc}")
             return
+        problem = _kind_problem(st, refuse_hard_links=self.config.refuse_hard_links)
+        if problem is not None:
+            self.skip(rel, problem)
+            return
+        size = st.st_size
         if size > self.config.max_file_bytes:
             self.skip(rel, f"too large: {size} bytes > limit {self.config.max_file_bytes}")
             return
@@ -276,13 +305,14 @@ class _Walker:
                     continue
                 self.walk_dir(Path(entry.path), child, depth=depth + 1)
             elif entry.is_file() or entry.is_symlink():
-                if entry.is_symlink() and Path(entry.path).resolve().is_dir():
+                if entry.is_symlink() and os.path.isdir(entry.path):
                     continue  # symlinked folders are not followed
                 if not self._ignored(child, is_dir=False):
                     self.add_file(Path(entry.path), child)
 
     def walk_glob(self, pattern: str) -> None:
         rel_pattern = _strip_dot(normalise_id_glob(self.root, pattern))
+        walked: dict[str, _Walker] = {}
         for expanded in expand_braces(rel_pattern):
             base_parts: list[str] = []
             for part in PurePosixPath(expanded).parts:
@@ -292,7 +322,8 @@ class _Walker:
             base = "/".join(base_parts)
             matcher = glob_matcher(expanded)
             base_dir = self.root / base if base else self.root
-            if not _inside(self.root, base_dir.resolve()):
+            resolved = _resolve(base_dir)
+            if resolved is None or not _inside(self.root, resolved):
                 self.skip(base, "outside workspace: symbolic link leads outside the root")
                 continue
             if base_dir.is_file():
@@ -301,9 +332,11 @@ class _Walker:
                 continue
             if not base_dir.is_dir():
                 continue
-            found = _Walker(self.root, self.config)
-            found._ignores = self._ignores
-            found.walk_dir(base_dir, base, depth=0)
+            found = walked.get(base)
+            if found is None:  # one walk per base folder, however many patterns share it
+                found = walked[base] = _Walker(self.root, self.config)
+                found._ignores = self._ignores
+                found.walk_dir(base_dir, base, depth=0)
             for rel, absolute in found.result.files.items():
                 if matcher(rel) or any(matcher(parent) for parent in _parents(rel, base)):
                     self.add_file(absolute, rel)
@@ -335,6 +368,16 @@ class _Walker:
                     spec = None
             self._ignores[base] = spec
         return self._ignores[base]
+
+
+def _resolve(path: Path) -> Path | None:
+    """``path.resolve()``, or ``None`` when a link changes under it twice in a row."""
+    for _ in range(2):
+        try:
+            return path.resolve()
+        except OSError:  # a link replaced between lstat and readlink (EINVAL), a loop...
+            continue
+    return None
 
 
 def _inside(root: Path, resolved: Path) -> bool:
@@ -373,13 +416,153 @@ def _parents(rel: str, base: str) -> Iterable[str]:
         yield "/".join(parts[:end])
 
 
-def expand_braces(pattern: str) -> list[str]:
-    """All the patterns a ``{a,b}`` brace pattern stands for."""
-    match = _BRACES.search(pattern)
-    if match is None:
-        return [pattern]
-    head, tail = pattern[: match.start()], pattern[match.end() :]
+def expand_braces(pattern: str, *, limit: int = MAX_BRACE_PATTERNS) -> list[str]:
+    """All the patterns a ``{a,b}`` brace pattern stands for (at most ``limit``).
+
+    Raises:
+        InvalidInputError: The braces multiply to more than ``limit`` patterns.
+    """
     out: list[str] = []
-    for option in match.group(1).split(","):
-        out.extend(expand_braces(head + option + tail))
+    stack = [pattern]
+    while stack:
+        current = stack.pop()
+        match = _BRACES.search(current)
+        if match is None:
+            out.append(current)
+            if len(out) > limit:
+                _too_many_patterns(pattern, limit)
+            continue
+        if len(stack) + len(out) > limit:
+            _too_many_patterns(pattern, limit)
+        head, tail = current[: match.start()], current[match.end() :]
+        stack.extend(head + option + tail for option in reversed(match.group(1).split(",")))
     return out
+
+
+def _too_many_patterns(pattern: str, limit: int) -> None:
+    groups = _BRACES.findall(pattern)
+    flat = "".join(f"{{{g}}}" for g in groups).count("{") == pattern.count("{")
+    count = 1
+    for group in groups:
+        count *= len(group.split(","))
+    many = f"{count} patterns" if flat else f"more than {limit} patterns"
+    msg = (
+        f"Glob {pattern[:100]!r} expands to {many} through its {{a,b}} braces; the limit is "
+        f"{limit}. Use fewer brace options, or a wildcard such as '*' or '**'."
+    )
+    raise InvalidInputError(msg)
+
+
+# -- reading a scanned file ------------------------------------------------------------------
+
+_READ_FLAGS: Final = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)  # a FIFO opens at once (then is refused), never blocks
+    | getattr(os, "O_NOCTTY", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+_DIR_FLAGS: Final = (
+    os.O_RDONLY
+    | getattr(os, "O_DIRECTORY", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+_AT_SUPPORTED: Final = os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW")
+_KINDS: Final = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISDIR, "a folder"),
+)
+
+
+def _kind_problem(st: os.stat_result, *, refuse_hard_links: bool) -> str | None:
+    """A skip reason for what is not a plain regular file, else ``None``."""
+    if not stat.S_ISREG(st.st_mode):
+        kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a plain file")
+        return f"not a regular file: it is {kind}; only regular files are read"
+    if refuse_hard_links and st.st_nlink > 1:
+        return (
+            f"hard link: the file has {st.st_nlink} links and may also live outside the root "
+            "(ScanConfig(refuse_hard_links=True))"
+        )
+    return None
+
+
+def open_inside(root: Path, rel: str, *, refuse_hard_links: bool = False) -> int:
+    """Open the regular file ``rel`` under ``root`` for reading; return the file descriptor.
+
+    Every component is opened relative to its parent without following symbolic links
+    (``openat`` + ``O_NOFOLLOW``), so a link swapped in after the scan cannot lead the read out
+    of ``root``. A link whose target lies inside ``root`` is followed by resolving it first and
+    opening the resolved path the same way. The opened descriptor must be a regular file: a FIFO,
+    socket or device is refused without blocking.
+
+    Raises:
+        PathOutsideWorkspaceError: ``outside workspace: ...`` (a link out of ``root``).
+        InvalidInputError: ``not a regular file: ...``, ``hard link: ...``.
+        OSError: The file cannot be opened (missing, permission denied...).
+    """
+    check_path_length(rel)
+    if ".." in rel.split("/"):
+        msg = f"outside workspace: {rel} contains '..'"
+        raise PathOutsideWorkspaceError(msg)
+    try:
+        fd = _open_no_follow(root, rel)
+    except OSError as exc:
+        if exc.errno not in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+            raise
+        real = Path(os.path.realpath(root / rel))  # a link: follow it only to inside the root
+        if not _inside(root, real):
+            msg = f"outside workspace: {rel} is a symbolic link that leads outside the root"
+            raise PathOutsideWorkspaceError(msg) from None
+        fd = _open_no_follow(root, real.relative_to(root).as_posix())
+    try:
+        problem = _kind_problem(os.fstat(fd), refuse_hard_links=refuse_hard_links)
+    except BaseException:
+        os.close(fd)
+        raise
+    if problem is not None:
+        os.close(fd)
+        raise InvalidInputError(problem)
+    return fd
+
+
+def _open_no_follow(root: Path, rel: str) -> int:
+    parts = [p for p in rel.split("/") if p not in ("", ".")]
+    if not _AT_SUPPORTED or not parts:
+        return os.open(root / rel, _READ_FLAGS)
+    directory = os.open(root, _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
+    try:
+        for part in parts[:-1]:
+            child = os.open(part, _DIR_FLAGS, dir_fd=directory)
+            os.close(directory)
+            directory = child
+        return os.open(parts[-1], _READ_FLAGS, dir_fd=directory)
+    finally:
+        os.close(directory)
+
+
+def read_inside(
+    root: Path, rel: str, *, max_bytes: int, refuse_hard_links: bool = False
+) -> tuple[bytes, os.stat_result]:
+    """The bytes and ``fstat`` of the regular file ``rel`` under ``root`` (see :func:`open_inside`).
+
+    Raises:
+        PathOutsideWorkspaceError: ``outside workspace: ...``.
+        InvalidInputError: ``not a regular file: ...``, ``hard link: ...``, ``too large: ...``.
+        OSError: The file cannot be opened or read.
+    """
+    fd = open_inside(root, rel, refuse_hard_links=refuse_hard_links)
+    with contextlib.closing(os.fdopen(fd, "rb")) as stream:
+        st = os.fstat(fd)
+        if st.st_size > max_bytes:
+            msg = f"too large: {st.st_size} bytes > limit {max_bytes}"
+            raise InvalidInputError(msg)
+        data = stream.read(max_bytes + 1)
+    if len(data) > max_bytes:  # it grew while being read
+        msg = f"too large: more than {max_bytes} bytes > limit {max_bytes}"
+        raise InvalidInputError(msg)
+    return data, st

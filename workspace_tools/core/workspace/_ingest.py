@@ -19,10 +19,14 @@ from workspace_tools.core.index.embedder import Embedder
 from workspace_tools.core.store.corpus import ChunkRow, SourceRecord
 from workspace_tools.core.text.chunking import ChunkingConfig, chunk_text
 from workspace_tools.core.text.hashing import text_hash
+from workspace_tools.core.text.scan import ScanConfig, read_inside
+from workspace_tools.core.text.validate import check_unicode
 from workspace_tools.core.types import Chunk, SkippedFile, SyncReport
 
 __all__ = [
+    "MAX_METADATA_BYTES",
     "DocumentLike",
+    "check_metadata",
     "chunk_converted",
     "embed_missing",
     "gc_paused",
@@ -40,8 +44,71 @@ with ``id`` and ``page_content``/``content`` (LangChain ``Document`` works)."""
 _LINK_TARGET: Final = re.compile(r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
 
 
+MAX_METADATA_BYTES: Final = 16_384
+"""Largest metadata of one indexed source, as JSON (it is copied onto every chunk)."""
+
+
 def unpack_document(doc: DocumentLike) -> tuple[str, str, dict[str, Any]]:
-    """``(id, content, metadata)`` of anything :data:`DocumentLike`."""
+    """``(id, content, metadata)`` of anything :data:`DocumentLike`, checked before any change.
+
+    Raises:
+        InvalidInputError: An unknown shape, a lone surrogate in the id, content or metadata,
+            metadata that is not JSON (a ``date``, a set...) or larger than
+            :data:`MAX_METADATA_BYTES` as JSON.
+    """
+    doc_id, content, metadata = _unpack(doc)
+    check_unicode(doc_id, what=f"The id {doc_id[:80]!r}")
+    check_unicode(content, what=f"The content of {doc_id[:80]!r}")
+    check_metadata(doc_id, metadata)
+    return doc_id, content, metadata
+
+
+def check_metadata(doc_id: str, metadata: dict[str, Any]) -> None:
+    """Refuse metadata that cannot be saved as JSON, or is larger than the cap.
+
+    Raises:
+        InvalidInputError: Names the key and the type, or the size and the limit.
+    """
+    import json
+
+    try:
+        encoded = json.dumps(metadata, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        char = exc.object[exc.start : exc.end] if isinstance(exc.object, str) else "?"
+        msg = (
+            f"The metadata of {doc_id[:80]!r} contains a lone surrogate "
+            f"\\u{ord(char[:1] or '?'):04x} (half of a UTF-16 pair, e.g. a cut emoji), which "
+            "cannot be stored as UTF-8. Send whole characters: fix or drop the broken one."
+        )
+        raise InvalidInputError(msg) from exc
+    except (TypeError, ValueError) as exc:
+        bad = next((k for k, v in metadata.items() if not _is_json(v)), None)
+        where = f" under key {bad!r} ({type(metadata[bad]).__name__})" if bad is not None else ""
+        msg = (
+            f"The metadata of {doc_id[:80]!r} holds a value that is not JSON{where}: {exc}. "
+            "Use strings, numbers, booleans, null, lists and objects (a date as an ISO string)."
+        )
+        raise InvalidInputError(msg) from exc
+    if len(encoded) > MAX_METADATA_BYTES:
+        msg = (
+            f"The metadata of {doc_id[:80]!r} is {len(encoded)} bytes as JSON; the limit is "
+            f"{MAX_METADATA_BYTES} (it is copied onto every chunk). Keep metadata short: put long "
+            "text in the content."
+        )
+        raise InvalidInputError(msg)
+
+
+def _is_json(value: Any) -> bool:
+    import json
+
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _unpack(doc: DocumentLike) -> tuple[str, str, dict[str, Any]]:
     if isinstance(doc, tuple):
         if len(doc) == 2:
             return str(doc[0]), str(doc[1]), {}
@@ -178,8 +245,13 @@ def stage_file(
     conversions: ConversionCache,
     chunking: ChunkingConfig,
     read_only: bool,
+    root: Path,
+    scan_config: ScanConfig,
 ) -> tuple[SourceRecord, list[Chunk]] | bool | None:
     """Read one file for sync, comparing it with its ``previous`` manifest row.
+
+    The bytes are read through :func:`read_inside` (no link followed out of ``root``, regular
+    files only), not through ``path``, which a scan saw but which may have changed since.
 
     Returns:
         ``None`` when skipped (the reason goes into ``report``), ``False`` when unchanged,
@@ -196,9 +268,17 @@ def stage_file(
         ):
             report.unchanged += 1
             return False
-        data = path.read_bytes()
+        data, stat = read_inside(
+            root,
+            rel,
+            max_bytes=scan_config.max_file_bytes,
+            refuse_hard_links=scan_config.refuse_hard_links,
+        )
     except OSError as exc:
         report.skipped.append(SkippedFile(path=rel, reason=f"unreadable: {exc.strerror or exc}"))
+        return None
+    except InvalidInputError as exc:  # a link out of the root, a FIFO, grown too large...
+        report.skipped.append(SkippedFile(path=rel, reason=str(exc)))
         return None
     digest = text_hash(data)
     if previous and previous.kind == "file" and previous.content_hash == digest:

@@ -12,6 +12,7 @@ Example::
       bm25: {k1: 1.2, b: 0.6}
       chunking: {max_chars: 4000, overlap_lines: 3}
       scan: {max_depth: 10, max_file_bytes: 20971520, include_hidden: false}
+      conversion: {seconds: 10, memory_bytes: 536870912, per_format: {pdf: {seconds: 30}}}
       read_only: false
 """
 
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from workspace_tools.core.config import ProjectConfig
+from workspace_tools.core.convert.limits import ConversionLimits
 from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.core.index.sparse import BM25Config
 from workspace_tools.core.text.chunking import ChunkingConfig
@@ -41,12 +43,14 @@ _KEYS: Final = {
     "bm25",
     "chunking",
     "scan",
+    "conversion",
     "read_only",
 }
 _SECTIONS: Final[dict[str, Any]] = {
     "bm25": BM25Config,
     "chunking": ChunkingConfig,
     "scan": ScanConfig,
+    "conversion": ConversionLimits,
 }
 
 
@@ -88,6 +92,8 @@ def workspace_options(config: ProjectConfig) -> tuple[dict[str, Any], list[str] 
                 raise InvalidInputError(msg) from exc
     if "scan" in options:
         options["scan_config"] = options.pop("scan")
+    if "conversion" in options:
+        options["conversion_limits"] = options.pop("conversion")
     paths = raw.get("paths")
     if paths is not None:
         if isinstance(paths, str):

@@ -15,9 +15,11 @@ import numpy.typing as npt
 
 from workspace_tools.core.config import ProjectConfig
 from workspace_tools.core.convert import (
+    DEFAULT_LIMITS,
     DOCUMENT_FORMAT_NAMES,
     MARKDOWN_EXTENSIONS,
     ConversionCache,
+    ConversionLimits,
     Converted,
     convert_bytes,
 )
@@ -35,7 +37,14 @@ from workspace_tools.core.store.corpus import ChunkRow, SourceRecord
 from workspace_tools.core.store.generations import IndexStore
 from workspace_tools.core.text.chunking import ChunkingConfig
 from workspace_tools.core.text.hashing import text_hash
-from workspace_tools.core.text.scan import ScanConfig, is_glob, normalise_id, resolve_inside, scan
+from workspace_tools.core.text.scan import (
+    ScanConfig,
+    is_glob,
+    normalise_id,
+    read_inside,
+    resolve_inside,
+    scan,
+)
 from workspace_tools.core.text.tokenizer import Tokenizer, TokenizerConfig
 from workspace_tools.core.types import Chunk, SearchResult, SyncReport
 from workspace_tools.core.workspace._compat import check_settings
@@ -109,6 +118,8 @@ class Workspace:
         chunking: Chunk sizes (stored with the index).
         bm25_config: BM25 parameters.
         scan_config: What ``sync()`` walks into.
+        conversion_limits: Time, memory and unpacked-size budgets for converting each rich
+            document (default 10 s, 512 MB, 512 MB unpacked, in worker processes).
         fusion: Hybrid fusion rule, ``"weighted"`` (default: Mastra's min-max weighted sum,
             nDCG@10 0.729 on SciFact test, 0.726 train) or ``"rrf"`` (reciprocal rank fusion,
             0.718 / 0.717); see docs/benchmarks-dense.md.
@@ -138,6 +149,7 @@ class Workspace:
         chunking: ChunkingConfig | None = None,
         bm25_config: BM25Config | None = None,
         scan_config: ScanConfig | None = None,
+        conversion_limits: ConversionLimits | None = None,
         fusion: Literal["rrf", "weighted"] | None = None,
         vector_weight: float | None = None,
         read_only: bool | None = None,
@@ -166,6 +178,7 @@ class Workspace:
         chunking = chunking or file.get("chunking")
         bm25_config = bm25_config or file.get("bm25_config")
         scan_config = scan_config or file.get("scan_config")
+        conversion_limits = conversion_limits or file.get("conversion_limits")
         fusion = fusion if fusion is not None else file.get("fusion", "weighted")
         vector_weight = vector_weight if vector_weight is not None else file.get("vector_weight")
         vector_weight = 0.5 if vector_weight is None else vector_weight
@@ -197,7 +210,10 @@ class Workspace:
             else self.root / ".workspace_tools" / "index"
         )
         self._store = IndexStore(self.index_dir)
-        self._conversions = ConversionCache(self.index_dir.parent / "converted")
+        self.conversion_limits = conversion_limits or DEFAULT_LIMITS
+        self._conversions = ConversionCache(
+            self.index_dir.parent / "converted", limits=self.conversion_limits
+        )
         self._converted_live: frozenset[str] | None = None
         self._lock = threading.RLock()
         self._write_lock = threading.RLock()
@@ -406,6 +422,8 @@ class Workspace:
                     conversions=self._conversions,
                     chunking=self.chunking,
                     read_only=self.read_only,
+                    root=self.root,
+                    scan_config=self.scan_config,
                 )
                 if outcome is None:
                     continue
@@ -425,18 +443,32 @@ class Workspace:
         return report
 
     def read_text(self, path: str) -> str:
-        """Text of a file inside the root (converted like ``sync`` does), for tools."""
+        """Text of a file inside the root (converted like ``sync`` does), for tools.
+
+        Raises:
+            InvalidInputError: No such file, not a regular file, too large, unreadable (the OS
+                reason), or not convertible.
+            PathOutsideWorkspaceError: The path leaves the root.
+        """
         absolute = resolve_inside(self.root, path)
-        if not absolute.is_file():
+        if not absolute.is_file() and not absolute.exists():
             msg = f"No file {path!r} in the workspace. Give a path relative to the workspace root."
             raise InvalidInputError(msg)
-        size = absolute.stat().st_size
-        if size > self.scan_config.max_file_bytes:
-            limit = self.scan_config.max_file_bytes
-            msg = f"File {path!r} is {size} bytes, over the {limit}-byte limit."
-            raise InvalidInputError(msg)
+        rel = normalise_id(self.root, path)
+        limit = self.scan_config.max_file_bytes
         try:
-            return convert_bytes(absolute, absolute.read_bytes()).text
+            data, _ = read_inside(self.root, rel, max_bytes=limit)
+        except OSError as exc:
+            msg = (
+                f"Cannot read {path!r}: {exc.strerror or exc}. Check the file's permissions, or "
+                "pass content to index text under that id."
+            )
+            raise InvalidInputError(msg) from exc
+        except InvalidInputError as exc:
+            msg = f"Cannot read {path!r}: {exc}."
+            raise type(exc)(msg) from exc
+        try:
+            return convert_bytes(absolute, data, limits=self.conversion_limits).text
         except ConversionError as exc:
             msg = f"Cannot read {path!r} as text ({exc})."
             raise InvalidInputError(msg) from exc

@@ -27,6 +27,20 @@ def test_project_settings_configure_the_workspace(tree: Path) -> None:
     assert sorted(report.added) == ["docs/faq.md", "docs/guide.md"]
 
 
+def test_conversion_budgets_from_the_project_file(tree: Path) -> None:
+    write_config(
+        tree,
+        "workspace:\n  embedder: none\n  conversion:\n    seconds: 4\n"
+        "    per_format: {pdf: {seconds: 30, memory_bytes: 1073741824}}\n",
+    )
+    ws = Workspace.from_project(tree)
+    assert ws.conversion_limits.seconds == 4
+    assert ws.conversion_limits.budget("pdf").seconds == 30
+    assert ws.conversion_limits.budget("pdf").memory_bytes == 1 << 30
+    assert ws.conversion_limits.budget("docx").seconds == 4
+    assert ws.conversion_cache.limits is ws.conversion_limits
+
+
 def test_keyword_overrides_win(tree: Path) -> None:
     write_config(tree, "workspace:\n  embedder: none\n  read_only: true\n")
     ws = Workspace.from_project(tree, read_only=False)
@@ -41,6 +55,8 @@ def test_keyword_overrides_win(tree: Path) -> None:
         ("workspace:\n  bm25: {k1: -1}\n", "Invalid 'bm25' settings"),
         ("workspace:\n  chunking: {size: 3}\n", "Invalid 'chunking' settings"),
         ("workspace:\n  paths: 3\n", "'paths' under"),
+        ("workspace:\n  conversion: {seconds: 0}\n", "Invalid 'conversion'.*seconds must be"),
+        ("workspace:\n  conversion: {per_format: {doc: {}}}\n", "unknown format 'doc'"),
     ],
 )
 def test_bad_settings_name_the_key(tree: Path, text: str, message: str) -> None:

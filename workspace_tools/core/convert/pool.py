@@ -1,0 +1,250 @@
+"""A small pool of worker processes that convert untrusted documents within budgets.
+
+A converter library can hang on a reference cycle or allocate gigabytes for a small
+decompression bomb. Here each conversion runs in a separate Python process (started once and
+reused: a warm worker adds about a millisecond per file) that caps its own memory
+(``RLIMIT_AS``) and is killed by the caller when it runs past its wall-clock budget. A killed or
+crashed worker is replaced; the caller gets a :class:`~workspace_tools.core.errors.ConversionError`
+whose message starts with ``time limit:``, ``memory limit:`` or ``corrupt:`` and names the setting
+to raise. Only JSON crosses the process boundary (no pickle).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import select
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any, Final
+
+from workspace_tools.core.convert.frames import write_frame
+from workspace_tools.core.convert.limits import Budget, format_bytes
+from workspace_tools.core.errors import ConversionError
+
+__all__ = ["POOL_SIZE", "ConversionPool", "isolation_available", "shared_pool"]
+
+POOL_SIZE: Final = 2
+"""Workers kept at most (the conversions that can run at the same time)."""
+_STARTUP_SECONDS: Final = 120.0
+"""How long a new worker may take to import its libraries (not part of any file's budget)."""
+_PACKAGE_PARENT: Final = str(Path(__file__).resolve().parents[3])
+_BOOT: Final = (
+    "import sys; sys.path.insert(0, {path!r}); "
+    "from workspace_tools.core.convert.worker import main; main()"
+)
+
+
+def isolation_available() -> bool:
+    """Whether worker processes can be used here (POSIX: pipes can be waited on with select)."""
+    return os.name == "posix"
+
+
+class _Worker:
+    """One worker process and its pipes."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _BOOT.format(path=_PACKAGE_PARENT)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # Ctrl-C at the terminal does not reach it
+            close_fds=True,
+        )
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        self.stdin: IO[bytes] = self.process.stdin
+        self.stdout: IO[bytes] = self.process.stdout
+        ready = self._reply(time.monotonic() + _STARTUP_SECONDS)
+        if ready is None or not json.loads(ready).get("ready"):
+            self.kill()
+            msg = "corrupt: the conversion worker process did not start"
+            raise ConversionError(msg)
+
+    def run(self, header: bytes, data: bytes, deadline: float) -> dict[str, Any] | None:
+        """Send one job and wait for its answer; ``None`` when the worker died or ran late."""
+        try:
+            write_frame(self.stdin, header)
+            write_frame(self.stdin, data)
+        except (BrokenPipeError, OSError):
+            return None
+        raw = self._reply(deadline)
+        if raw is None:
+            return None
+        reply: dict[str, Any] = json.loads(raw.decode("utf-8", "replace"))
+        return reply
+
+    def _reply(self, deadline: float) -> bytes | None:
+        """One frame from the worker, or ``None`` when it does not come before ``deadline``."""
+        fd = self.stdout.fileno()
+        buffer = bytearray()
+        need = 8
+        size: int | None = None
+        while True:
+            while len(buffer) < need:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                readable, _, _ = select.select([fd], [], [], left)
+                if not readable:
+                    return None
+                chunk = os.read(fd, max(need - len(buffer), 1 << 16))
+                if not chunk:
+                    return None  # the worker exited
+                buffer.extend(chunk)
+            if size is None:
+                size = int.from_bytes(buffer[:8], "big")
+                need = 8 + size
+                continue
+            return bytes(buffer[8:need])
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def kill(self) -> None:
+        with contextlib.suppress(OSError):
+            self.process.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=10)
+        for stream in (self.stdin, self.stdout):
+            with contextlib.suppress(OSError):
+                stream.close()
+
+    def close(self) -> None:
+        """Ask the worker to exit (end of input); kill it if it does not."""
+        with contextlib.suppress(OSError):
+            self.stdin.close()
+        try:
+            self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self.kill()
+        with contextlib.suppress(OSError):
+            self.stdout.close()
+
+
+class ConversionPool:
+    """Up to ``size`` warm worker processes, started on first use, shared by threads."""
+
+    def __init__(self, size: int = POOL_SIZE, *, factory: Callable[[], _Worker] = _Worker) -> None:
+        """Create an empty pool (no process starts before the first conversion)."""
+        self.size = size
+        self._factory = factory
+        self._idle: list[_Worker] = []
+        self._slots = threading.BoundedSemaphore(size)
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def convert(self, name: str, data: bytes, budget: Budget) -> dict[str, Any]:
+        """Convert ``data`` (a file called ``name``) in a worker within ``budget``.
+
+        Returns:
+            The worker's answer: ``text``, ``format``, ``markdown`` and ``metadata``.
+
+        Raises:
+            ConversionError: ``time limit:``, ``memory limit:``, or the converter's own error.
+        """
+        header = json.dumps(
+            {
+                "name": name,
+                "format": budget.format,
+                "seconds": budget.seconds,
+                "memory_bytes": budget.memory_bytes,
+                "unpacked_bytes": budget.unpacked_bytes,
+            }
+        ).encode("utf-8", "replace")
+        with self._slots:
+            worker = self._take()
+            deadline = time.monotonic() + budget.seconds
+            try:
+                reply = worker.run(header, data, deadline)
+            except BaseException:  # Ctrl-C, a garbled answer: this worker's state is unknown
+                worker.kill()
+                raise
+            if reply is None or reply.get("exit"):
+                late = time.monotonic() >= deadline
+                worker.kill()
+                if reply is None:
+                    raise _died(name, budget, late=late, code=worker.process.returncode)
+            else:
+                self._give_back(worker)
+        if reply.get("ok"):
+            return reply
+        if reply.get("limit") == "memory":
+            raise _memory_error(name, budget)
+        raise ConversionError(str(reply.get("error") or f"corrupt: {name} could not be read"))
+
+    def close(self) -> None:
+        """Stop every idle worker (a busy one is stopped when its job ends)."""
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for worker in idle:
+            worker.close()
+
+    def _take(self) -> _Worker:
+        with self._lock:
+            while self._idle:
+                worker = self._idle.pop()
+                if worker.alive():
+                    return worker
+                worker.kill()
+        return self._factory()
+
+    def _give_back(self, worker: _Worker) -> None:
+        with self._lock:
+            if not self._closed and worker.alive():
+                self._idle.append(worker)
+                return
+        worker.close()
+
+
+def _died(name: str, budget: Budget, *, late: bool, code: int | None) -> ConversionError:
+    if late:
+        seconds = f"{budget.seconds:g} s"
+        msg = (
+            f"time limit: {name} took longer than {seconds} to convert, the {budget.format} "
+            f"budget; the conversion was stopped. Raise it with ConversionLimits(seconds=...) "
+            f"or per_format={{{budget.format!r}: {{'seconds': ...}}}} if the file is trusted."
+        )
+        return ConversionError(msg)
+    if code is not None and code < 0 and -code in _KILLED_BY_MEMORY:
+        return _memory_error(name, budget)
+    msg = (
+        f"corrupt: the converter stopped while reading {name} ({budget.format}; worker exit "
+        f"code {code}); the file may be damaged or hostile"
+    )
+    return ConversionError(msg)
+
+
+def _memory_error(name: str, budget: Budget) -> ConversionError:
+    msg = (
+        f"memory limit: {name} needed more than {format_bytes(budget.memory_bytes)} to convert, "
+        f"the {budget.format} budget; the conversion was stopped. Raise it with "
+        f"ConversionLimits(memory_bytes=...) or per_format={{{budget.format!r}: "
+        "{'memory_bytes': ...}} if the file is trusted."
+    )
+    return ConversionError(msg)
+
+
+_KILLED_BY_MEMORY: Final = frozenset({9})
+"""SIGKILL: what the kernel's out-of-memory killer sends."""
+
+_shared: ConversionPool | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_pool() -> ConversionPool:
+    """The process-wide pool (stopped at interpreter exit)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = ConversionPool()
+            atexit.register(_shared.close)
+        return _shared
