@@ -150,6 +150,34 @@ def test_per_format_budgets_override_the_default() -> None:
         ConversionLimits(memory_bytes=1000)
 
 
+def test_a_file_over_budget_is_not_converted_again_by_the_next_sync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from workspace_tools.core.convert import cache
+
+    calls: list[str] = []
+    real = cache.convert_bytes
+
+    def counting(path: Path, data: bytes, **kwargs: Any) -> Any:
+        calls.append(path.name)
+        return real(path, data, **kwargs)
+
+    monkeypatch.setattr(cache, "convert_bytes", counting)
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "length.pdf").write_bytes(_bomb("length.pdf"))
+    ws = Workspace(root, embedder=None, conversion_limits=ConversionLimits(seconds=1.0))
+    first = {s.path: s.reason for s in ws.sync().skipped}
+    (root / "copy.pdf").write_bytes(_bomb("length.pdf"))  # same bytes, another name
+    second = {s.path: s.reason for s in ws.sync().skipped}
+    assert calls == ["length.pdf"]
+    assert second["length.pdf"] == first["length.pdf"]
+    assert second["copy.pdf"].startswith("time limit: copy.pdf took longer than 1 s")
+    other = Workspace(root, embedder=None, conversion_limits=ConversionLimits(seconds=2.0))
+    other.sync(["copy.pdf"])  # other budgets: tried again
+    assert calls == ["length.pdf", "copy.pdf"]
+
+
 def test_a_killed_worker_is_replaced() -> None:
     data = hf.pdf_length_cycle()
     for _ in range(2):

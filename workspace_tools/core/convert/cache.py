@@ -21,7 +21,7 @@ from typing import Any, Final
 from workspace_tools.core.convert.dispatch import convert_bytes
 from workspace_tools.core.convert.formats import DOCUMENT_EXTENSIONS, Converted
 from workspace_tools.core.convert.limits import DEFAULT_LIMITS, ConversionLimits
-from workspace_tools.core.errors import InvalidInputError
+from workspace_tools.core.errors import ConversionError, InvalidInputError
 from workspace_tools.core.text.hashing import text_hash
 
 __all__ = ["CONVERTER_VERSION", "CachedConverter", "ConversionCache"]
@@ -29,6 +29,9 @@ __all__ = ["CONVERTER_VERSION", "CachedConverter", "ConversionCache"]
 CONVERTER_VERSION: Final = "documents-2"
 """Bumped whenever the converters' output changes; older entries then read as misses."""
 
+_BUDGET_REASONS: Final = ("time limit:", "memory limit:", "unpacked size limit:")
+_MAX_OVER_BUDGET: Final = 1024
+"""Content hashes of files over a budget remembered per cache (least recently met dropped)."""
 _KEY: Final = re.compile(r"^[A-Za-z0-9_-]{8,128}$")
 
 
@@ -61,6 +64,8 @@ class ConversionCache:
         self.version = version
         self.limits = limits or DEFAULT_LIMITS
         """Budgets (time, memory, unpacked size) of each conversion this cache makes."""
+        self._over_budget: OrderedDict[str, tuple[ConversionLimits, str, str]] = OrderedDict()
+        self._over_budget_lock = threading.Lock()
 
     def get(self, content_hash: str) -> Converted | None:
         """The cached conversion of the bytes with this hash, or ``None`` on a miss.
@@ -138,6 +143,10 @@ class ConversionCache:
                 (computed here otherwise, and only for rich documents).
             store: Write a fresh conversion to the cache; ``False`` only reads (read-only users).
 
+        A file over a budget (``time limit``, ``memory limit``, ``unpacked size limit``) is
+        remembered by content hash for the life of this object, so a sync that meets it again
+        fails at once instead of spending the budget again.
+
         Raises:
             ConversionError: The file cannot be converted.
         """
@@ -148,7 +157,19 @@ class ConversionCache:
         cached = self.get(digest)
         if cached is not None:
             return cached
-        converted = convert_bytes(path, data, limits=self.limits)
+        with self._over_budget_lock:
+            over = self._over_budget.get(digest)
+        if over is not None and over[0] == self.limits:  # same bytes, same budgets: same outcome
+            raise ConversionError(over[2].replace(over[1], path.name))
+        try:
+            converted = convert_bytes(path, data, limits=self.limits)
+        except ConversionError as exc:
+            if str(exc).startswith(_BUDGET_REASONS):
+                with self._over_budget_lock:
+                    self._over_budget[digest] = (self.limits, path.name, str(exc))
+                    while len(self._over_budget) > _MAX_OVER_BUDGET:
+                        self._over_budget.popitem(last=False)
+            raise
         return self.put(digest, converted) if store else converted
 
     def prune(self, keep: Iterable[str]) -> int:

@@ -2,11 +2,12 @@
 
 A converter library can hang on a reference cycle or allocate gigabytes for a small
 decompression bomb. Here each conversion runs in a separate Python process (started once and
-reused: a warm worker adds about a millisecond per file) that caps its own memory
+reused while warm: over ``mixed-docs`` the pool costs no measurable time, see
+docs/benchmarks.md) that caps its own memory
 (``RLIMIT_AS``) and is killed by the caller when it runs past its wall-clock budget. A killed or
 crashed worker is replaced; the caller gets a :class:`~workspace_tools.core.errors.ConversionError`
-whose message starts with ``time limit:``, ``memory limit:`` or ``corrupt:`` and names the setting
-to raise. Only JSON crosses the process boundary (no pickle).
+whose message starts with ``time limit:``, ``memory limit:`` or the converter's own reason, and
+names the setting to raise. Only JSON crosses the process boundary (no pickle).
 """
 
 from __future__ import annotations
@@ -50,14 +51,21 @@ class _Worker:
     """One worker process and its pipes."""
 
     def __init__(self) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", _BOOT.format(path=_PACKAGE_PARENT)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,  # Ctrl-C at the terminal does not reach it
-            close_fds=True,
-        )
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", _BOOT.format(path=_PACKAGE_PARENT)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,  # Ctrl-C at the terminal does not reach it
+                close_fds=True,
+            )
+        except OSError as exc:
+            msg = (
+                f"unsupported: the conversion worker process could not start ({exc}); pass "
+                "ConversionLimits(isolate=False) to convert in this process instead"
+            )
+            raise ConversionError(msg) from exc
         assert self.process.stdin is not None
         assert self.process.stdout is not None
         self.stdin: IO[bytes] = self.process.stdin
@@ -65,7 +73,11 @@ class _Worker:
         ready = self._reply(time.monotonic() + _STARTUP_SECONDS)
         if ready is None or not json.loads(ready).get("ready"):
             self.kill()
-            msg = "corrupt: the conversion worker process did not start"
+            msg = (
+                f"unsupported: the conversion worker process ({sys.executable}) did not start "
+                f"within {_STARTUP_SECONDS:g} s; pass ConversionLimits(isolate=False) to convert "
+                "in this process instead (without the time and memory budgets)"
+            )
             raise ConversionError(msg)
 
     def run(self, header: bytes, data: bytes, deadline: float) -> dict[str, Any] | None:

@@ -5,12 +5,13 @@ crosses the process boundary): the worker writes ``{"ready": true}`` once its co
 are imported; then, per job, it reads a JSON header (``name``, ``format``, ``memory_bytes``,
 ``seconds``, ``unpacked_bytes``) and the file's bytes, and answers ``{"ok": true, "text": ...,
 "format": ..., "markdown": ..., "metadata": ...}`` or ``{"ok": false, "error": ...,
-"limit": "memory" | null}``.
+"limit": "memory" | null, "exit": ...}`` (``exit``: it stops after this answer).
 
 Per job it caps its own address space (``RLIMIT_AS``: the idle size plus the memory budget) and
 its CPU time (``RLIMIT_CPU``: a backstop that ends a runaway worker whose parent died; the parent
 enforces the wall-clock budget by killing the worker). It exits on end of input, and after a job
-that hit or came near its memory limit, so the next job starts in a fresh process.
+whose peak address space went past half of its memory budget, so the next job starts in a fresh
+process and a failure near the limit can be told apart as a memory failure.
 """
 
 from __future__ import annotations
