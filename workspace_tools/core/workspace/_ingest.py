@@ -188,13 +188,18 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+PROGRESS_STEP: Final = 128
+"""Texts per embedder call while a progress bar shows: about 4.5 s at the slowest rate measured
+(fp32 MiniLM on 2 busy cores, 28 long passages a second), well under 1 s with bf16 or a GPU."""
+
+
 def progress_bar(total: int, label: str, *, show: bool) -> Any:
     """A tqdm bar, or ``None`` when hidden or there is nothing to do."""
     if not show or total == 0:
         return None
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=label, unit="item", leave=False)
+    return tqdm(total=total, desc=label, unit="item", leave=False, dynamic_ncols=True)
 
 
 def embed_missing(
@@ -216,8 +221,13 @@ def embed_missing(
     out: dict[str, npt.NDArray[np.float32]] = {}
     if not todo:
         return out
-    hashes, texts = list(todo), list(todo.values())
+    # Longest first, so each call holds texts of similar length (less padding) and the ETA
+    # errs on the slow side; with a bar, small calls let it move every few seconds.
+    order = sorted(todo, key=lambda h: -len(todo[h]))
+    hashes, texts = order, [todo[h] for h in order]
     size = max(1, embedder.max_batch_size)
+    if show_progress:
+        size = min(size, PROGRESS_STEP)
     bar = progress_bar(len(texts), "Embedding", show=show_progress)
     try:
         for start in range(0, len(texts), size):
