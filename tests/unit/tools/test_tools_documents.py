@@ -18,8 +18,14 @@ from workspace_tools.tools.search_documents import SearchDocumentsTool
 RESULT_KEYS = {"snippet", "score", "document_path", "section_heading", "chunk_id", "line"}
 
 
-def test_keyword_syncs_unindexed_files_first(empty_ws: Workspace) -> None:
-    message = call(SearchDocumentsTool(workspace=empty_ws), query="install package")
+def test_keyword_syncs_unindexed_files_first_when_asked(empty_ws: Workspace) -> None:
+    # by default keyword search leaves the index alone and says what is not indexed
+    plain = call(SearchDocumentsTool(workspace=empty_ws), query="install package")
+    assert plain.status == "success"
+    assert plain.artifact["results"] == []
+    assert "file(s) in scope are not indexed" in plain.artifact["notes"][0]
+    assert empty_ws.source_ids() == []
+    message = call(SearchDocumentsTool(workspace=empty_ws, auto_sync=True), query="install package")
     assert message.status == "success"
     assert message.content.startswith("1. docs/guide.md:5-7 › Installation (score ")
     artifact = message.artifact
