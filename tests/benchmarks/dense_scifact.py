@@ -181,7 +181,7 @@ def main() -> None:
     docs = list(corpus.items())
     out: dict[str, Any] = {"docs": len(corpus), "queries": len(queries), "top_k": TOP_K}
 
-    embedder = SentenceTransformerEmbedder(precision=args.precision)
+    embedder = SentenceTransformerEmbedder(precision=args.precision, query_threads=1)
     with Clock() as c:
         embedder.embed(["warm up the model", "and its kernels"])
     out["model_load_s"] = c.wall

@@ -10,9 +10,25 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from workspace_tools.core.errors import WorkspaceError
+from workspace_tools import __version__
+from workspace_tools.core.errors import InvalidInputError, WorkspaceError
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "plural"]
+
+ROOT_HELP = "workspace folder (default: $WORKSPACE_TOOLS_ROOT, else the current folder)"
+
+
+def plural(count: int, noun: str) -> str:
+    """``"1 result"``, ``"2 results"``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def add_root_option(parser: argparse.ArgumentParser) -> None:
+    """Accept ``--root`` after a subcommand too (it then wins over one given before).
+
+    Its help is shown once, with the global options (docs/cli.md documents it there).
+    """
+    parser.add_argument("--root", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 
 def _workspace(args: argparse.Namespace, *, read_only: bool = False) -> Any:
@@ -27,14 +43,14 @@ def _workspace(args: argparse.Namespace, *, read_only: bool = False) -> Any:
         overrides["embedder"] = None if args.embedder == "none" else args.embedder
     if read_only:
         overrides["read_only"] = True
-    return Workspace.from_project(args.root, **overrides)
+    return Workspace(args.root, **overrides)
 
 
 def _print_report(report: Any, *, quiet: bool) -> None:
     print(
         f"Indexed: {len(report.added)} added, {len(report.updated)} updated, "
-        f"{len(report.removed)} removed, {report.unchanged} unchanged files; "
-        f"{report.chunks_indexed} chunks ({report.chunks_embedded} embedded) "
+        f"{len(report.removed)} removed, {plural(report.unchanged, 'unchanged file')}; "
+        f"{plural(report.chunks_indexed, 'chunk')} ({report.chunks_embedded} embedded) "
         f"in {report.seconds:.2f}s"
     )
     if report.formats:
@@ -42,7 +58,7 @@ def _print_report(report: Any, *, quiet: bool) -> None:
         print(f"Formats: {formats}")
     if report.skipped:
         reasons = ", ".join(f"{r} {n}" for r, n in sorted(report.skipped_by_reason().items()))
-        print(f"Skipped {len(report.skipped)} files ({reasons}):")
+        print(f"Skipped {plural(len(report.skipped), 'file')} ({reasons}):")
         shown = report.skipped if not quiet else report.skipped[:0]
         for item in shown[:50]:
             print(f"  {item.path}: {item.reason}")
@@ -53,21 +69,50 @@ def _print_report(report: Any, *, quiet: bool) -> None:
 def cmd_index(args: argparse.Namespace) -> int:
     """Index files under the root (incrementally)."""
     ws = _workspace(args)
-    report = ws.sync(args.paths or None)
+    paths = [_root_relative(p, ws.root) for p in args.paths] or None
+    report = ws.sync(paths)
     _print_report(report, quiet=args.quiet)
     stats = ws.stats()
     print(
-        f"Index: {stats['sources']} sources, {stats['chunks']} chunks, "
+        f"Index: {plural(stats['sources'], 'source')}, {plural(stats['chunks'], 'chunk')}, "
         f"modes {', '.join(stats['modes'])} -> {stats['index_dir']}"
     )
     return 0
 
 
+def _root_relative(path: str, root: Any) -> str:
+    """``path``, given relative to the current folder, made relative to the root.
+
+    Glob patterns stay relative to the root.
+
+    Raises:
+        InvalidInputError: the path does not exist or lies outside the root.
+    """
+    from pathlib import Path
+
+    from workspace_tools.core.text.scan import is_glob
+
+    if is_glob(path):
+        return path
+    absolute = Path(path).expanduser().absolute()
+    if not absolute.exists():
+        msg = (
+            f"Path {path!r} does not exist (looked for {absolute}). Paths given to index are "
+            "relative to the current folder; give an existing file or folder."
+        )
+        raise InvalidInputError(msg)
+    try:
+        return absolute.resolve().relative_to(root).as_posix() or "."
+    except ValueError:
+        msg = f"Path {path!r} ({absolute}) is outside the workspace root {root}."
+        raise InvalidInputError(msg) from None
+
+
 def cmd_search(args: argparse.Namespace) -> int:
     """Search the index (indexing the folder first when it has no index yet)."""
     ws = _workspace(args)
-    if not args.no_sync:
-        fresh = not ws.source_ids()
+    fresh = not ws.source_ids()
+    if (fresh and not args.no_sync) or args.sync:
         if fresh and not args.json:
             print(f"No index in {ws.index_dir} yet: indexing {ws.root} first.", file=sys.stderr)
         report = ws.sync(show_progress=fresh and not args.quiet)  # unchanged files: one stat
@@ -97,7 +142,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         print(f"{rank:2}. {where}  score {hit.score:.4f}{heading}")
         for line in hit.snippet.splitlines() or [""]:
             print(f"      {line}")
-    print(f"--- {len(results)} results ({mode} search, {elapsed * 1000:.1f} ms)")
+    print(f"--- {plural(len(results), 'result')} ({mode} search, {elapsed * 1000:.1f} ms)")
     return 0
 
 
@@ -112,10 +157,12 @@ def cmd_remove(args: argparse.Namespace) -> int:
     """Remove sources by id, folder prefix or glob."""
     ws = _workspace(args)
     removed = ws.remove(args.target)
+    if not removed:
+        print(f"Nothing indexed matches {args.target!r}.")
+        return 1
     print(
-        f"Removed {len(removed)} sources."
-        if removed
-        else f"Nothing indexed matches {args.target!r}."
+        f"Removed {plural(len(removed), 'source')}. Files still on disk come back at the next "
+        "`index` (or `search --sync`) unless excluded (.gitignore or workspace.paths)."
     )
     return 0
 
@@ -126,10 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="workspace-tools",
         description="Index a folder and search it by keyword (BM25), meaning (vectors) or both.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument(
-        "--root",
-        default=os.environ.get("WORKSPACE_TOOLS_ROOT", "."),
-        help="workspace folder (default: current folder)",
+        "--root", default=os.environ.get("WORKSPACE_TOOLS_ROOT", "."), help=ROOT_HELP
     )
     parser.add_argument(
         "--embedder",
@@ -143,8 +189,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("index", help="index files (new and changed files only)")
-    p.add_argument("paths", nargs="*", help="files, folders or glob patterns under the root")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        help="files or folders (relative to the current folder) or glob patterns (relative "
+        "to the root)",
+    )
     p.add_argument("--rebuild", action="store_true", help="discard the existing index first")
+    add_root_option(p)
     p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("search", help="search the index")
@@ -154,16 +206,25 @@ def build_parser() -> argparse.ArgumentParser:
         "--mode", choices=["bm25", "vector", "hybrid"], help="default: hybrid when vectors exist"
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument(
-        "--no-sync", action="store_true", help="search the index as it is, without syncing first"
+    sync = p.add_mutually_exclusive_group()
+    sync.add_argument(
+        "--sync", action="store_true", help="sync the folder first (new, changed, deleted files)"
     )
+    sync.add_argument(
+        "--no-sync",
+        action="store_true",
+        help="never index, even when there is no index yet (default: index only then)",
+    )
+    add_root_option(p)
     p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("stats", help="show index counts and settings")
+    add_root_option(p)
     p.set_defaults(func=cmd_stats)
 
     p = sub.add_parser("remove", help="remove sources by id, folder or glob")
     p.add_argument("target")
+    add_root_option(p)
     p.set_defaults(func=cmd_remove)
 
     for module, name in (
@@ -180,7 +241,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``workspace-tools`` command."""
+    """Entry point of the ``workspace-tools`` command.
+
+    Returns:
+        0 on success, 1 when there was nothing to do (``remove`` matched nothing), 2 on wrong
+        input (``error: ...`` on stderr), 130 on Ctrl-C, 141 when the reader of the output went
+        away (``... | head``).
+    """
     try:
         os.getcwd()
     except FileNotFoundError:
@@ -194,14 +261,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         code: int = args.func(args)
+        sys.stdout.flush()
     except WorkspaceError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader closed the pipe (`| head`): stop quietly, and keep Python from printing
+        # a second error when it flushes stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     return code
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -32,7 +32,11 @@ def add_docs_parser(
     commands = docs.add_subparsers(dest="docs_command", required=True)
 
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--root", required=True, help="folder holding the pages")
+    common.add_argument(
+        "--root",
+        default=argparse.SUPPRESS,
+        help="folder holding the pages (default: the --root given before `docs`)",
+    )
     common.add_argument("--scope", help="only this subfolder of the root")
     common.add_argument("--folder", help="only pages under this folder (relative to the root)")
     common.add_argument("--json", action="store_true", help="print JSON instead of text")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from workspace_tools.core.config import CONFIG_FILE, ProjectConfig
-from workspace_tools.core.errors import WorkspaceError
+from workspace_tools.core.errors import InvalidInputError, WorkspaceError
 from workspace_tools.core.skills import (
     SkillDiagnostic,
     SkillRegistry,
@@ -30,11 +30,14 @@ __all__ = ["add_skills_parser", "cmd_add", "cmd_list", "cmd_remove", "cmd_show",
 
 def add_skills_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``skills`` and its subcommands on an argparse ``subparsers`` object."""
+    from workspace_tools.cli import add_root_option
+
     skills: argparse.ArgumentParser = subparsers.add_parser(
         "skills",
         help="list, inspect, validate and register Agent Skills",
         description="Manage the Agent Skills of a project (paths listed in workspace-tools.yaml).",
     )
+    add_root_option(skills)
     sub = skills.add_subparsers(dest="skills_command", metavar="COMMAND")
     skills.set_defaults(func=lambda _args: _usage(skills))
 
@@ -62,6 +65,8 @@ def add_skills_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = sub.add_parser("remove", help=f"unregister a skills path from {CONFIG_FILE}")
     p.add_argument("path", help="a path previously added")
     p.set_defaults(func=cmd_remove)
+    for command in sub.choices.values():
+        add_root_option(command)
     return skills
 
 
@@ -180,9 +185,18 @@ def cmd_add(args: argparse.Namespace) -> int:
     if entry in config.skills:
         print(f"{entry!r} is already listed in {config.path}.")
         return 0
-    config.with_skills([*config.skills, entry]).save()
     found = discover(entry, base=root)
-    print(f"Added {entry!r} to {config.path} ({len(found.skill_files)} skill(s) found there).")
+    if not found.skill_files and not is_glob(entry):
+        print(
+            f"error: no skills found in {args.path!r} (looked for */SKILL.md under "
+            f"{root / entry}); nothing added to {config.path}. Point at a folder of skill "
+            "folders, one skill folder or a SKILL.md.",
+            file=sys.stderr,
+        )
+        return 1
+    config.with_skills([*config.skills, entry]).save()
+    count = len(found.skill_files)
+    print(f"Added {entry!r} to {config.path} ({count} skill{'' if count == 1 else 's'} found).")
     return 0
 
 
@@ -239,7 +253,16 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 def _root(args: argparse.Namespace) -> Path:
-    return Path(getattr(args, "root", None) or ".").absolute()
+    """The project root of ``--root``.
+
+    Raises:
+        InvalidInputError: it is not an existing folder.
+    """
+    root = Path(getattr(args, "root", None) or ".").expanduser().absolute()
+    if not root.is_dir():
+        msg = f"Project root {str(root)!r} is not a folder. Pass --root with an existing folder."
+        raise InvalidInputError(msg)
+    return root
 
 
 def _registry(args: argparse.Namespace) -> SkillRegistry:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 from langchain_core.callbacks import AsyncCallbackManagerForToolRun
@@ -12,10 +13,17 @@ from langchain_core.tools import BaseTool, ToolException
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from workspace_tools.core.errors import WorkspaceError
-from workspace_tools.core.workspace import Workspace
+from workspace_tools.core.workspace import Workspace, progress_listener
 from workspace_tools.tools.outputs import RESULTS_KEY
 
-__all__ = ["ThreadedTool", "WorkspaceBaseTool", "as_tool_errors", "format_validation_error"]
+__all__ = [
+    "PROGRESS_EVENT",
+    "ThreadedTool",
+    "WorkspaceBaseTool",
+    "as_tool_errors",
+    "format_validation_error",
+    "sync_with_progress",
+]
 
 
 @contextlib.contextmanager
@@ -82,3 +90,59 @@ class ThreadedTool(WorkspaceBaseTool):
         **kwargs: Any,
     ) -> Any:
         return await asyncio.to_thread(self._run, *args, **kwargs)
+
+
+PROGRESS_EVENT = "workspace_tools_progress"
+"""Name of the LangChain custom event (``astream_events``) that carries sync progress."""
+_PROGRESS_INTERVAL = 0.5
+"""Seconds between two progress messages of one stage (the first and last always go out)."""
+
+
+def sync_with_progress(workspace: Workspace, paths: list[str] | None) -> Any:
+    """``workspace.sync(paths)``, streaming its progress to the LangGraph run calling the tool.
+
+    Each message is ``{"event": "workspace_tools_progress", "stage", "done", "total"}``. It goes
+    to the graph's stream writer (``stream_mode="custom"``) and out as a custom event of the
+    same name (``astream_events``). Outside a graph run (a direct ``tool.invoke``) nothing is
+    sent.
+    """
+    emit = _progress_emitter()
+    if emit is None:
+        return workspace.sync(paths)
+    last: dict[str, float] = {}
+
+    def listener(stage: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if done not in (0, total) and now - last.get(stage, 0.0) < _PROGRESS_INTERVAL:
+            return
+        last[stage] = now
+        emit({"event": PROGRESS_EVENT, "stage": stage, "done": done, "total": total})
+
+    with progress_listener(listener):
+        return workspace.sync(paths)
+
+
+def _progress_emitter() -> Callable[[dict[str, Any]], None] | None:
+    """A function sending one progress message to the current run, or ``None`` outside one."""
+    from langchain_core.callbacks.manager import dispatch_custom_event
+    from langchain_core.runnables.config import var_child_runnable_config
+
+    config = var_child_runnable_config.get()
+    if config is None:
+        return None
+    writer: Callable[[Any], None] | None = None
+    try:
+        from langgraph.config import get_stream_writer
+    except ImportError:  # pragma: no cover - langgraph comes with langchain (agents extra)
+        pass
+    else:
+        with contextlib.suppress(RuntimeError, KeyError):  # not inside a graph node
+            writer = get_stream_writer()
+
+    def emit(data: dict[str, Any]) -> None:
+        if writer is not None:
+            writer(data)
+        with contextlib.suppress(RuntimeError):  # no parent run to attach the event to
+            dispatch_custom_event(PROGRESS_EVENT, data, config=config)
+
+    return emit

@@ -13,12 +13,12 @@ import re
 from collections.abc import Sequence
 from typing import Any, ClassVar, Final
 
-from langchain_core.tools import BaseTool
+from langchain_core.tools import BaseTool, ToolException
 from pydantic import BaseModel, Field
 
 from workspace_tools.core.docs.expand import ExpansionConfig
 from workspace_tools.core.docs.index import DocsIndex, DocsPage, FieldWeights
-from workspace_tools.core.errors import InvalidInputError, WorkspaceError
+from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.core.text.tokenizer import Tokenizer
 from workspace_tools.tools._base import WorkspaceBaseTool, as_tool_errors
 from workspace_tools.tools.outputs import (
@@ -76,6 +76,12 @@ class DocsListInput(BaseModel):
         default=None,
         description="Only pages under this folder, relative to the docs root; omit for all.",
     )
+    offset: int = Field(
+        default=0,
+        ge=0,
+        description="Skip this many pages (the note at the end of a long list gives the next "
+        "offset).",
+    )
 
 
 class DocsGetPageInput(BaseModel):
@@ -85,6 +91,12 @@ class DocsGetPageInput(BaseModel):
         min_length=1,
         max_length=1000,
         description="Page path as docs_search or docs_list show it (e.g. 'guides/deploy.mdx').",
+    )
+    offset: int = Field(
+        default=0,
+        ge=0,
+        description=f"Character to start reading at, to read on past the first "
+        f"{MAX_PAGE_CHARS:,} (the note at the end of a cut page gives the next offset).",
     )
 
 
@@ -137,73 +149,91 @@ class DocsListTool(_DocsTool):
     name: str = "docs_list"
     description: str = (
         "List the documentation pages: one line per page with its path and title, sorted by "
-        "path. Give a folder to list only that part of the tree. Use docs_search to find pages "
+        "path. Give a folder to list only that part of the tree. A long list is cut into pages: "
+        "call again with the offset the note at its end gives. Use docs_search to find pages "
         "by content and docs_get_page to read one."
     )
     args_schema: type[BaseModel] = DocsListInput
     output_model: ClassVar[type[BaseModel] | None] = DocsListOutput
 
-    def _run(self, folder: str | None = None) -> tuple[str, list[dict[str, str]]]:
+    def _run(self, folder: str | None = None, offset: int = 0) -> tuple[str, list[dict[str, str]]]:
         with as_tool_errors():
             pages = self.index.list_pages(folder)
-        lines = [f"{len(pages)} pages in {_where(self.index)}:"]
+        total = len(pages)
+        if offset and offset >= total:
+            msg = f"offset {offset} is past the end: {_where(self.index)} lists {total} pages."
+            raise ToolException(msg)
+        head = f"{total} pages in {_where(self.index)}"
+        lines = [f"{head}:" if not offset else f"{head}, from page {offset + 1}:"]
         size = len(lines[0])
-        for shown, page in enumerate(pages):
+        end = total
+        for index in range(offset, total):
+            page = pages[index]
             line = f"- {page.path}: {page.title}"
             if size + len(line) + 1 > MAX_LIST_CHARS:
+                end = index
                 lines.append(
-                    f"[{len(pages) - shown} more pages not shown: pass a folder to narrow them.]"
+                    f"[{total - index} more pages: call docs_list with offset={index}, or pass "
+                    "a folder to narrow them.]"
                 )
                 break
             lines.append(line)
             size += len(line) + 1
-        artifact = [{"path": p.path, "title": p.title, "description": p.description} for p in pages]
+        artifact = [
+            {"path": p.path, "title": p.title, "description": p.description}
+            for p in pages[offset:end]
+        ]
         return "\n".join(lines), artifact
 
 
 class DocsGetPageTool(_DocsTool):
-    """One page's content, capped at :data:`MAX_PAGE_CHARS` characters.
+    """One page's content, :data:`MAX_PAGE_CHARS` characters at a time (``offset`` reads on).
 
-    The artifact is always an object ``{"success": bool, "page"?: {...}, "error"?: str}``: a
-    missing page or a path outside the docs is reported there (and in the text) rather than
-    raised, so callers can branch on ``success``.
+    The artifact is ``{"success": True, "page": {...}}``; a missing page or a path outside the
+    docs is a tool error (``status="error"``), like every other tool's.
     """
 
     name: str = "docs_get_page"
     description: str = (
         "Read one documentation page by its path (as docs_search or docs_list show it; the "
         ".md/.mdx extension may be left out). Returns the title, description and the page text, "
-        f"cut at {MAX_PAGE_CHARS:,} characters with a note when longer."
+        f"{MAX_PAGE_CHARS:,} characters at a time: a longer page ends with a note giving the "
+        "offset to read on from."
     )
     args_schema: type[BaseModel] = DocsGetPageInput
     output_model: ClassVar[type[BaseModel] | None] = DocsGetPageOutput
 
-    def _run(self, path: str) -> tuple[str, dict[str, Any]]:
-        try:
+    def _run(self, path: str, offset: int = 0) -> tuple[str, dict[str, Any]]:
+        with as_tool_errors():
             page = self.index.get_page(path)
-        except WorkspaceError as exc:
-            return f"Error: {exc}", {"success": False, "error": str(exc)}
-        return _page_result(page)
+        return _page_result(page, offset=offset)
 
 
-def _page_result(page: DocsPage) -> tuple[str, dict[str, Any]]:
+def _page_result(page: DocsPage, *, offset: int = 0) -> tuple[str, dict[str, Any]]:
     total = len(page.content)
-    truncated = total > MAX_PAGE_CHARS
-    content = page.content[:MAX_PAGE_CHARS]
+    if offset and offset >= total:
+        msg = f"offset {offset} is past the end of {page.path!r}, which has {total:,} characters."
+        raise ToolException(msg)
+    end = min(total, offset + MAX_PAGE_CHARS)
+    truncated = end < total
+    content = page.content[offset:end]
     header = f"# {page.title}\npath: {page.path}\n"
     if page.description:
         header += f"description: {page.description}\n"
+    if offset:
+        header += f"characters {offset + 1:,}-{end:,} of {total:,}\n"
     text = f"{header}\n{content}"
     if truncated:
         text += (
-            f"\n\n[Page cut at {MAX_PAGE_CHARS:,} of {total:,} characters. Use docs_search "
-            "to find the section you need.]"
+            f"\n\n[Page cut at {end:,} of {total:,} characters. Call docs_get_page with "
+            f"offset={end} to read on, or use docs_search to find the section you need.]"
         )
     page_data = {
         "path": page.path,
         "title": page.title,
         "description": page.description,
         "content": content,
+        "offset": offset,
         "truncated": truncated,
         "total_chars": total,
     }

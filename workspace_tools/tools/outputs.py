@@ -136,7 +136,7 @@ class DocsPageContent(_Item):
 
 
 class DocsGetPageOutput(_Item):
-    """Result of ``docs_get_page``: ``success`` plus ``page`` or ``error``."""
+    """Result of ``docs_get_page``: ``success`` and the ``page`` (a failure is a tool error)."""
 
     success: bool
     page: DocsPageContent | None = None

@@ -14,7 +14,7 @@ from pydantic import BaseModel, BeforeValidator, Field, model_validator
 from workspace_tools.core.convert import CachedConverter
 from workspace_tools.core.grep import collect_files, grep, looks_like_regex
 from workspace_tools.core.types import SearchResult
-from workspace_tools.tools._base import ThreadedTool, as_tool_errors
+from workspace_tools.tools._base import ThreadedTool, as_tool_errors, sync_with_progress
 from workspace_tools.tools.outputs import SearchDocumentsOutput
 
 __all__ = ["MAX_DOCUMENTS_OUTPUT_CHARS", "SearchDocumentsInput", "SearchDocumentsTool"]
@@ -77,8 +77,14 @@ class SearchDocumentsTool(ThreadedTool):
     )
     args_schema: Any = SearchDocumentsInput
     output_model: ClassVar[type[BaseModel] | None] = SearchDocumentsOutput
-    auto_sync: bool = True
-    """Keyword mode: index the files in ``paths`` that are new or changed before searching."""
+    auto_sync: bool = False
+    """Keyword mode: index the files in ``paths`` that are new or changed before searching.
+
+    Off by default: syncing inside a search converts and embeds (tens of seconds on a fresh
+    folder) and writes the index. Without it, keyword mode searches the index as it is and
+    notes the files in scope that are not indexed (``workspace_index`` adds them)."""
+    read_only: bool = False
+    """Never write: no sync even with ``auto_sync`` (set by a read-only toolkit)."""
     converter: CachedConverter = Field(default_factory=CachedConverter)
     """Grep mode: file-to-text conversion with an in-memory cache, reading the workspace's
     on-disk conversion cache on a miss."""
@@ -131,13 +137,14 @@ class SearchDocumentsTool(ThreadedTool):
         ws = self.workspace
         files, _ = collect_files(ws.root, paths, config=ws.scan_config, recursive=recursive)
         notes: list[str] = []
-        if not ws.read_only and self.auto_sync:
-            ws.sync(list(files))
+        if self.auto_sync and not (self.read_only or ws.read_only):
+            sync_with_progress(ws, list(files))
         missing = set(files) - set(ws.source_ids())
         if missing:
             notes.append(
-                f"{len(missing)} file(s) in scope are not indexed (read-only workspace, or not "
-                "convertible); search them with mode='grep'."
+                f"{len(missing)} file(s) in scope are not indexed (new since the last indexing, "
+                "or not convertible); search them with mode='grep', or index them with "
+                "workspace_index."
             )
         scope = None if paths is None and recursive else set(files)
         if scope is not None and len(scope) == 1:

@@ -136,7 +136,7 @@ class WorkspaceToolkit(BaseToolkit):
                     workspace=ws, require_approval="workspace_index" in self.require_approval
                 )
             )
-        tools.append(SearchDocumentsTool(workspace=ws))
+        tools.append(SearchDocumentsTool(workspace=ws, read_only=self.read_only or ws.read_only))
         if self.skills is not None:
             from workspace_tools.tools.skills import skill_tools
 

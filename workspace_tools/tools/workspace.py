@@ -24,7 +24,7 @@ from workspace_tools.core.errors import InvalidInputError, ReadOnlyWorkspaceErro
 from workspace_tools.core.text.scan import is_glob, resolve_inside
 from workspace_tools.core.types import SearchResult
 from workspace_tools.core.workspace import MAX_QUERY_CHARS
-from workspace_tools.tools._base import ThreadedTool, as_tool_errors
+from workspace_tools.tools._base import ThreadedTool, as_tool_errors, sync_with_progress
 from workspace_tools.tools.outputs import WorkspaceIndexOutput, WorkspaceSearchOutput
 
 __all__ = [
@@ -230,7 +230,7 @@ class WorkspaceIndexTool(ThreadedTool):
                         "the workspace root, or pass content to index text under that id."
                     )
                     raise InvalidInputError(msg)
-            report = ws.sync([path])
+            report = sync_with_progress(ws, [path])
         if not report.changed and report.skipped and not report.unchanged:
             reasons = "; ".join(f"{s.path}: {s.reason}" for s in report.skipped[:5])
             msg = f"Nothing indexed from {path!r}: {reasons}."

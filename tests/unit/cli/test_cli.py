@@ -21,7 +21,7 @@ def test_index_prints_summary_with_skips_and_formats(
     assert code == 0
     assert "Indexed: 4 added, 0 updated, 0 removed, 0 unchanged files; 4 chunks (0 embedded)" in out
     assert "Formats: code 1, markdown 2, text 1" in out
-    assert "Skipped 1 files (binary 1)" in out
+    assert "Skipped 1 file (binary 1)" in out
     assert "modes bm25" in out
     code, out, _ = run(capsys, "--root", str(tree), "--embedder", "none", "-q", "index")
     assert "0 added, 0 updated, 0 removed, 4 unchanged files" in out
@@ -46,7 +46,7 @@ def test_search_indexes_first_and_prints_ranked_hits(
     assert "indexing" in err
     assert " 1. docs/guide.md:5-7  score " in out
     assert "§ Installation" in out and "<<install>>" in out
-    assert "--- 1 results (bm25 search" in out
+    assert "--- 1 result (bm25 search" in out
 
 
 def test_search_json(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:

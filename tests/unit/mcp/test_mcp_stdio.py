@@ -137,15 +137,14 @@ async def test_errors_are_tool_errors_with_the_langchain_messages(project: Path)
     assert not fine.isError  # the server keeps serving after errors
 
 
-async def test_missing_docs_page_is_success_false_not_an_error(project: Path) -> None:
+async def test_missing_docs_page_is_an_error_like_every_tool(project: Path) -> None:
+    # issue 18: docs_get_page reports a missing page as a tool error, as the other tools do
     async def body(session: ClientSession) -> types.CallToolResult:
         return await session.call_tool("docs_get_page", {"path": "nowhere.md"})
 
     result = await _session_run(project, body)
-    assert not result.isError
-    assert result.structuredContent["success"] is False
-    assert "nowhere" in result.structuredContent["error"]
-    assert "page" not in result.structuredContent
+    assert result.isError
+    assert "No docs page 'nowhere.md'" in result.content[0].text
 
 
 async def test_skills_catalogue_as_prompt_and_resources(project: Path) -> None:

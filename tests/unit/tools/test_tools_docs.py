@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 from typing import Any, ClassVar
@@ -171,13 +172,15 @@ def test_get_page_returns_success_object(docs_root: Path) -> None:
     assert str(message.content).startswith("# Deployment Guide\npath: guides/deployment.md\n")
 
 
-def test_get_page_failure_is_an_object_too(docs_root: Path) -> None:
+def test_get_page_failure_is_a_tool_error(docs_root: Path) -> None:
     get_page = by_name(make_docs_tools(docs_root))["docs_get_page"]
     message = call(get_page, path="../../etc/passwd")
-    assert message.artifact["success"] is False
-    assert "outside the docs root" in message.artifact["error"]
-    assert "page" not in message.artifact
-    assert str(message.content).startswith("Error: ")
+    assert message.status == "error"  # like every other tool (docs/tools.md)
+    assert "outside the docs root" in str(message.content)
+    assert message.artifact is None
+    missing = call(get_page, path="guides/nope")
+    assert missing.status == "error"
+    assert "guides/nope" in str(missing.content)
 
 
 def test_long_page_is_cut_with_a_note(docs_root: Path) -> None:
@@ -189,8 +192,8 @@ def test_long_page_is_cut_with_a_note(docs_root: Path) -> None:
     assert page["total_chars"] > MAX_PAGE_CHARS
     assert len(page["content"]) == MAX_PAGE_CHARS
     assert str(message.content).endswith(
-        f"[Page cut at 8,000 of {page['total_chars']:,} characters. Use docs_search to find "
-        "the section you need.]"
+        f"[Page cut at 8,000 of {page['total_chars']:,} characters. Call docs_get_page with "
+        "offset=8000 to read on, or use docs_search to find the section you need.]"
     )
 
 
@@ -225,11 +228,11 @@ def test_scopes_side_by_side(docs_root: Path) -> None:
         "reference/api.mdx"
     )
     denied = call(named["docs_get_page_guides"], path="reference/api.mdx")
-    assert denied.artifact == {
-        "success": False,
-        "error": "Page path 'reference/api.mdx' is outside the docs scope 'guides'. "
-        "Use a path under guides/.",
-    }
+    assert denied.status == "error"
+    assert denied.content == (
+        "Page path 'reference/api.mdx' is outside the docs scope 'guides'. "
+        "Use a path under guides/."
+    )
 
 
 def test_prefix_names_and_bad_names(docs_root: Path) -> None:
@@ -248,3 +251,55 @@ def test_disabled_by_option_or_environment(
     assert make_docs_tools(docs_root / "does-not-exist") == []  # nothing is built
     monkeypatch.setenv("WORKSPACE_TOOLS_DISABLE_DOCS", "0")
     assert len(make_docs_tools(docs_root)) == 4
+
+
+def test_get_page_reads_on_past_the_first_part(docs_root: Path) -> None:
+    text = "".join(f"line {i:05d}\n" for i in range(2000))  # 22,000 characters
+    (docs_root / "long.md").write_text("# Long\n\n" + text)
+    get_page = by_name(make_docs_tools(docs_root))["docs_get_page"]
+    first = call(get_page, path="long.md")
+    total = first.artifact["page"]["total_chars"]
+    parts = [first.artifact["page"]["content"]]
+    offset = MAX_PAGE_CHARS
+    while True:
+        message = call(get_page, path="long.md", offset=offset)
+        page = message.artifact["page"]
+        assert page["offset"] == offset
+        assert f"characters {offset + 1:,}-" in str(message.content)
+        parts.append(page["content"])
+        if not page["truncated"]:
+            break
+        assert f"offset={offset + MAX_PAGE_CHARS} to read on" in str(message.content)
+        offset += MAX_PAGE_CHARS
+    assert len(parts) == 3
+    assert "".join(parts).endswith("line 01999\n")
+    assert len("".join(parts)) == total
+    past = call(get_page, path="long.md", offset=total)
+    assert past.status == "error"
+    assert f"offset {total} is past the end of 'long.md'" in str(past.content)
+
+
+def test_docs_list_pages_through_a_long_list(docs_root: Path, monkeypatch) -> None:
+    from workspace_tools.tools import docs as docs_tools
+
+    for i in range(30):
+        (docs_root / f"page{i:02d}.md").write_text(f"# Page {i}\n")
+    monkeypatch.setattr(docs_tools, "MAX_LIST_CHARS", 300)
+    listing = by_name(make_docs_tools(docs_root))["docs_list"]
+    seen: list[str] = []
+    offset = 0
+    calls = 0
+    while True:
+        message = call(listing, offset=offset)
+        calls += 1
+        assert len(str(message.content)) <= 300 + 120  # the list plus the closing note
+        seen.extend(row["path"] for row in message.artifact)
+        note = re.search(r"call docs_list with offset=(\d+)", str(message.content))
+        if note is None:
+            break
+        assert int(note.group(1)) == offset + len(message.artifact)
+        offset = int(note.group(1))
+    assert calls > 2
+    assert len(seen) == len(set(seen)) == 36  # the 6 fixture pages and the 30 new ones
+    past = call(listing, offset=36)
+    assert past.status == "error" and "offset 36 is past the end" in str(past.content)

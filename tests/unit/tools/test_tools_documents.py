@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.paths import MIXED
+from tests.support.paths import MIXED, missing
 from tests.support.tools import acall, call
 from workspace_tools.core.convert import Converted
 from workspace_tools.core.text.hashing import text_hash
@@ -18,8 +18,14 @@ from workspace_tools.tools.search_documents import SearchDocumentsTool
 RESULT_KEYS = {"snippet", "score", "document_path", "section_heading", "chunk_id", "line"}
 
 
-def test_keyword_syncs_unindexed_files_first(empty_ws: Workspace) -> None:
-    message = call(SearchDocumentsTool(workspace=empty_ws), query="install package")
+def test_keyword_syncs_unindexed_files_first_when_asked(empty_ws: Workspace) -> None:
+    # by default keyword search leaves the index alone and says what is not indexed
+    plain = call(SearchDocumentsTool(workspace=empty_ws), query="install package")
+    assert plain.status == "success"
+    assert plain.artifact["results"] == []
+    assert "file(s) in scope are not indexed" in plain.artifact["notes"][0]
+    assert empty_ws.source_ids() == []
+    message = call(SearchDocumentsTool(workspace=empty_ws, auto_sync=True), query="install package")
     assert message.status == "success"
     assert message.content.startswith("1. docs/guide.md:5-7 › Installation (score ")
     artifact = message.artifact
@@ -162,7 +168,7 @@ async def test_async_both_modes(bm25_ws: Workspace) -> None:
     assert (await acall(tool, query="install", mode="grep")).artifact["total"] == 1
 
 
-@pytest.mark.skipif(not MIXED.is_dir(), reason=f"fixture set not found at {MIXED}")
+@pytest.mark.skipif(not MIXED.is_dir(), reason=missing(MIXED))
 def test_both_modes_find_the_section_in_pdf_and_docx(tmp_path: Path) -> None:
     pytest.importorskip("pdfminer")
     pytest.importorskip("docx")
@@ -171,6 +177,7 @@ def test_both_modes_find_the_section_in_pdf_and_docx(tmp_path: Path) -> None:
     for name in ("basic.pdf", "basic.docx"):
         shutil.copyfile(MIXED / "all2md" / name, root / name)
     ws = Workspace(root, embedder=None, index_dir=tmp_path / "i")
+    ws.sync()  # keyword mode searches the index as it is (it never syncs by itself)
     tool = SearchDocumentsTool(workspace=ws)
     keyword = call(tool, query="hyperlink would be cool").artifact["results"]
     assert {r["document_path"] for r in keyword[:2]} == {"basic.pdf", "basic.docx"}

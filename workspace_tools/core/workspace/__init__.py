@@ -3,6 +3,7 @@
 :class:`Workspace` is the public facade; everything else in this package is internal.
 """
 
+from workspace_tools.core.workspace._ingest import ProgressListener, progress_listener
 from workspace_tools.core.workspace._workspace import MAX_QUERY_CHARS, Workspace
 
-__all__ = ["MAX_QUERY_CHARS", "Workspace"]
+__all__ = ["MAX_QUERY_CHARS", "ProgressListener", "Workspace", "progress_listener"]

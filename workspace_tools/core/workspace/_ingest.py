@@ -6,7 +6,8 @@ import contextlib
 import dataclasses
 import gc
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Final
 
@@ -188,13 +189,69 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def progress_bar(total: int, label: str, *, show: bool) -> Any:
-    """A tqdm bar, or ``None`` when hidden or there is nothing to do."""
-    if not show or total == 0:
-        return None
-    from tqdm.auto import tqdm
+PROGRESS_STEP: Final = 128
+"""Texts per embedder call while a progress bar shows: about 4.5 s at the slowest rate measured
+(fp32 MiniLM on 2 busy cores, 28 long passages a second), well under 1 s with bf16 or a GPU."""
 
-    return tqdm(total=total, desc=label, unit="item", leave=False)
+
+ProgressListener = Callable[[str, int, int], None]
+"""Called as ``listener(stage, done, total)`` while long work runs (``stage``: "Reading",
+"Embedding"...)."""
+
+_listener: ContextVar[ProgressListener | None] = ContextVar(
+    "workspace_tools_progress_listener", default=None
+)
+
+
+@contextlib.contextmanager
+def progress_listener(listener: ProgressListener) -> Iterator[None]:
+    """Send the progress of every sync and indexing call inside the block to ``listener``.
+
+    Context-local (a :class:`~contextvars.ContextVar`), so concurrent runs each report to
+    their own listener; it works with or without a visible progress bar.
+    """
+    token = _listener.set(listener)
+    try:
+        yield
+    finally:
+        _listener.reset(token)
+
+
+class _Reporter:
+    """A progress bar that also tells the current listener (tqdm-like ``update``/``close``)."""
+
+    def __init__(self, label: str, total: int, bar: Any, listener: ProgressListener) -> None:
+        self._label, self._total, self._bar, self._listener = label, total, bar, listener
+        self._done = 0
+        listener(label, 0, total)
+
+    def update(self, count: int) -> None:
+        self._done += count
+        if self._bar is not None:
+            self._bar.update(count)
+        self._listener(self._label, self._done, self._total)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+def progress_bar(total: int, label: str, *, show: bool) -> Any:
+    """A tqdm bar (with the rate and an ETA), also reporting to the :func:`progress_listener`.
+
+    ``None`` when hidden with no listener, or when there is nothing to do.
+    """
+    if total == 0:
+        return None
+    bar = None
+    if show:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=total, desc=label, unit="item", leave=False, dynamic_ncols=True)
+    listener = _listener.get()
+    if listener is None:
+        return bar
+    return _Reporter(label, total, bar, listener)
 
 
 def embed_missing(
@@ -216,8 +273,13 @@ def embed_missing(
     out: dict[str, npt.NDArray[np.float32]] = {}
     if not todo:
         return out
-    hashes, texts = list(todo), list(todo.values())
+    # Longest first, so each call holds texts of similar length (less padding) and the ETA
+    # errs on the slow side; with a bar, small calls let it move every few seconds.
+    order = sorted(todo, key=lambda h: -len(todo[h]))
+    hashes, texts = order, [todo[h] for h in order]
     size = max(1, embedder.max_batch_size)
+    if show_progress or _listener.get() is not None:
+        size = min(size, PROGRESS_STEP)
     bar = progress_bar(len(texts), "Embedding", show=show_progress)
     try:
         for start in range(0, len(texts), size):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.paths import BENCHMARKS
+from tests.support.paths import BENCHMARKS, missing
 from workspace_tools.core.convert import Converted
 from workspace_tools.core.convert import _documents as documents
 from workspace_tools.core.convert.cache import CONVERTER_VERSION, ConversionCache
@@ -65,7 +65,7 @@ def test_prune_keeps_only_live_hashes(tmp_path: Path) -> None:
     assert ConversionCache(tmp_path / "nowhere").prune([]) == 0
 
 
-@pytest.mark.skipif(not MIXED.is_dir(), reason="fixture set not found")
+@pytest.mark.skipif(not MIXED.is_dir(), reason=missing(MIXED))
 def test_unchanged_pdf_is_converted_once_even_renamed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

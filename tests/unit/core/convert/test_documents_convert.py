@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.paths import BENCHMARKS
+from tests.support.paths import BENCHMARKS, missing
 from workspace_tools.core.convert import Converted, convert_bytes
 from workspace_tools.core.convert._documents import (
     SUPPORTED_SUFFIXES,
@@ -20,7 +20,7 @@ from workspace_tools.core.convert._documents import (
 MIXED = BENCHMARKS / "mixed-docs"
 
 pytestmark = [
-    pytest.mark.skipif(not MIXED.is_dir(), reason=f"fixture set not found at {MIXED}"),
+    pytest.mark.skipif(not MIXED.is_dir(), reason=missing(MIXED)),
 ]
 for _module in ("pdfminer", "docx", "pptx", "openpyxl", "bs4", "markdownify"):
     pytest.importorskip(_module, reason="needs the documents extra")

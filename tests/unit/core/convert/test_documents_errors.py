@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.paths import BENCHMARKS
+from tests.support.paths import BENCHMARKS, missing
 from workspace_tools.core.convert._documents import convert_document
 from workspace_tools.core.convert.dispatch import convert_bytes
 from workspace_tools.core.errors import ConversionError, WorkspaceError
 
 MIXED = BENCHMARKS / "mixed-docs"
-needs_mixed = pytest.mark.skipif(not MIXED.is_dir(), reason=f"fixture set not found at {MIXED}")
+needs_mixed = pytest.mark.skipif(not MIXED.is_dir(), reason=missing(MIXED))
 
 
 def reason(error: pytest.ExceptionInfo[ConversionError]) -> str:

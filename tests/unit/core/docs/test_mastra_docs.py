@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.paths import BENCHMARKS
+from tests.support.paths import BENCHMARKS, missing
 from workspace_tools.core.docs.index import DocsIndex
 
 MASTRA = BENCHMARKS / "mastra-docs"
 PAGES_ROOT = MASTRA / "en"
 
-pytestmark = pytest.mark.skipif(not PAGES_ROOT.is_dir(), reason=f"{PAGES_ROOT} is absent")
+pytestmark = pytest.mark.skipif(not PAGES_ROOT.is_dir(), reason=missing(PAGES_ROOT))
 
 
 @pytest.fixture(scope="module")

@@ -110,10 +110,14 @@ def test_query_runs_on_one_thread_and_restores_the_count(
 
     torch.set_num_threads(2)
     model.encode = spy
+    real_embedder.query_threads = 1  # opt-in: torch's thread count is process-wide
     try:
         real_embedder.embed([GUITAR])  # a query-sized input runs on one torch thread
         real_embedder.embed([GUITAR] * 20)  # a batch keeps every thread
+        real_embedder.query_threads = None
+        real_embedder.embed([GUITAR])  # by default torch is left alone
     finally:
+        real_embedder.query_threads = None
         del model.encode
-    assert seen == [1, 2]
+    assert seen == [1, 2, 2]
     assert torch.get_num_threads() == 2

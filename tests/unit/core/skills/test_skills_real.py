@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.paths import BENCHMARKS, REPO
+from tests.support.paths import BENCHMARKS, REPO, missing
 from workspace_tools.core.skills import SkillRegistry, list_resources, parse_skill_file
 from workspace_tools.skills_entry import example_skills_path
 
@@ -16,7 +16,7 @@ BENCHMARK = BENCHMARKS / "agent-skills" / "skills"
 EXAMPLES = REPO / "workspace_tools" / "skills_examples"
 
 
-@pytest.mark.skipif(not BENCHMARK.is_dir(), reason="benchmark skills not available")
+@pytest.mark.skipif(not BENCHMARK.is_dir(), reason=missing(BENCHMARK))
 def test_all_benchmark_skills_load_with_diagnostics_listed(tmp_path: Path) -> None:
     registry = SkillRegistry([str(BENCHMARK)], root=tmp_path, entry_points=False)
     names = [s.name for s in registry.list_skills()]

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from tests.support.paths import BENCHMARKS
+from tests.support.paths import BENCHMARKS, missing
 from workspace_tools.core.convert import DOCUMENT_EXTENSIONS
 
 MIXED = BENCHMARKS / "mixed-docs"
 
-pytestmark = pytest.mark.skipif(not MIXED.is_dir(), reason=f"fixture set not found at {MIXED}")
+pytestmark = pytest.mark.skipif(not MIXED.is_dir(), reason=missing(MIXED))
 for _module in ("pdfminer", "docx", "pptx", "openpyxl", "bs4", "markdownify"):
     pytest.importorskip(_module, reason="needs the documents extra")
 workspace_module = pytest.importorskip("workspace_tools.core.workspace._workspace")
