@@ -12,8 +12,10 @@ import contextlib
 import io
 import logging
 import os
+import queue
 import signal
 import sys
+import threading
 from typing import Any, Final
 
 import anyio
@@ -37,6 +39,51 @@ def protect_stdout() -> io.TextIOWrapper:
     return io.TextIOWrapper(os.fdopen(protocol_fd, "wb"), encoding="utf-8", newline="\n")
 
 
+class _StdinLines:
+    """Lines of stdin, read from file descriptor 0 by a daemon thread.
+
+    The SDK's default reader blocks a worker thread in ``sys.stdin.readline``, which a cancelled
+    server waits for and the interpreter joins at exit. Here a signal can end the server while a
+    read is pending: the daemon thread uses ``os.read`` (no lock of ``sys.stdin`` held at exit)
+    and :meth:`close` releases a waiting reader.
+    """
+
+    def __init__(self, fd: int = 0) -> None:
+        self._lines: queue.Queue[str] = queue.Queue()
+        self._fd = fd
+        threading.Thread(target=self._pump, name="mcp-stdin", daemon=True).start()
+
+    def _pump(self) -> None:
+        pending = bytearray()
+        while True:
+            try:
+                chunk = os.read(self._fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            pending += chunk
+            while (end := pending.find(b"\n")) >= 0:
+                self._lines.put(pending[: end + 1].decode("utf-8", errors="replace"))
+                del pending[: end + 1]
+        if pending:
+            self._lines.put(pending.decode("utf-8", errors="replace"))
+        self._lines.put("")  # end of input
+
+    def close(self) -> None:
+        """Wake a reader still waiting, as end of input does."""
+        self._lines.put("")
+
+    def __aiter__(self) -> _StdinLines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await anyio.to_thread.run_sync(self._lines.get, abandon_on_cancel=True)
+        if not line:
+            raise StopAsyncIteration
+        return line
+
+
 async def _cancel_on_signal(scope: anyio.CancelScope) -> None:
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async for signum in signals:
@@ -57,11 +104,12 @@ def run_stdio(server: Any, *, stdout: io.TextIOWrapper | None = None) -> None:
 
     stream = stdout if stdout is not None else protect_stdout()
     out = anyio.wrap_file(stream)
+    lines = _StdinLines(sys.stdin.fileno())
 
     async def main() -> None:
         async with anyio.create_task_group() as group:
             group.start_soon(_cancel_on_signal, group.cancel_scope)
-            async with stdio_server(stdout=out) as (read, write):
+            async with stdio_server(stdin=lines, stdout=out) as (read, write):  # type: ignore[arg-type]
                 await server.run(read, write, server.create_initialization_options())
             _LOG.info("stdin closed: shutting down.")
             group.cancel_scope.cancel()
@@ -69,6 +117,7 @@ def run_stdio(server: Any, *, stdout: io.TextIOWrapper | None = None) -> None:
     try:
         anyio.run(main)
     finally:
+        lines.close()
         with contextlib.suppress(OSError, ValueError):
             stream.close()
 
