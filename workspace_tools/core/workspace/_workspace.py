@@ -30,7 +30,12 @@ from workspace_tools.core.errors import (
 )
 from workspace_tools.core.extras import VECTOR_INSTALL, missing_vector_packages, require_vector
 from workspace_tools.core.index.dense import HNSW_THRESHOLD
-from workspace_tools.core.index.embedder import Embedder, SentenceTransformerEmbedder, as_embedder
+from workspace_tools.core.index.embedder import (
+    Embedder,
+    SentenceTransformerEmbedder,
+    as_embedder,
+    embed_query,
+)
 from workspace_tools.core.index.ranking import MODES, SearchMode, filter_mask, fuse, resolve_mode
 from workspace_tools.core.index.sparse import BM25Config
 from workspace_tools.core.store.corpus import ChunkRow, SourceRecord
@@ -450,11 +455,12 @@ class Workspace:
                 reason), or not convertible.
             PathOutsideWorkspaceError: The path leaves the root.
         """
-        absolute = resolve_inside(self.root, path)
+        inside = self._root_relative(path)
+        absolute = resolve_inside(self.root, inside)
         if not absolute.is_file() and not absolute.exists():
             msg = f"No file {path!r} in the workspace. Give a path relative to the workspace root."
             raise InvalidInputError(msg)
-        rel = normalise_id(self.root, path)
+        rel = normalise_id(self.root, inside)
         limit = self.scan_config.max_file_bytes
         try:
             data, _ = read_inside(self.root, rel, max_bytes=limit)
@@ -483,6 +489,7 @@ class Workspace:
         mode: str | None = None,
         min_score: float | None = None,
         filter: Mapping[str, Any] | None = None,  # noqa: A002 - the public API name
+        vector_weight: float | None = None,
     ) -> list[SearchResult]:
         """Rank chunks for ``query``.
 
@@ -491,8 +498,12 @@ class Workspace:
             top_k: Most results (larger than the corpus returns the whole ranked corpus).
             mode: ``bm25``, ``vector`` or ``hybrid``; default hybrid when both indexes exist.
             min_score: Drop results scoring below this (scores depend on the mode; see docs).
-            filter: Exact-match conditions on chunk metadata (``source_id``, ``format`` and your
-                own keys); applied before ranking, so ``top_k`` matching hits come back.
+            filter: Conditions on chunk metadata (``source_id``, ``format`` and your own keys):
+                plain values for equality, or operators ``$eq $ne $in $nin $gt $gte $lt $lte
+                $exists``, combined with ``$and``/``$or`` (see ``core/index/filters.py``);
+                applied before ranking, so ``top_k`` matching hits come back.
+            vector_weight: Weight of the vector side in hybrid fusion for this call, in [0, 1]
+                (default: the workspace's).
 
         Returns:
             Results best first. An empty query or index gives an empty list; BM25 never returns
@@ -510,15 +521,20 @@ class Workspace:
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             msg = f"top_k must be a whole number of at least 1, got {top_k!r}."
             raise InvalidInputError(msg)
+        weight = self.vector_weight if vector_weight is None else vector_weight
+        if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight <= 1:
+            msg = f"vector_weight must be a number between 0 and 1, got {vector_weight!r}."
+            raise InvalidInputError(msg)
         chosen = resolve_mode(mode, self.modes)
         if not query.strip():
             return []
-        terms = self.tokenizer.query_terms(query)
+        counts = self.tokenizer.query_term_counts(query)
+        terms = list(counts)
         query_vector = None
         if chosen in {"vector", "hybrid"}:
             self._ensure_vectors()
             assert self.embedder is not None
-            query_vector = self.embedder.embed([query])[0]
+            query_vector = embed_query(self.embedder, query)
         with self._lock:
             total = len(self._state.corpus.chunks)
             if total == 0:
@@ -531,7 +547,7 @@ class Workspace:
             bm25_hits: list[tuple[int, float]] = []
             vector_hits: list[tuple[int, float]] = []
             if chosen in {"bm25", "hybrid"} and terms:
-                bm25_hits = state.bm25_top(terms, k=k if chosen == "bm25" else pool, mask=mask)
+                bm25_hits = state.bm25_top(counts, k=k if chosen == "bm25" else pool, mask=mask)
             if query_vector is not None:
                 vector_hits = state.vector_top(
                     query_vector, k=k if chosen == "vector" else pool, mask=mask
@@ -542,7 +558,7 @@ class Workspace:
                 vector_hits,
                 k=k,
                 fusion=self.fusion,
-                vector_weight=self.vector_weight,
+                vector_weight=float(weight),
             )
             results = self._results(ranked, terms)
         if min_score is not None:
@@ -581,7 +597,20 @@ class Workspace:
             raise InvalidInputError(msg)
         if "://" in source_id:
             return source_id
-        return normalise_id(self.root, source_id) or "."
+        return normalise_id(self.root, self._root_relative(source_id)) or "."
+
+    def _root_relative(self, path: str) -> str:
+        """``'/docs/guide.md'`` (Mastra's id style) as ``'docs/guide.md'``.
+
+        An absolute path inside the root keeps its meaning; any other leading slash marks a
+        path relative to the workspace root.
+        """
+        if not path.startswith("/"):
+            return path
+        candidate = Path(os.path.normpath(path))
+        if candidate == self.root or self.root in candidate.parents:
+            return path
+        return path.lstrip("/") or "."
 
     def _index_rel(self) -> str | None:
         try:
