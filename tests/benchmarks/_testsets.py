@@ -177,7 +177,7 @@ class CachedEmbedder:
 
 def default_cached_embedder() -> CachedEmbedder:
     """The workspace's default embedder behind the cache."""
-    from workspace_tools.core.embedder import SentenceTransformerEmbedder
+    from workspace_tools.core.index.embedder import SentenceTransformerEmbedder
 
     inner = SentenceTransformerEmbedder()
     return CachedEmbedder(inner, tag=inner.precision)

@@ -10,7 +10,7 @@ import numpy.typing as npt
 
 from workspace_tools.core.errors import SearchModeError
 from workspace_tools.core.index.filters import compile_filter, missing
-from workspace_tools.core.index.fusion import reciprocal_rank_fusion, weighted_fusion
+from workspace_tools.core.index.fusion import fusion_rule
 from workspace_tools.core.types import Chunk
 
 __all__ = ["MODES", "SearchMode", "filter_mask", "fuse", "resolve_mode"]
@@ -76,7 +76,7 @@ def fuse(
         return [(key, s, {"bm25": s}) for key, s in bm25_hits[:k]]
     if mode == "vector":
         return [(key, s, {"vector": s}) for key, s in vector_hits[:k]]
-    rule = reciprocal_rank_fusion if fusion == "rrf" else weighted_fusion
+    rule = fusion_rule(fusion)
     ranked: Ranked = []
     for hit in rule(bm25_hits, vector_hits, vector_weight=vector_weight)[:k]:
         details: dict[str, float] = {}

@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -36,6 +36,7 @@ from workspace_tools.core.index.embedder import (
     as_embedder,
     embed_query,
 )
+from workspace_tools.core.index.fusion import FUSION_RULES
 from workspace_tools.core.index.ranking import MODES, SearchMode, filter_mask, fuse, resolve_mode
 from workspace_tools.core.index.sparse import BM25Config
 from workspace_tools.core.store.corpus import ChunkRow, SourceRecord
@@ -155,7 +156,7 @@ class Workspace:
         bm25_config: BM25Config | None = None,
         scan_config: ScanConfig | None = None,
         conversion_limits: ConversionLimits | None = None,
-        fusion: Literal["rrf", "weighted"] | None = None,
+        fusion: str | None = None,
         vector_weight: float | None = None,
         read_only: bool | None = None,
         autosave: bool = True,
@@ -192,8 +193,8 @@ class Workspace:
         if not bm25 and self.embedder is None:
             msg = "A workspace needs at least one index: keep bm25=True or pass an embedder."
             raise InvalidInputError(msg)
-        if fusion not in {"rrf", "weighted"}:
-            msg = f"fusion must be 'rrf' or 'weighted', got {fusion!r}."
+        if fusion not in FUSION_RULES:
+            msg = f"fusion must be one of {', '.join(FUSION_RULES)}; got {fusion!r}."
             raise InvalidInputError(msg)
         if not 0.0 <= vector_weight <= 1.0:
             msg = f"vector_weight must be between 0 and 1, got {vector_weight}."
