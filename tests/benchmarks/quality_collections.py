@@ -99,7 +99,9 @@ def build(name: str, embedder: CachedEmbedder | None, **options: Any) -> Workspa
     return ws
 
 
-def run_collection(name: str, embedder: CachedEmbedder, *, sweep: bool) -> dict[str, Any]:
+def run_collection(
+    name: str, embedder: CachedEmbedder, *, sweep: bool, hybrids: list[str] | None = None
+) -> dict[str, Any]:
     _, queries, qrels = load(name)
     rows: dict[str, Any] = {}
     rows["raw bm25s k1 1.2 b 0.75"] = raw_bm25s(name, k1=1.2)
@@ -110,12 +112,14 @@ def run_collection(name: str, embedder: CachedEmbedder, *, sweep: bool) -> dict[
     ws = build(name, embedder)
     rows["vector"] = measure(ws, queries, qrels, mode="vector")
     weights = [0.3, 0.4, 0.5, 0.6, 0.7] if sweep else [0.5]
-    for fusion in FUSION_RULES:
+    pairs = [(f, w) for f in FUSION_RULES for w in weights]
+    if hybrids:
+        pairs = [(h.split(":")[0], float(h.split(":")[1])) for h in hybrids]
+    for fusion, weight in pairs:
         ws.fusion = fusion
-        for weight in weights:
-            rows[f"hybrid {fusion} w={weight}"] = measure(
-                ws, queries, qrels, mode="hybrid", vector_weight=weight
-            )
+        rows[f"hybrid {fusion} w={weight}"] = measure(
+            ws, queries, qrels, mode="hybrid", vector_weight=weight
+        )
     return rows
 
 
@@ -123,13 +127,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--collections", nargs="*", default=COLLECTIONS, choices=list(FOLDERS))
     parser.add_argument("--sweep", action="store_true", help="hybrid at vector weights 0.3-0.7")
+    parser.add_argument(
+        "--hybrid", nargs="*", help="only these hybrid settings, as rule:weight (zscore:0.5)"
+    )
     parser.add_argument("--json", type=Path, help="write the figures to this file")
     args = parser.parse_args()
     embedder = default_cached_embedder()
     results: dict[str, Any] = {}
     for name in args.collections:
         start = time.perf_counter()
-        results[name] = run_collection(name, embedder, sweep=args.sweep)
+        results[name] = run_collection(name, embedder, sweep=args.sweep, hybrids=args.hybrid)
         published = RAW_BM25S_PUBLISHED.get(name)
         print(f"\n== {name} ({time.perf_counter() - start:.0f} s; bm25s published {published})")
         print(f"{'system':34} {'nDCG@10':>8} {'R@100':>7}")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Final
 
 __all__ = [
+    "DEFAULT_FUSION",
     "FUSION_RULES",
     "RRF_K",
     "FusedHit",
@@ -190,6 +191,10 @@ FUSION_RULES: Final[dict[str, Callable[..., list[FusedHit]]]] = {
     "spread": spread_fusion,
 }
 """Every hybrid fusion rule by name (``Workspace(fusion=...)``)."""
+
+
+DEFAULT_FUSION: Final = "zscore"
+"""The rule a workspace uses unless told otherwise (measured: docs/benchmarks.md)."""
 
 
 def fusion_rule(name: str) -> Callable[..., list[FusedHit]]:

@@ -36,7 +36,7 @@ from workspace_tools.core.index.embedder import (
     as_embedder,
     embed_query,
 )
-from workspace_tools.core.index.fusion import FUSION_RULES
+from workspace_tools.core.index.fusion import DEFAULT_FUSION, FUSION_RULES
 from workspace_tools.core.index.ranking import MODES, SearchMode, filter_mask, fuse, resolve_mode
 from workspace_tools.core.index.sparse import BM25Config
 from workspace_tools.core.store.corpus import ChunkRow, SourceRecord
@@ -126,9 +126,10 @@ class Workspace:
         scan_config: What ``sync()`` walks into.
         conversion_limits: Time, memory and unpacked-size budgets for converting each rich
             document (default 10 s, 512 MB, 512 MB unpacked, in worker processes).
-        fusion: Hybrid fusion rule, ``"weighted"`` (default: Mastra's min-max weighted sum,
-            nDCG@10 0.729 on SciFact test, 0.726 train) or ``"rrf"`` (reciprocal rank fusion,
-            0.718 / 0.717); see docs/benchmarks-dense.md.
+        fusion: Hybrid fusion rule (``core/index/fusion.py``): ``"zscore"`` (default: both
+            sides as standard scores over their candidate pools; best mean and worst case over
+            SciFact and three classic collections), ``"weighted"`` (Mastra's), ``"rrf"``,
+            ``"minmax"`` or ``"spread"``; see docs/benchmarks.md, "Fusion rules".
         vector_weight: Weight of the vector side in hybrid fusion, in [0, 1] (default 0.5).
         read_only: Refuse every change to the index (default False).
         autosave: Save after every call that changed the index.
@@ -185,7 +186,7 @@ class Workspace:
         bm25_config = bm25_config or file.get("bm25_config")
         scan_config = scan_config or file.get("scan_config")
         conversion_limits = conversion_limits or file.get("conversion_limits")
-        fusion = fusion if fusion is not None else file.get("fusion", "weighted")
+        fusion = fusion if fusion is not None else file.get("fusion", DEFAULT_FUSION)
         vector_weight = vector_weight if vector_weight is not None else file.get("vector_weight")
         vector_weight = 0.5 if vector_weight is None else vector_weight
         read_only = bool(read_only if read_only is not None else file.get("read_only", False))
