@@ -311,11 +311,17 @@ class SentenceTransformerEmbedder:
         """Vector of one search query, through ``encode_query``.
 
         ``encode_query`` applies the model's query prompt when it defines one (e5, bge, nomic,
-        ...); for a model without one it is the same as :meth:`embed`.
+        ...); for a model without one it is the same as :meth:`embed`. Runs on
+        ``query_threads`` threads when set, like a small :meth:`embed` call.
         """
         model = self.model
         encode = getattr(model, "encode_query", None) or model.encode
-        with _one_torch_thread():
+        threads = (
+            _torch_threads(self.query_threads)
+            if self.query_threads is not None
+            else contextlib.nullcontext()
+        )
+        with threads:
             vectors = encode(
                 [text],
                 batch_size=1,

@@ -153,7 +153,7 @@ class PromptModel:
 def test_sentence_transformer_queries_go_through_encode_query() -> None:
     from workspace_tools.core.index.embedder import SentenceTransformerEmbedder
 
-    embedder = SentenceTransformerEmbedder("some/model", precision="fp32")
+    embedder = SentenceTransformerEmbedder(precision="fp32", device="cpu")
     model = PromptModel()
     embedder._model = model
     vector = embedder.embed_query("a question")
