@@ -88,6 +88,25 @@ def search_input_model(modes: tuple[str, ...], default: str) -> type[BaseModel]:
                 default=None, description="Drop hits scoring below this (scale depends on mode)."
             ),
         ),
+        filter=(
+            dict[str, Any] | None,
+            Field(
+                default=None,
+                description="Only chunks whose metadata match, e.g. {'format': 'markdown'}, "
+                "{'source_id': {'$in': ['a.md', 'b.md']}}, {'year': {'$gte': 2020}}. "
+                "Operators: $eq $ne $in $nin $gt $gte $lt $lte $exists, $and/$or.",
+            ),
+        ),
+        vector_weight=(
+            float | None,
+            Field(
+                default=None,
+                ge=0.0,
+                le=1.0,
+                description="Hybrid only: share of the vector score, 0-1 (higher = more meaning, "
+                "lower = more exact words). Default: the workspace's.",
+            ),
+        ),
     )
 
 
@@ -112,7 +131,13 @@ class WorkspaceSearchTool(ThreadedTool):
         return self
 
     def _run(
-        self, query: str, top_k: int = 5, mode: str | None = None, min_score: float | None = None
+        self,
+        query: str,
+        top_k: int = 5,
+        mode: str | None = None,
+        min_score: float | None = None,
+        filter: dict[str, Any] | None = None,  # noqa: A002 - the schema's name
+        vector_weight: float | None = None,
     ) -> tuple[str, list[dict[str, Any]]]:
         ws = self.workspace
         chosen, note = _choose_mode(mode, ws.modes, ws.default_mode)
@@ -124,7 +149,14 @@ class WorkspaceSearchTool(ThreadedTool):
                     "mode='grep' to search the files directly."
                 )
                 raise InvalidInputError(msg)
-            results = ws.search(query, top_k=top_k, mode=chosen, min_score=min_score)
+            results = ws.search(
+                query,
+                top_k=top_k,
+                mode=chosen,
+                min_score=min_score,
+                filter=filter,
+                vector_weight=vector_weight,
+            )
         artifact = [r.to_dict() for r in results]
         notes = [note] if note else []
         if not results:

@@ -171,3 +171,39 @@ async def test_index_async(empty_ws: Workspace) -> None:
     message = await acall(WorkspaceIndexTool(workspace=empty_ws), path="a.md", content="hello")
     assert message.status == "success"
     assert empty_ws.source_ids() == ["a.md"]
+
+
+def test_search_filter_and_vector_weight_reach_the_workspace(
+    hybrid_ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: dict[str, object] = {}
+    original = hybrid_ws.search
+
+    def spy(query: str, **kwargs: object) -> object:
+        seen.update(kwargs)
+        return original(query, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(hybrid_ws, "search", spy)
+    tool = WorkspaceSearchTool(workspace=hybrid_ws)
+    schema = tool.tool_call_schema.model_json_schema()["properties"]
+    assert "$in" in schema["filter"]["description"]
+    weight = schema["vector_weight"]
+    assert any(part.get("maximum") == 1.0 for part in weight.get("anyOf", [weight]))
+    flt = {"source_id": {"$in": ["docs/guide.md"]}}
+    message = call(tool, query="install package", filter=flt, vector_weight=0.2)
+    assert message.status == "success"
+    assert seen["filter"] == flt and seen["vector_weight"] == 0.2
+    assert {hit["source_id"] for hit in message.artifact} == {"docs/guide.md"}
+
+
+def test_search_unknown_filter_operator_is_a_tool_error(bm25_ws: Workspace) -> None:
+    tool = WorkspaceSearchTool(workspace=bm25_ws)
+    message = call(tool, query="install", filter={"source_id": {"$like": "docs/%"}})
+    assert message.status == "error"
+    assert "Unknown filter operator '$like' on 'source_id'" in message.content
+
+
+def test_search_vector_weight_out_of_range_is_a_validation_error(hybrid_ws: Workspace) -> None:
+    message = call(WorkspaceSearchTool(workspace=hybrid_ws), query="install", vector_weight=2)
+    assert message.status == "error"
+    assert "vector_weight" in message.content

@@ -6,7 +6,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["RRF_K", "FusedHit", "reciprocal_rank_fusion", "weighted_fusion"]
+__all__ = [
+    "DEFAULT_FUSION",
+    "FUSION_RULES",
+    "RRF_K",
+    "FusedHit",
+    "fusion_rule",
+    "minmax_fusion",
+    "reciprocal_rank_fusion",
+    "spread_fusion",
+    "weighted_fusion",
+    "zscore_fusion",
+]
 
 RRF_K: Final = 60
 """Constant of reciprocal rank fusion (Cormack et al.)."""
@@ -82,6 +93,121 @@ def reciprocal_rank_fusion(
         return 2.0 * total
 
     return _combine(bm25, vector, score)
+
+
+def _minmax(scores: dict[int, float]) -> dict[int, float]:
+    if not scores:
+        return {}
+    low, high = min(scores.values()), max(scores.values())
+    span = high - low
+    return {k: (1.0 if span == 0 else (v - low) / span) for k, v in scores.items()}
+
+
+def _zscores(scores: dict[int, float]) -> tuple[dict[int, float], float]:
+    """Standard scores over the candidate pool, and the score a key outside the pool gets."""
+    if not scores:
+        return {}, 0.0
+    values = list(scores.values())
+    mean = sum(values) / len(values)
+    std = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
+    if std == 0:
+        return dict.fromkeys(scores, 0.0), 0.0
+    z = {k: (v - mean) / std for k, v in scores.items()}
+    return z, min(z.values())
+
+
+def minmax_fusion(
+    bm25: Sequence[tuple[int, float]],
+    vector: Sequence[tuple[int, float]],
+    *,
+    vector_weight: float = 0.5,
+) -> list[FusedHit]:
+    """Both sides min-max normalised over their pools, then ``w * vec + (1 - w) * bm25``."""
+    _check_weight(vector_weight)
+    vec, lex = _minmax(dict(vector)), _minmax(dict(bm25))
+    return _combine(
+        bm25,
+        vector,
+        lambda key: vector_weight * vec.get(key, 0.0) + (1 - vector_weight) * lex.get(key, 0.0),
+    )
+
+
+def zscore_fusion(
+    bm25: Sequence[tuple[int, float]],
+    vector: Sequence[tuple[int, float]],
+    *,
+    vector_weight: float = 0.5,
+) -> list[FusedHit]:
+    """Distribution-aware: each side as standard scores over its pool, then weighted.
+
+    A key one side did not return gets that side's lowest standard score (it ranked below the
+    whole pool), not zero, which would rank it above the pool's weaker half.
+    """
+    _check_weight(vector_weight)
+    vec, vec_floor = _zscores(dict(vector))
+    lex, lex_floor = _zscores(dict(bm25))
+    return _combine(
+        bm25,
+        vector,
+        lambda key: (
+            vector_weight * vec.get(key, vec_floor) + (1 - vector_weight) * lex.get(key, lex_floor)
+        ),
+    )
+
+
+def spread_fusion(
+    bm25: Sequence[tuple[int, float]],
+    vector: Sequence[tuple[int, float]],
+    *,
+    vector_weight: float = 0.5,
+) -> list[FusedHit]:
+    """Standard scores as :func:`zscore_fusion`, with a per-query weight from the score spread.
+
+    Each side's confidence is how far its best candidate stands above its pool (its top standard
+    score); ``vector_weight`` is scaled by the ratio of the two, so the side with the clearer
+    winner counts more for this query.
+    """
+    _check_weight(vector_weight)
+    vec, vec_floor = _zscores(dict(vector))
+    lex, lex_floor = _zscores(dict(bm25))
+    vec_peak = max(vec.values(), default=0.0)
+    lex_peak = max(lex.values(), default=0.0)
+    weight = vector_weight
+    if vec_peak > 0 and lex_peak > 0:
+        vec_part, lex_part = vector_weight * vec_peak, (1 - vector_weight) * lex_peak
+        weight = vec_part / (vec_part + lex_part)
+    return _combine(
+        bm25,
+        vector,
+        lambda key: weight * vec.get(key, vec_floor) + (1 - weight) * lex.get(key, lex_floor),
+    )
+
+
+FUSION_RULES: Final[dict[str, Callable[..., list[FusedHit]]]] = {
+    "weighted": weighted_fusion,
+    "rrf": reciprocal_rank_fusion,
+    "minmax": minmax_fusion,
+    "zscore": zscore_fusion,
+    "spread": spread_fusion,
+}
+"""Every hybrid fusion rule by name (``Workspace(fusion=...)``)."""
+
+
+DEFAULT_FUSION: Final = "zscore"
+"""The rule a workspace uses unless told otherwise (measured: docs/benchmarks.md)."""
+
+
+def fusion_rule(name: str) -> Callable[..., list[FusedHit]]:
+    """The fusion function called ``name``.
+
+    Raises:
+        ValueError: an unknown name, listing the known ones.
+    """
+    rule = FUSION_RULES.get(name)
+    if rule is None:
+        msg = f"Unknown fusion rule {name!r}. Use one of: {', '.join(FUSION_RULES)}."
+        raise ValueError(msg)
+    return rule
 
 
 def _combine(

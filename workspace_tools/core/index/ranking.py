@@ -8,8 +8,9 @@ from typing import Any, Final, Literal
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.errors import InvalidInputError, SearchModeError
-from workspace_tools.core.index.fusion import reciprocal_rank_fusion, weighted_fusion
+from workspace_tools.core.errors import SearchModeError
+from workspace_tools.core.index.filters import compile_filter, missing
+from workspace_tools.core.index.fusion import fusion_rule
 from workspace_tools.core.types import Chunk
 
 __all__ = ["MODES", "SearchMode", "filter_mask", "fuse", "resolve_mode"]
@@ -17,7 +18,6 @@ __all__ = ["MODES", "SearchMode", "filter_mask", "fuse", "resolve_mode"]
 SearchMode = Literal["bm25", "vector", "hybrid"]
 MODES: Final[tuple[str, ...]] = ("bm25", "vector", "hybrid")
 """Every search mode there is."""
-_MISSING: Final = object()
 
 Ranked = list[tuple[int, float, dict[str, float]]]
 
@@ -44,18 +44,21 @@ def resolve_mode(mode: str | None, available: Sequence[str]) -> str:
 
 
 def filter_mask(chunks: Sequence[Chunk], conditions: Mapping[str, Any]) -> npt.NDArray[np.bool_]:
-    """Rows whose metadata (and ``source_id``) equal every condition."""
-    if not isinstance(conditions, Mapping):
-        kind = type(conditions).__name__
-        msg = f"filter must be a mapping of metadata key to value, got {kind}."
-        raise InvalidInputError(msg)
+    """Rows whose metadata (and ``source_id``) satisfy the filter (see ``index/filters.py``).
+
+    Raises:
+        InvalidInputError: a malformed filter or an unknown operator.
+    """
+    holds = compile_filter(conditions)
+    absent = missing()
     mask = np.zeros(len(chunks), dtype=bool)
     for i, chunk in enumerate(chunks):
-        meta = chunk.metadata
-        mask[i] = all(
-            (chunk.source_id if key == "source_id" else meta.get(key, _MISSING)) == value
-            for key, value in conditions.items()
-        )
+        meta, source_id = chunk.metadata, chunk.source_id
+
+        def lookup(key: str, meta: Mapping[str, Any] = meta, source_id: str = source_id) -> Any:
+            return source_id if key == "source_id" else meta.get(key, absent)
+
+        mask[i] = holds(lookup)
     return mask
 
 
@@ -73,7 +76,7 @@ def fuse(
         return [(key, s, {"bm25": s}) for key, s in bm25_hits[:k]]
     if mode == "vector":
         return [(key, s, {"vector": s}) for key, s in vector_hits[:k]]
-    rule = reciprocal_rank_fusion if fusion == "rrf" else weighted_fusion
+    rule = fusion_rule(fusion)
     ranked: Ranked = []
     for hit in rule(bm25_hits, vector_hits, vector_weight=vector_weight)[:k]:
         details: dict[str, float] = {}

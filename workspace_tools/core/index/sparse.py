@@ -11,37 +11,73 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from workspace_tools.core.index._sparse_build import make_bm25
 
-__all__ = ["BM25Config", "SparseIndex"]
+__all__ = ["QUERY_TF_RULES", "BM25Config", "SparseIndex", "query_tf_weights"]
 
 logger = logging.getLogger(__name__)
+
+QUERY_TF_RULES: Final[tuple[str, ...]] = ("saturated", "count", "distinct")
+"""How often a repeated query term counts; see :func:`query_tf_weights`."""
+_K3_TERMS_PER_UNIT: Final = 4.0
+"""The ``saturated`` rule's k3 is the number of distinct query terms over this."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BM25Config:
     """BM25 parameters. Stored in the index manifest."""
 
-    k1: float = 1.2
-    """Term-frequency saturation."""
+    k1: float = 1.35
+    """Term-frequency saturation (chosen with ``b`` and ``query_tf`` on four collections)."""
     b: float = 0.6
-    """Length normalisation (k1 1.2, b 0.6 measured best on the SciFact train queries)."""
+    """Length normalisation; see docs/benchmarks.md, "Defaults across collections"."""
     method: str = "lucene"
     """bm25s scoring variant: ``lucene``, ``robertson``, ``atire``, ``bm25l`` or ``bm25+``."""
+    query_tf: str = "saturated"
+    """How a query term repeated ``n`` times counts: ``saturated`` (Okapi's k3 saturation with
+    k3 growing with the query's length), ``count`` (``n`` times, as bm25s and Lucene) or
+    ``distinct`` (once). A query-time choice: it is not part of the index manifest."""
 
     def __post_init__(self) -> None:
         if self.k1 < 0 or not 0 <= self.b <= 1:
             msg = f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={self.k1}, b={self.b}."
             raise ValueError(msg)
+        if self.query_tf not in QUERY_TF_RULES:
+            msg = (
+                f"Unknown query_tf rule {self.query_tf!r}. Use one of: {', '.join(QUERY_TF_RULES)}."
+            )
+            raise ValueError(msg)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain-JSON form for the manifest."""
+        """Plain-JSON form for the manifest (the settings the saved matrix depends on)."""
         return {"k1": self.k1, "b": self.b, "method": self.method}
+
+
+def query_tf_weights(counts: Sequence[int], rule: str) -> npt.NDArray[np.float32]:
+    """Weight of each distinct query term from how often it occurs in the query.
+
+    * ``saturated``: ``(k3 + 1) n / (k3 + n)`` (Okapi BM25's query-term saturation) with
+      ``k3 = distinct terms / 4``. A repeat in a long, written-out request counts almost fully
+      (CISI's paragraph queries: nDCG@10 0.320 counted once, 0.381 counted fully); a repeat in
+      a short query (an identifier part, a restated keyword) adds little.
+    * ``count``: ``n``, like bm25s and Lucene.
+    * ``distinct``: 1, each term once.
+    """
+    values = np.asarray(counts, dtype=np.float32)
+    if rule == "count":
+        return values
+    if rule == "distinct":
+        return np.ones_like(values)
+    if rule != "saturated":
+        msg = f"Unknown query_tf rule {rule!r}. Use one of: {', '.join(QUERY_TF_RULES)}."
+        raise ValueError(msg)
+    k3 = np.float32(len(values) / _K3_TERMS_PER_UNIT)
+    return np.asarray((k3 + 1) * values / (k3 + values), dtype=np.float32)
 
 
 class SparseIndex:
@@ -80,15 +116,38 @@ class SparseIndex:
         cfg = self.config
         return make_bm25(k1=cfg.k1, b=cfg.b, method=cfg.method)
 
-    def scores_ids(self, ids: Sequence[int]) -> npt.NDArray[np.float32]:
-        """BM25 score of every document for distinct term ids (as given to :meth:`build_ids`)."""
+    def scores_ids(
+        self, ids: Sequence[int], weights: Sequence[float] | None = None
+    ) -> npt.NDArray[np.float32]:
+        """BM25 score of every document for distinct term ids (as given to :meth:`build_ids`).
+
+        ``weights`` (one per id) scale each term's bm25s score before they are summed; without
+        them every term counts once.
+        """
         if self._retriever is None or self._size == 0:
             return np.zeros(self._size, dtype=np.float32)
         limit = len(self._retriever.scores["indptr"]) - 1
+        weight_of = dict(zip(ids, weights, strict=True)) if weights is not None else {}
         known = [i for i in dict.fromkeys(ids) if 0 <= i < limit]
         if not known:
             return np.zeros(self._size, dtype=np.float32)
-        return np.asarray(self._retriever.get_scores_from_ids(known), dtype=np.float32)
+        if not weight_of or all(weight_of[i] == 1 for i in known):
+            return np.asarray(self._retriever.get_scores_from_ids(known), dtype=np.float32)
+        return self._weighted_scores(known, [weight_of[i] for i in known])
+
+    def _weighted_scores(self, ids: list[int], weights: list[float]) -> npt.NDArray[np.float32]:
+        # The per-term scores are bm25s's own (its CSC score matrix, column per term); only
+        # their sum is weighted.
+        matrix = self._retriever.scores
+        indptr, indices, data = matrix["indptr"], matrix["indices"], matrix["data"]
+        rows = [indices[indptr[i] : indptr[i + 1]] for i in ids]
+        values = [
+            data[indptr[i] : indptr[i + 1]] * np.float32(w)
+            for i, w in zip(ids, weights, strict=True)
+        ]
+        return np.bincount(
+            np.concatenate(rows), weights=np.concatenate(values), minlength=self._size
+        ).astype(np.float32)
 
     def top_ids(
         self,
@@ -96,9 +155,10 @@ class SparseIndex:
         *,
         k: int,
         mask: npt.NDArray[np.bool_] | None = None,
+        weights: Sequence[float] | None = None,
     ) -> list[tuple[int, float]]:
         """The ``k`` best rows with a positive score, best first, optionally within ``mask``."""
-        scores = self.scores_ids(ids)
+        scores = self.scores_ids(ids, weights)
         if mask is not None:
             scores = np.where(mask, scores, 0.0).astype(np.float32)
         return top_positive(scores, k)

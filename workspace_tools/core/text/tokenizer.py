@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import sys
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -154,6 +154,26 @@ class Tokenizer:
     def query_terms(self, text: str) -> list[str]:
         """Distinct terms of a query, in first-seen order (repeats do not count twice)."""
         return list(dict.fromkeys(self.tokenize(text)))
+
+    def query_term_counts(self, text: str) -> dict[str, int]:
+        """Distinct terms of a query, in first-seen order, with how often each occurs."""
+        counts: dict[str, int] = {}
+        for term in self.tokenize(text):
+            counts[term] = counts.get(term, 0) + 1
+        return counts
+
+    def id_counts(self, counts: Mapping[str, int]) -> dict[int, int]:
+        """Term counts keyed by vocabulary id; terms not in :attr:`vocab` are left out.
+
+        Terms that share an id (none do today) add up.
+        """
+        vocab = self.vocab
+        out: dict[int, int] = {}
+        for term, count in counts.items():
+            found = vocab.get(term)
+            if found is not None:
+                out[found] = out.get(found, 0) + count
+        return out
 
     def word_terms(self, word: str) -> tuple[str, ...]:
         """Terms of one surface word (as matched by :data:`WORD_PATTERN`)."""

@@ -7,7 +7,7 @@ Example::
       index_dir: .workspace_tools/index   # relative to the project root
       embedder: default                   # default | none | <sentence-transformers name or path>
       paths: [docs, src]                  # what `sync()` and `workspace-tools index` scan
-      fusion: weighted                    # weighted | rrf
+      fusion: zscore                      # zscore | weighted | rrf | minmax | spread
       vector_weight: 0.5
       bm25: {k1: 1.2, b: 0.6}
       chunking: {max_chars: 4000, overlap_lines: 3}

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from workspace_tools.core.index.dense import DenseIndex
-from workspace_tools.core.index.sparse import BM25Config, SparseIndex
+from workspace_tools.core.index.sparse import BM25Config, SparseIndex, query_tf_weights
 from workspace_tools.core.store.corpus import ChunkRow, Corpus, SourceRecord
 from workspace_tools.core.text.tokenizer import Tokenizer
 from workspace_tools.core.types import Chunk
@@ -82,10 +82,17 @@ class IndexState:
         return [self.corpus.chunks[c].chunk for c in self._row_ids]
 
     def bm25_top(
-        self, terms: list[str], *, k: int, mask: npt.NDArray[np.bool_] | None
+        self, terms: Mapping[str, int], *, k: int, mask: npt.NDArray[np.bool_] | None
     ) -> list[tuple[int, float]]:
-        """Best ``(key, raw BM25 score)`` pairs, optionally among the rows of ``mask``."""
-        rows = self.sparse.top_ids(self.tokenizer.ids_of(terms), k=k, mask=mask)
+        """Best ``(key, raw BM25 score)`` pairs, optionally among the rows of ``mask``.
+
+        ``terms`` maps each distinct query term to its count in the query; the BM25 config's
+        ``query_tf`` rule turns counts into term weights.
+        """
+        counts = self.tokenizer.id_counts(terms)
+        ids = list(counts)
+        weights = query_tf_weights(list(counts.values()), self.sparse.config.query_tf)
+        rows = self.sparse.top_ids(ids, k=k, mask=mask, weights=weights.tolist())
         return [(self._key_of_row(r), s) for r, s in rows]
 
     def vector_top(

@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -30,7 +30,13 @@ from workspace_tools.core.errors import (
 )
 from workspace_tools.core.extras import VECTOR_INSTALL, missing_vector_packages, require_vector
 from workspace_tools.core.index.dense import HNSW_THRESHOLD
-from workspace_tools.core.index.embedder import Embedder, SentenceTransformerEmbedder, as_embedder
+from workspace_tools.core.index.embedder import (
+    Embedder,
+    SentenceTransformerEmbedder,
+    as_embedder,
+    embed_query,
+)
+from workspace_tools.core.index.fusion import DEFAULT_FUSION, FUSION_RULES
 from workspace_tools.core.index.ranking import MODES, SearchMode, filter_mask, fuse, resolve_mode
 from workspace_tools.core.index.sparse import BM25Config
 from workspace_tools.core.store.corpus import ChunkRow, SourceRecord
@@ -120,9 +126,10 @@ class Workspace:
         scan_config: What ``sync()`` walks into.
         conversion_limits: Time, memory and unpacked-size budgets for converting each rich
             document (default 10 s, 512 MB, 512 MB unpacked, in worker processes).
-        fusion: Hybrid fusion rule, ``"weighted"`` (default: Mastra's min-max weighted sum,
-            nDCG@10 0.729 on SciFact test, 0.726 train) or ``"rrf"`` (reciprocal rank fusion,
-            0.718 / 0.717); see docs/benchmarks-dense.md.
+        fusion: Hybrid fusion rule (``core/index/fusion.py``): ``"zscore"`` (default: both
+            sides as standard scores over their candidate pools; best mean and worst case over
+            SciFact and three classic collections), ``"weighted"`` (Mastra's), ``"rrf"``,
+            ``"minmax"`` or ``"spread"``; see docs/benchmarks.md, "Fusion rules".
         vector_weight: Weight of the vector side in hybrid fusion, in [0, 1] (default 0.5).
         read_only: Refuse every change to the index (default False).
         autosave: Save after every call that changed the index.
@@ -150,7 +157,7 @@ class Workspace:
         bm25_config: BM25Config | None = None,
         scan_config: ScanConfig | None = None,
         conversion_limits: ConversionLimits | None = None,
-        fusion: Literal["rrf", "weighted"] | None = None,
+        fusion: str | None = None,
         vector_weight: float | None = None,
         read_only: bool | None = None,
         autosave: bool = True,
@@ -179,7 +186,7 @@ class Workspace:
         bm25_config = bm25_config or file.get("bm25_config")
         scan_config = scan_config or file.get("scan_config")
         conversion_limits = conversion_limits or file.get("conversion_limits")
-        fusion = fusion if fusion is not None else file.get("fusion", "weighted")
+        fusion = fusion if fusion is not None else file.get("fusion", DEFAULT_FUSION)
         vector_weight = vector_weight if vector_weight is not None else file.get("vector_weight")
         vector_weight = 0.5 if vector_weight is None else vector_weight
         read_only = bool(read_only if read_only is not None else file.get("read_only", False))
@@ -187,8 +194,8 @@ class Workspace:
         if not bm25 and self.embedder is None:
             msg = "A workspace needs at least one index: keep bm25=True or pass an embedder."
             raise InvalidInputError(msg)
-        if fusion not in {"rrf", "weighted"}:
-            msg = f"fusion must be 'rrf' or 'weighted', got {fusion!r}."
+        if fusion not in FUSION_RULES:
+            msg = f"fusion must be one of {', '.join(FUSION_RULES)}; got {fusion!r}."
             raise InvalidInputError(msg)
         if not 0.0 <= vector_weight <= 1.0:
             msg = f"vector_weight must be between 0 and 1, got {vector_weight}."
@@ -450,11 +457,12 @@ class Workspace:
                 reason), or not convertible.
             PathOutsideWorkspaceError: The path leaves the root.
         """
-        absolute = resolve_inside(self.root, path)
+        inside = self._root_relative(path)
+        absolute = resolve_inside(self.root, inside)
         if not absolute.is_file() and not absolute.exists():
             msg = f"No file {path!r} in the workspace. Give a path relative to the workspace root."
             raise InvalidInputError(msg)
-        rel = normalise_id(self.root, path)
+        rel = normalise_id(self.root, inside)
         limit = self.scan_config.max_file_bytes
         try:
             data, _ = read_inside(self.root, rel, max_bytes=limit)
@@ -483,6 +491,7 @@ class Workspace:
         mode: str | None = None,
         min_score: float | None = None,
         filter: Mapping[str, Any] | None = None,  # noqa: A002 - the public API name
+        vector_weight: float | None = None,
     ) -> list[SearchResult]:
         """Rank chunks for ``query``.
 
@@ -491,8 +500,12 @@ class Workspace:
             top_k: Most results (larger than the corpus returns the whole ranked corpus).
             mode: ``bm25``, ``vector`` or ``hybrid``; default hybrid when both indexes exist.
             min_score: Drop results scoring below this (scores depend on the mode; see docs).
-            filter: Exact-match conditions on chunk metadata (``source_id``, ``format`` and your
-                own keys); applied before ranking, so ``top_k`` matching hits come back.
+            filter: Conditions on chunk metadata (``source_id``, ``format`` and your own keys):
+                plain values for equality, or operators ``$eq $ne $in $nin $gt $gte $lt $lte
+                $exists``, combined with ``$and``/``$or`` (see ``core/index/filters.py``);
+                applied before ranking, so ``top_k`` matching hits come back.
+            vector_weight: Weight of the vector side in hybrid fusion for this call, in [0, 1]
+                (default: the workspace's).
 
         Returns:
             Results best first. An empty query or index gives an empty list; BM25 never returns
@@ -510,15 +523,20 @@ class Workspace:
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             msg = f"top_k must be a whole number of at least 1, got {top_k!r}."
             raise InvalidInputError(msg)
+        weight = self.vector_weight if vector_weight is None else vector_weight
+        if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight <= 1:
+            msg = f"vector_weight must be a number between 0 and 1, got {vector_weight!r}."
+            raise InvalidInputError(msg)
         chosen = resolve_mode(mode, self.modes)
         if not query.strip():
             return []
-        terms = self.tokenizer.query_terms(query)
+        counts = self.tokenizer.query_term_counts(query)
+        terms = list(counts)
         query_vector = None
         if chosen in {"vector", "hybrid"}:
             self._ensure_vectors()
             assert self.embedder is not None
-            query_vector = self.embedder.embed([query])[0]
+            query_vector = embed_query(self.embedder, query)
         with self._lock:
             total = len(self._state.corpus.chunks)
             if total == 0:
@@ -531,7 +549,7 @@ class Workspace:
             bm25_hits: list[tuple[int, float]] = []
             vector_hits: list[tuple[int, float]] = []
             if chosen in {"bm25", "hybrid"} and terms:
-                bm25_hits = state.bm25_top(terms, k=k if chosen == "bm25" else pool, mask=mask)
+                bm25_hits = state.bm25_top(counts, k=k if chosen == "bm25" else pool, mask=mask)
             if query_vector is not None:
                 vector_hits = state.vector_top(
                     query_vector, k=k if chosen == "vector" else pool, mask=mask
@@ -542,7 +560,7 @@ class Workspace:
                 vector_hits,
                 k=k,
                 fusion=self.fusion,
-                vector_weight=self.vector_weight,
+                vector_weight=float(weight),
             )
             results = self._results(ranked, terms)
         if min_score is not None:
@@ -581,7 +599,20 @@ class Workspace:
             raise InvalidInputError(msg)
         if "://" in source_id:
             return source_id
-        return normalise_id(self.root, source_id) or "."
+        return normalise_id(self.root, self._root_relative(source_id)) or "."
+
+    def _root_relative(self, path: str) -> str:
+        """``'/docs/guide.md'`` (Mastra's id style) as ``'docs/guide.md'``.
+
+        An absolute path inside the root keeps its meaning; any other leading slash marks a
+        path relative to the workspace root.
+        """
+        if not path.startswith("/"):
+            return path
+        candidate = Path(os.path.normpath(path))
+        if candidate == self.root or self.root in candidate.parents:
+            return path
+        return path.lstrip("/") or "."
 
     def _index_rel(self) -> str | None:
         try:

