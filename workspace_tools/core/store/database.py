@@ -47,6 +47,7 @@ TERM_SEPARATOR: Final = " "
 """Terms of a chunk are stored space-separated (the tokenizer never yields whitespace)."""
 
 _SCHEMA: Final = """
+BEGIN IMMEDIATE;
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS sources(
     id TEXT PRIMARY KEY, kind TEXT NOT NULL, hash TEXT NOT NULL, chunk_ids TEXT NOT NULL,
@@ -65,7 +66,13 @@ CREATE TABLE IF NOT EXISTS removed(
 CREATE INDEX IF NOT EXISTS removed_version ON removed(version);
 CREATE TABLE IF NOT EXISTS vectors(
     hash TEXT PRIMARY KEY, vector BLOB NOT NULL, checksum TEXT NOT NULL);
+INSERT OR IGNORE INTO meta VALUES ('format_version', '2');
+INSERT OR IGNORE INTO meta VALUES ('version', '0');
+INSERT OR IGNORE INTO meta VALUES ('horizon', '0');
+COMMIT;
 """
+"""Schema and first rows in one transaction: a crash leaves all of it or none (the format
+version is :data:`FORMAT_VERSION`)."""
 
 
 def row_checksum(*fields: Any) -> str:
@@ -139,8 +146,29 @@ class IndexDatabase:
     # -- connection ----------------------------------------------------------------------------
 
     def exists(self) -> bool:
-        """The database file exists (an index was created)."""
-        return self.path.exists()
+        """An index was created here (the file exists and, seen read-only, holds the schema)."""
+        if self._conn is not None:
+            return True
+        if not self.path.exists():
+            return False
+        if not self.read_only:
+            return True
+        with self._lock, self.guard("open"):
+            # A writer killed while creating the file leaves one without tables: no index yet.
+            self._check_file()
+            conn = self._connect_read_only()
+            if conn.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchone() is None:
+                conn.close()
+                return False
+            self._conn = conn
+            self._check_format()
+            return True
+
+    def _connect_read_only(self) -> sqlite3.Connection:
+        uri = f"{self.path.as_uri()}?mode=ro"
+        return sqlite3.connect(
+            uri, uri=True, timeout=60, isolation_level=None, check_same_thread=False
+        )
 
     def connection(self) -> sqlite3.Connection:
         """The open connection (created, with the schema, on first use)."""
@@ -151,27 +179,17 @@ class IndexDatabase:
                 return self._conn
             self._check_file()
             if self.read_only:
-                uri = f"{self.path.as_uri()}?mode=ro"
-                conn = sqlite3.connect(
-                    uri, uri=True, timeout=60, isolation_level=None, check_same_thread=False
-                )
+                conn = self._connect_read_only()
             else:
                 self.directory.mkdir(parents=True, exist_ok=True)
                 conn = sqlite3.connect(
                     self.path, timeout=60, isolation_level=None, check_same_thread=False
                 )
-                conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
-                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA auto_vacuum=INCREMENTAL")  # before the first table
                 conn.execute("PRAGMA secure_delete=ON")
-                conn.execute(f"PRAGMA synchronous={'FULL' if self._durable else 'NORMAL'}")
                 conn.executescript(_SCHEMA)
-                with _transaction(conn):
-                    conn.execute(
-                        "INSERT OR IGNORE INTO meta VALUES ('format_version', ?)",
-                        (str(FORMAT_VERSION),),
-                    )
-                    conn.execute("INSERT OR IGNORE INTO meta VALUES ('version', '0')")
-                    conn.execute("INSERT OR IGNORE INTO meta VALUES ('horizon', '0')")
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute(f"PRAGMA synchronous={'FULL' if self._durable else 'NORMAL'}")
             self._conn = conn
             self._check_format()
             return conn
@@ -353,6 +371,8 @@ class IndexDatabase:
     def chunks(self, keys: Sequence[int]) -> dict[int, ChunkRecord]:
         """Chunks by key (missing keys are left out)."""
         out: dict[int, ChunkRecord] = {}
+        if not keys:
+            return out
         with self._lock, self.guard("read the index"):
             conn = self.connection()
             for start in range(0, len(keys), 500):
@@ -383,6 +403,8 @@ class IndexDatabase:
         """Cached vectors of these content hashes (misses are left out)."""
         wanted = list(dict.fromkeys(hashes))
         out: dict[str, npt.NDArray[np.float32]] = {}
+        if not wanted:
+            return out
         with self._lock, self.guard("read the index"):
             conn = self.connection()
             for start in range(0, len(wanted), 500):
@@ -419,15 +441,19 @@ class IndexDatabase:
                     f"SELECT {_SOURCE_COLUMNS}, version FROM sources WHERE version>?",  # noqa: S608
                     (version,),
                 ).fetchall()
-                removed = conn.execute(
-                    "SELECT version, kind, ident FROM removed WHERE version>? ORDER BY rowid",
-                    (version,),
-                ).fetchall()
-                chunk_rows = conn.execute(
-                    f"SELECT {_CHUNK_COLUMNS}, version FROM chunks WHERE version>? "  # noqa: S608
-                    "ORDER BY key",
-                    (version,),
-                ).fetchall()
+                # No ORDER BY: it would make SQLite scan the table instead of the version index.
+                removed = sorted(
+                    conn.execute(
+                        "SELECT rowid, version, kind, ident FROM removed WHERE version>?",
+                        (version,),
+                    ).fetchall()
+                )
+                chunk_rows = sorted(
+                    conn.execute(
+                        f"SELECT {_CHUNK_COLUMNS}, version FROM chunks WHERE version>?",  # noqa: S608
+                        (version,),
+                    ).fetchall()
+                )
                 chunks = [
                     (c.key, c.source, c.hash, c.terms, int(r[-1]))
                     for c, r in ((self._chunk(r[:-1]), r) for r in chunk_rows)
@@ -436,7 +462,7 @@ class IndexDatabase:
             version=current,
             sources=[self._source(r[:-1]) for r in rows],
             source_versions=[int(r[-1]) for r in rows],
-            removed=[(int(v), str(k), str(i)) for v, k, i in removed],
+            removed=[(int(v), str(k), str(i)) for _rowid, v, k, i in removed],
             chunks=chunks,
         )
 
@@ -701,18 +727,6 @@ class Writer:
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-
-
-@contextlib.contextmanager
-def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-        conn.execute("COMMIT")
-    except BaseException:
-        with contextlib.suppress(sqlite3.Error):
-            conn.execute("ROLLBACK")
-        raise
 
 
 def storage_error(exc: OSError, directory: Path, action: str) -> StorageError:

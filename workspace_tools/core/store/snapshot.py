@@ -12,11 +12,11 @@ a time (a ``filelock`` lock, which works on every platform), then older folders 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
 import shutil
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -45,7 +45,7 @@ class SnapshotInfo:
     folder: Path
     version: int
     files: dict[str, list[Any]]
-    """Relative path -> ``[size, blake2b hex]``."""
+    """Relative path -> ``[size, CRC-32 hex]``."""
     config: dict[str, Any]
     """What the snapshot was built with (BM25 parameters, embedder)."""
 
@@ -86,7 +86,7 @@ def _verified(info: SnapshotInfo, name: str) -> Path | None:
             msg = "size or hash differs"
             raise ValueError(msg)
     except (OSError, ValueError, TypeError) as exc:
-        logger.warning("Snapshot file %s is unusable (%s); rebuilding it", path, exc)
+        _report(path, exc)
         return None
     return path
 
@@ -101,7 +101,7 @@ def load_base(info: SnapshotInfo) -> tuple[BaseArrays, list[str]] | None:
         try:
             arrays[name] = np.load(path, mmap_mode="r", allow_pickle=False)
         except (OSError, ValueError) as exc:
-            logger.warning("Snapshot file %s is unreadable (%s); rebuilding it", path, exc)
+            _report(path, exc)
             return None
     path = _verified(info, "vocab.json")
     if path is None:
@@ -109,7 +109,7 @@ def load_base(info: SnapshotInfo) -> tuple[BaseArrays, list[str]] | None:
     try:
         vocab = [str(t) for t in json.loads(path.read_text(encoding="utf-8"))]
     except (OSError, ValueError) as exc:
-        logger.warning("Snapshot file %s is unreadable (%s); rebuilding it", path, exc)
+        _report(path, exc)
         return None
     base = BaseArrays(**arrays)
     rows = len(base.keys)
@@ -210,12 +210,21 @@ def _write_snapshot(
                 shutil.rmtree(old, ignore_errors=True)
 
 
+def _report(path: Path, exc: Exception) -> None:
+    """Log why a snapshot file is not used (quietly when a newer snapshot replaced it)."""
+    if isinstance(exc, FileNotFoundError):
+        logger.debug("Snapshot file %s was replaced (%s); reading the database", path, exc)
+    else:
+        logger.warning("Snapshot file %s is unusable (%s); rebuilding it", path, exc)
+
+
 def _digest(path: Path) -> str:
-    digest = hashlib.blake2b(digest_size=16)
+    """CRC-32 of a file (it detects damage, at several times the speed of a cryptographic hash)."""
+    crc = 0
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+            crc = zlib.crc32(block, crc)
+    return f"{crc:08x}"
 
 
 def _fsync_folder(folder: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -546,32 +547,23 @@ class Workspace:
             query_vector = self.embedder.embed([query])[0]
         if filter is not None:
             filter_mask([], filter)  # validates the conditions
-        with self._lock:
-            self._refresh()
-            state = self._state
-            total = len(state)
-            if total == 0:
-                return []
-            k = min(top_k, total)
-            mask = state.filter_mask(filter) if filter else None
-            pool = min(total, max(2 * k, 100))
-            bm25_hits: list[tuple[int, float]] = []
-            vector_hits: list[tuple[int, float]] = []
-            if chosen in {"bm25", "hybrid"} and terms:
-                bm25_hits = state.bm25_top(terms, k=k if chosen == "bm25" else pool, mask=mask)
-            if query_vector is not None:
-                vector_hits = state.vector_top(
-                    query_vector, k=k if chosen == "vector" else pool, mask=mask
-                )
-            ranked = fuse(
-                chosen,
-                bm25_hits,
-                vector_hits,
-                k=k,
-                fusion=self.fusion,
-                vector_weight=self.vector_weight,
-            )
-            results = self._results(ranked, terms)
+        results: list[SearchResult] = []
+        for attempt in range(_SEARCH_ATTEMPTS):
+            # Chunk rows never change under a key, so results are consistent with the state the
+            # ranking used unless a row was deleted since; then catch up and rank again. The last
+            # attempt holds one read transaction, so nothing can move under it.
+            consistent = self._db.reading() if attempt else contextlib.nullcontext()
+            with self._lock, consistent:
+                self._refresh()
+                ranked = self._rank(terms, query_vector, chosen, top_k=top_k, filter=filter)
+                found = self._db.chunks([key for key, _score, _details in ranked])
+                if all(key in found for key, _s, _d in ranked) or attempt + 1 == _SEARCH_ATTEMPTS:
+                    results = [
+                        build_result(_chunk(found[key]), score, details, terms, self.tokenizer)
+                        for key, score, details in ranked
+                        if key in found
+                    ]
+                    break
         if min_score is not None:
             results = [r for r in results if r.score >= min_score]
         return results
@@ -798,15 +790,39 @@ class Workspace:
             with self._lock:
                 self._state.add_dense(vectors)
 
-    def _results(
-        self, ranked: list[tuple[int, float, dict[str, float]]], terms: list[str]
-    ) -> list[SearchResult]:
-        records = self._db.chunks([key for key, _score, _details in ranked])
-        return [
-            build_result(_chunk(records[key]), score, details, terms, self.tokenizer)
-            for key, score, details in ranked
-            if key in records
-        ]
+    def _rank(
+        self,
+        terms: list[str],
+        query_vector: npt.NDArray[np.float32] | None,
+        chosen: str,
+        *,
+        top_k: int,
+        filter: Mapping[str, Any] | None,  # noqa: A002 - as in search()
+    ) -> list[tuple[int, float, dict[str, float]]]:
+        """``(key, score, details)`` best first, from the state in memory (lock held)."""
+        state = self._state
+        total = len(state)
+        if total == 0:
+            return []
+        k = min(top_k, total)
+        mask = state.filter_mask(filter) if filter else None
+        pool = min(total, max(2 * k, 100))
+        bm25_hits: list[tuple[int, float]] = []
+        vector_hits: list[tuple[int, float]] = []
+        if chosen in {"bm25", "hybrid"} and terms:
+            bm25_hits = state.bm25_top(terms, k=k if chosen == "bm25" else pool, mask=mask)
+        if query_vector is not None:
+            vector_hits = state.vector_top(
+                query_vector, k=k if chosen == "vector" else pool, mask=mask
+            )
+        return fuse(
+            chosen,
+            bm25_hits,
+            vector_hits,
+            k=k,
+            fusion=self.fusion,
+            vector_weight=self.vector_weight,
+        )
 
     def _settings(self) -> dict[str, Any]:
         embedder = None
@@ -862,6 +878,7 @@ class Workspace:
                 bar.close()
 
 
+_SEARCH_ATTEMPTS: Final = 3
 _SNAPSHOT_MINIMUM: Final = 1_000
 """An index without a snapshot gets one once it holds this many chunks."""
 
