@@ -77,14 +77,11 @@ version is :data:`FORMAT_VERSION`)."""
 
 def row_checksum(*fields: Any) -> str:
     """Checksum of a row's fields (stored with the row, checked when it is read)."""
-    digest = hashlib.blake2b(digest_size=8)
-    for value in fields:
-        if isinstance(value, bytes):
-            digest.update(value)
-        else:
-            digest.update(str(value).encode("utf-8", "surrogatepass"))
-        digest.update(b"\x1f")
-    return digest.hexdigest()
+    parts = [
+        value if isinstance(value, bytes) else str(value).encode("utf-8", "surrogatepass")
+        for value in fields
+    ]
+    return hashlib.blake2b(b"\x1f".join(parts), digest_size=8).hexdigest()
 
 
 @dataclass(slots=True)

@@ -234,6 +234,7 @@ class Workspace:
             hnsw_threshold=hnsw_threshold,
         )
         self._clear_on_commit = False
+        self._chunk_cache: dict[int, Chunk] = {}
         self._saved_settings: dict[str, Any] | None = None
         if rebuild and not read_only:
             # The old index stays until the first commit replaces it in the same transaction,
@@ -556,10 +557,10 @@ class Workspace:
             with self._lock, consistent:
                 self._refresh()
                 ranked = self._rank(terms, query_vector, chosen, top_k=top_k, filter=filter)
-                found = self._db.chunks([key for key, _score, _details in ranked])
+                found = self._chunks([key for key, _score, _details in ranked])
                 if all(key in found for key, _s, _d in ranked) or attempt + 1 == _SEARCH_ATTEMPTS:
                     results = [
-                        build_result(_chunk(found[key]), score, details, terms, self.tokenizer)
+                        build_result(found[key], score, details, terms, self.tokenizer)
                         for key, score, details in ranked
                         if key in found
                     ]
@@ -790,6 +791,18 @@ class Workspace:
             with self._lock:
                 self._state.add_dense(vectors)
 
+    def _chunks(self, keys: list[int]) -> dict[int, Chunk]:
+        """Chunks by key: from memory when seen before (a key's chunk never changes), else read."""
+        cache = self._chunk_cache
+        found = {k: cache[k] for k in keys if k in cache}
+        missing = [k for k in keys if k not in found]
+        if missing:
+            for key, record in self._db.chunks(missing).items():
+                found[key] = cache[key] = _chunk(record)
+            while len(cache) > _CHUNK_CACHE:
+                del cache[next(iter(cache))]
+        return found
+
     def _rank(
         self,
         terms: list[str],
@@ -879,6 +892,8 @@ class Workspace:
 
 
 _SEARCH_ATTEMPTS: Final = 3
+_CHUNK_CACHE: Final = 4096
+"""Chunks kept in memory for results (the rest stay in the database until a result needs them)."""
 _SNAPSHOT_MINIMUM: Final = 1_000
 """An index without a snapshot gets one once it holds this many chunks."""
 
