@@ -99,7 +99,7 @@ def load_base(info: SnapshotInfo) -> tuple[BaseArrays, list[str]] | None:
         if path is None:
             return None
         try:
-            # A plain ndarray view of the map: memmap slices cost ~100 us each in __array_finalize__.
+            # A plain ndarray view of the map (slicing a memmap costs ~100 us in __array_finalize__)
             arrays[name] = np.asarray(np.load(path, mmap_mode="r", allow_pickle=False))
         except (OSError, ValueError) as exc:
             _report(path, exc)
