@@ -23,10 +23,12 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from _scifact import load_scifact, ndcg_at_10
 
@@ -34,12 +36,18 @@ from workspace_tools import Workspace
 
 
 class MemoEmbedder:
-    """The packaged model, each distinct text embedded once across both workspaces."""
+    """The packaged model (or the tests' hashed bag of words with ``fake``), each distinct text
+    embedded once across both workspaces."""
 
-    def __init__(self) -> None:
-        from workspace_tools.core.index.embedder import SentenceTransformerEmbedder
+    def __init__(self, *, fake: bool = False) -> None:
+        if fake:
+            from tests.support.fakes import FakeEmbedder
 
-        self._inner = SentenceTransformerEmbedder()
+            self._inner: Any = FakeEmbedder(dimension=256, max_batch_size=512)
+        else:
+            from workspace_tools.core.index.embedder import SentenceTransformerEmbedder
+
+            self._inner = SentenceTransformerEmbedder()
         self._memo: dict[str, np.ndarray] = {}
 
     @property
@@ -81,11 +89,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--writes", type=int, default=1000)
     parser.add_argument("--scifact", type=Path, default=None, help="SciFact folder")
+    parser.add_argument(
+        "--fake-embedder",
+        action="store_true",
+        help="the tests' hashed bag-of-words vectors instead of the model (storage check only)",
+    )
     args = parser.parse_args()
     corpus, queries, qrels = load_scifact(args.scifact) if args.scifact else load_scifact()
     docs = list(corpus.items())
     rng = random.Random(14)
-    embedder = MemoEmbedder()
+    embedder = MemoEmbedder(fake=args.fake_embedder)
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
         Path(tmp, "fresh").mkdir()

@@ -29,13 +29,36 @@ if TYPE_CHECKING:
     from workspace_tools.core.index.dense import DenseIndex
     from workspace_tools.core.store.database import IndexDatabase
 
-__all__ = ["SnapshotInfo", "load_base", "load_dense", "read_pointer", "write_snapshot"]
+__all__ = [
+    "Payload",
+    "SnapshotInfo",
+    "load_base",
+    "load_dense",
+    "load_payload",
+    "read_pointer",
+    "write_snapshot",
+]
 
 logger = logging.getLogger(__name__)
 
 _PREFIX: Final = "snapshot-"
 _ARRAYS: Final = ("keys", "terms", "offsets", "indptr", "docs", "tf", "scores")
 _DENSE: Final = "dense.faiss"
+
+
+@dataclass(frozen=True, slots=True)
+class Payload:
+    """What a search result shows of each base row (one JSON array per row), memory-mapped."""
+
+    blob: Any
+    """``uint8`` bytes of every row, one after the other."""
+    offsets: Any
+    """Row ``i`` is ``blob[offsets[i]:offsets[i + 1]]``."""
+
+    def row(self, number: int) -> list[Any]:
+        """``[id, source, start, end, headings, levels, metadata, text]`` of a base row."""
+        start, stop = int(self.offsets[number]), int(self.offsets[number + 1])
+        return list(json.loads(self.blob[start:stop].tobytes()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +149,24 @@ def load_base(info: SnapshotInfo) -> tuple[BaseArrays, list[str]] | None:
     return base, vocab
 
 
+def load_payload(info: SnapshotInfo, rows: int) -> Payload | None:
+    """The result payload of the base rows (``None`` when absent or damaged: read the database)."""
+    blob_path = _verified(info, "payload.npy")
+    offsets_path = _verified(info, "payload_offsets.npy")
+    if blob_path is None or offsets_path is None:
+        return None
+    try:
+        blob = np.asarray(np.load(blob_path, mmap_mode="r", allow_pickle=False))
+        offsets = np.asarray(np.load(offsets_path, mmap_mode="r", allow_pickle=False))
+    except (OSError, ValueError) as exc:
+        _report(blob_path, exc)
+        return None
+    if len(offsets) != rows + 1 or (rows and int(offsets[-1]) != len(blob)):
+        logger.warning("Snapshot payload in %s is inconsistent; reading the database", info.folder)
+        return None
+    return Payload(blob=blob, offsets=offsets)
+
+
 def load_dense(info: SnapshotInfo, *, dimension: int, hnsw_threshold: int) -> DenseIndex | None:
     """The saved FAISS index; ``None`` when absent or damaged (it is then rebuilt)."""
     from workspace_tools.core.errors import IndexCorruptError
@@ -152,12 +193,21 @@ def write_snapshot(
     vocab: list[str],
     dense: DenseIndex | None,
     config: dict[str, Any],
+    payload: Payload | None = None,
 ) -> None:
     """Save a snapshot of database version ``version`` and point the database at it."""
     from workspace_tools.core.store.database import storage_error
 
     try:
-        _write_snapshot(db, version=version, base=base, vocab=vocab, dense=dense, config=config)
+        _write_snapshot(
+            db,
+            version=version,
+            base=base,
+            vocab=vocab,
+            dense=dense,
+            config=config,
+            payload=payload,
+        )
     except OSError as exc:
         raise storage_error(exc, db.directory, "save a snapshot") from exc
 
@@ -170,6 +220,7 @@ def _write_snapshot(
     vocab: list[str],
     dense: DenseIndex | None,
     config: dict[str, Any],
+    payload: Payload | None,
 ) -> None:
     from filelock import FileLock
 
@@ -191,6 +242,13 @@ def _write_snapshot(
                     )
                 text = json.dumps(vocab, ensure_ascii=False, separators=(",", ":"))
                 (staging / "vocab.json").write_text(text, encoding="utf-8")
+            if payload is not None:
+                np.save(staging / "payload.npy", np.asarray(payload.blob), allow_pickle=False)
+                np.save(
+                    staging / "payload_offsets.npy",
+                    np.asarray(payload.offsets, dtype=np.int64),
+                    allow_pickle=False,
+                )
             if dense is not None and len(dense):
                 dense.save(staging / _DENSE)
             files = {p.name: [p.stat().st_size, _digest(p)] for p in sorted(staging.iterdir())}

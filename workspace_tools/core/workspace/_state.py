@@ -11,6 +11,7 @@ needs them. The Workspace holds the locks; this class is not thread-safe on its 
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -23,8 +24,16 @@ from workspace_tools.core.index.segments import SparseSegments
 from workspace_tools.core.index.sparse import BM25Config
 from workspace_tools.core.store.corpus import SourceRecord
 from workspace_tools.core.store.database import TERM_SEPARATOR, Changes, IndexDatabase, SourceRow
-from workspace_tools.core.store.snapshot import load_base, load_dense, read_pointer, write_snapshot
+from workspace_tools.core.store.snapshot import (
+    Payload,
+    load_base,
+    load_dense,
+    load_payload,
+    read_pointer,
+    write_snapshot,
+)
 from workspace_tools.core.text.tokenizer import Tokenizer
+from workspace_tools.core.types import Chunk
 
 __all__ = ["IndexState", "record_of"]
 
@@ -74,6 +83,8 @@ class IndexState:
         """Database version of :attr:`sparse` (``-1``: not loaded)."""
         self.snapshot_version = -1
         """Version of the snapshot the BM25 base came from (or was saved as)."""
+        self.payload: Payload | None = None
+        """What results show of the BM25 base rows (from the snapshot), when available."""
         self.dense: DenseIndex | None = None
         self._dense_version = -1
         self._dense_pending: dict[int, str] = {}
@@ -122,6 +133,7 @@ class IndexState:
         self._data_version = None
 
     def _reset(self) -> None:
+        self.payload = None
         self.sparse = SparseSegments(self.bm25_config)
         self.version = self.snapshot_version = -1
         self.dense, self._dense_version = None, -1
@@ -137,6 +149,7 @@ class IndexState:
             base, vocab = loaded
             self.tokenizer.set_vocabulary(vocab)
             self.sparse.load(base)
+            self.payload = load_payload(info, len(base.keys))
             self.version = self.snapshot_version = info.version
             return
         version, rows = self.db.snapshot_of_rows()
@@ -144,6 +157,7 @@ class IndexState:
         keys = [int(r[0]) for r in rows]
         terms = [self._term_ids(r[3]) for r in rows]
         self.sparse.build(keys, terms, len(self.tokenizer.vocab))
+        self.payload = None
         self.version = version
         self.snapshot_version = -1
 
@@ -222,6 +236,29 @@ class IndexState:
         return None if row is None else record_of(row)
 
     # -- search --------------------------------------------------------------------------------
+
+    def base_chunks(self, keys: list[int]) -> dict[int, Chunk]:
+        """Chunks of these keys that the snapshot's payload holds (the rest: ask the database)."""
+        payload = self.payload
+        if payload is None:
+            return {}
+        base_rows = len(self.sparse.base.keys)
+        out = {}
+        for key in keys:
+            row = self.sparse.row_of(key)
+            if row is not None and row < base_rows:
+                cid, source, start, end, headings, levels, metadata, text = payload.row(row)
+                out[key] = Chunk(
+                    id=cid,
+                    source_id=source,
+                    text=text,
+                    start_line=int(start),
+                    end_line=int(end),
+                    headings=tuple(headings),
+                    heading_levels=tuple(levels),
+                    metadata=metadata,
+                )
+        return out
 
     def __len__(self) -> int:
         return len(self.sparse)
@@ -338,8 +375,10 @@ class IndexState:
         remap = np.full(max(len(vocab), 1), -1, dtype=np.int32)
         remap[used] = np.arange(len(used), dtype=np.int32)
         compact = [words[i] for i in used.tolist()]
+        payload = self._payload_for(keys) if save else None
         self.tokenizer.set_vocabulary(compact)
         self.sparse.build(keys, [remap[t] for t in terms], len(compact))
+        self.payload = payload
         if save and self.version >= 0:
             dense = (
                 self.dense
@@ -356,5 +395,28 @@ class IndexState:
                     **config,
                     "embedder": config.get("embedder") if dense is not None else None,
                 },
+                payload=payload,
             )
             self.snapshot_version = self.version
+
+    def _payload_for(self, keys: list[int]) -> Payload:
+        """Result payload of ``keys`` (in this order): reused from the snapshot, else read."""
+        lines: dict[int, bytes] = {}
+        payload, base_rows = self.payload, len(self.sparse.base.keys)
+        if payload is not None:
+            for key in keys:
+                row = self.sparse.row_of(key)
+                if row is not None and row < base_rows:
+                    start, stop = int(payload.offsets[row]), int(payload.offsets[row + 1])
+                    lines[key] = payload.blob[start:stop].tobytes()
+        missing = [k for k in keys if k not in lines]
+        for start in range(0, len(missing), 2000):
+            for key, r in self.db.chunks(missing[start : start + 2000]).items():
+                fields = [r.id, r.source, r.start_line, r.end_line, r.headings, r.levels]
+                row_json = json.dumps([*fields, r.metadata, r.text], ensure_ascii=False)
+                lines[key] = row_json.encode("utf-8", "surrogatepass")
+        parts = [lines.get(k, b"null") for k in keys]
+        offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+        np.cumsum([len(p) for p in parts], out=offsets[1:])
+        blob = np.frombuffer(b"".join(parts), dtype=np.uint8)
+        return Payload(blob=blob, offsets=offsets)

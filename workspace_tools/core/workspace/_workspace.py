@@ -797,6 +797,10 @@ class Workspace:
         found = {k: cache[k] for k in keys if k in cache}
         missing = [k for k in keys if k not in found]
         if missing:
+            for key, chunk in self._state.base_chunks(missing).items():
+                found[key] = cache[key] = chunk
+            missing = [k for k in keys if k not in found]
+        if missing:
             for key, record in self._db.chunks(missing).items():
                 found[key] = cache[key] = _chunk(record)
             while len(cache) > _CHUNK_CACHE:
