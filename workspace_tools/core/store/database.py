@@ -139,6 +139,8 @@ class IndexDatabase:
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         self._durable = durable
+        self._immutable: tuple[int, int] | None = None
+        self._reopens = 0
 
     # -- connection ----------------------------------------------------------------------------
 
@@ -162,10 +164,31 @@ class IndexDatabase:
             return True
 
     def _connect_read_only(self) -> sqlite3.Connection:
-        uri = f"{self.path.as_uri()}?mode=ro"
+        """A read-only connection that creates no file.
+
+        With no writer around (no ``-wal`` file) the database is opened ``immutable``, so SQLite
+        creates no ``-wal``/``-shm`` files either: a read-only workspace leaves the folder byte
+        for byte as it was. :meth:`data_version` notices when a writer appears (or the file
+        changes) and reopens normally, so later commits are still seen.
+        """
+        stamp = self._stamp()
+        immutable = stamp is not None and not self._wal.exists()
+        uri = f"{self.path.as_uri()}?mode=ro" + ("&immutable=1" if immutable else "")
+        self._immutable = stamp if immutable else None
         return sqlite3.connect(
             uri, uri=True, timeout=60, isolation_level=None, check_same_thread=False
         )
+
+    @property
+    def _wal(self) -> Path:
+        return self.path.with_name(self.path.name + "-wal")
+
+    def _stamp(self) -> tuple[int, int] | None:
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
+            return None
+        return (stat.st_mtime_ns, stat.st_size)
 
     def connection(self) -> sqlite3.Connection:
         """The open connection (created, with the schema, on first use)."""
@@ -314,7 +337,15 @@ class IndexDatabase:
     def data_version(self) -> int:
         """Changes whenever another connection commits (cheap: no table is read)."""
         with self._lock, self.guard("read the index"):
-            return int(self.connection().execute("PRAGMA data_version").fetchone()[0])
+            moved = self._immutable is not None and (
+                self._wal.exists() or self._stamp() != self._immutable
+            )
+            if self._conn is not None and moved:
+                self._conn.close()  # a writer appeared: reopen to see its commits
+                self._conn = None
+                self._reopens += 1
+            version = int(self.connection().execute("PRAGMA data_version").fetchone()[0])
+            return self._reopens << 32 | version
 
     def settings(self) -> dict[str, Any] | None:
         """Settings the index was built with (``None`` for an empty, new index)."""
