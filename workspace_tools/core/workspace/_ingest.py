@@ -18,7 +18,7 @@ import numpy.typing as npt
 from workspace_tools.core.convert import UNIT_FORMATS, ConversionCache, Converted
 from workspace_tools.core.errors import ConversionError, InvalidInputError
 from workspace_tools.core.index.embedder import Embedder
-from workspace_tools.core.store.corpus import SourceRecord
+from workspace_tools.core.store.corpus import ChunkRow, SourceRecord
 from workspace_tools.core.text.chunking import ChunkingConfig, chunk_text
 from workspace_tools.core.text.hashing import text_hash
 from workspace_tools.core.text.scan import ScanConfig, read_inside
@@ -30,6 +30,7 @@ __all__ = [
     "DocumentLike",
     "check_metadata",
     "chunk_converted",
+    "embed_missing",
     "embed_texts",
     "gc_paused",
     "indexed_text",
@@ -291,6 +292,25 @@ def embed_texts(
         if bar is not None:
             bar.close()
     return out
+
+
+def embed_missing(
+    embedder: Embedder,
+    rows: list[ChunkRow],
+    cache: Mapping[str, npt.NDArray[np.float32]],
+    *,
+    show_progress: bool,
+) -> dict[str, npt.NDArray[np.float32]]:
+    """Vectors of the row texts not in ``cache`` (each distinct text once), in batches.
+
+    Raises:
+        InvalidInputError: the embedder returned a wrong number of vectors.
+    """
+    todo: dict[str, str] = {}
+    for row in rows:
+        if row.hash not in cache and row.hash not in todo:
+            todo[row.hash] = row.chunk.text
+    return embed_texts(embedder, todo, show_progress=show_progress)
 
 
 def stage_file(
