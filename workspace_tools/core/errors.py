@@ -17,6 +17,7 @@ __all__ = [
     "SearchModeError",
     "SkillFormatError",
     "SkillNotFoundError",
+    "StorageError",
     "WorkspaceError",
 ]
 
@@ -47,6 +48,10 @@ class IndexMismatchError(WorkspaceError, ValueError):
 
 class IndexCorruptError(WorkspaceError, RuntimeError):
     """An index file on disk is truncated, tampered with or unreadable."""
+
+
+class StorageError(WorkspaceError, OSError):
+    """The index could not be read or written: disk full, folder not writable, locked too long."""
 
 
 class ConversionError(WorkspaceError, ValueError):

@@ -75,3 +75,23 @@ def test_stats_and_remove(tree: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert code == 0 and "Removed 2 sources." in out
     code, out, _ = run(capsys, "--root", str(tree), "--embedder", "none", "stats")
     assert json.loads(out)["sources"] == 2
+
+
+def test_a_full_disk_is_one_clear_line_not_a_traceback(
+    tree: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    from workspace_tools.core.store import database
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(database.Writer, "put_source", full)
+    code, out, err = run(capsys, "--root", str(tree), "--embedder", "none", "-q", "index")
+    assert code == 2 and out == ""
+    assert err.startswith("error: Could not save the change in ")
+    assert "The disk is full: free some space and retry" in err and "Traceback" not in err
+    monkeypatch.undo()
+    code, out, _ = run(capsys, "--root", str(tree), "--embedder", "none", "stats")
+    assert code == 0 and json.loads(out)["sources"] == 0

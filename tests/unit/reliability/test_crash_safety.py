@@ -6,9 +6,10 @@ and checks it equals the state of the last completed save or of the interrupted 
 anything else. The next child is started (and has imported everything) while the previous one
 runs, so the kills cost little wall time.
 
-The second half damages every file of a saved generation in several ways and checks that loading
-either raises :class:`IndexCorruptError` naming ``rebuild=True`` or heals itself with identical
-results; never an obscure traceback. And no pickle anywhere.
+The second half damages every file of a saved index (the database and the derived snapshot) in
+several ways and checks that loading either raises :class:`IndexCorruptError` naming
+``rebuild=True`` or heals itself with identical results; never an obscure traceback. And no
+pickle anywhere.
 """
 
 from __future__ import annotations
@@ -161,12 +162,14 @@ def test_sigkill_during_sync_leaves_the_state_before_or_after(tmp_path: Path) ->
     )
     assert survived == KILLS
     assert versions >= 1 and mid_save >= 5, (versions, mid_save)  # kills landed amid real saves
-    # No stale staging folders or generations pile up: the next save collects them.
+    # No stale staging folders or snapshots pile up: the next snapshot collects them.
     ws = Workspace(root, embedder=FakeEmbedder())
     (root / "after.md").write_text("A change, so that sync saves.\n", encoding="utf-8")
     ws.sync()
-    leftovers = [p.name for p in ws.index_dir.iterdir() if p.name.startswith((".tmp-", "gen-"))]
-    assert len(leftovers) == 1, leftovers
+    ws.save()
+    leftovers = [p.name for p in ws.index_dir.iterdir() if p.name.startswith(".tmp-")]
+    assert not leftovers, leftovers
+    assert len(list(ws.index_dir.glob("snapshot-*"))) == 1
 
 
 # -- tampered and truncated files ---------------------------------------------------------------
@@ -183,7 +186,9 @@ def _build(tmp_path: Path) -> tuple[Path, list[str]]:
         )
     ws = Workspace(root, embedder=FakeEmbedder(), chunking=None)
     ws.sync()
+    ws.save()  # a snapshot too, so its files are damaged as well
     answers = [json.dumps([r.to_dict() for r in ws.search(q, top_k=5)]) for q in QUERIES]
+    ws._db.close()
     return root, answers
 
 
@@ -211,34 +216,22 @@ def _damages(data: bytes, rng: random.Random) -> dict[str, bytes | None]:
 def test_every_damaged_index_file_gives_a_clear_error_or_heals(tmp_path: Path) -> None:
     base, answers = _build(tmp_path)
     index = base / ".workspace_tools" / "index"
-    generation = next(index.glob("gen-*"))
-    files = sorted(
-        p.relative_to(generation).as_posix() for p in generation.rglob("*") if p.is_file()
-    )
-    for expected in (
-        "checksums.json",
-        "manifest.json",
-        "chunks.jsonl",
-        "vocab.json",
-        "token_ids.npy",
-        "token_offsets.npy",
-        "dense.faiss",
-        "embeddings.npy",
-        "embedding_keys.json",
-    ):
-        assert expected in files
-    assert any(f.startswith("sparse/") for f in files)
+    files = sorted(p.relative_to(index).as_posix() for p in index.rglob("*") if p.is_file())
+    snapshot = next(index.glob("snapshot-*")).name
+    assert "index.sqlite3" in files
+    for expected in ("vocab.json", "keys.npy", "terms.npy", "scores.npy", "dense.faiss"):
+        assert f"{snapshot}/{expected}" in files
     rng = random.Random(7)
     tried, refused, healed, problems = 0, 0, 0, []
     rebuilt_once: set[str] = set()
     for rel in files:
-        original = (generation / rel).read_bytes()
+        original = (index / rel).read_bytes()
         for how, damaged in _damages(original, rng).items():
             case = tmp_path / "case"
             if case.exists():
                 shutil.rmtree(case)
             shutil.copytree(base, case, symlinks=True)
-            target = next((case / ".workspace_tools" / "index").glob("gen-*")) / rel
+            target = case / ".workspace_tools" / "index" / rel
             if damaged is None:
                 target.unlink()
             else:
@@ -276,14 +269,19 @@ def test_every_damaged_index_file_gives_a_clear_error_or_heals(tmp_path: Path) -
     assert not problems, "\n".join(problems)
 
 
-def test_a_damaged_current_pointer_is_a_clear_error(tmp_path: Path) -> None:
-    base, _answers = _build(tmp_path)
-    pointer = base / ".workspace_tools" / "index" / "CURRENT"
-    for text in (b"", b"gen-999999", b"../../etc", b"garbage\x00", b"\xff\xfe\x00gen"):
-        pointer.write_bytes(text)
-        with pytest.raises(IndexCorruptError, match="rebuild=True"):
-            Workspace(base, embedder=FakeEmbedder())
-    Workspace(base, embedder=FakeEmbedder(), rebuild=True).sync()
+def test_a_damaged_snapshot_record_is_rebuilt_from_the_database(tmp_path: Path) -> None:
+    import sqlite3
+
+    base, answers = _build(tmp_path)
+    database = base / ".workspace_tools" / "index" / "index.sqlite3"
+    for text in ("", '{"folder": "snapshot-9999999999"}', '{"folder": "../../etc"}', "garbage"):
+        with sqlite3.connect(database) as conn:
+            conn.execute("UPDATE meta SET value=? WHERE key='snapshot'", (text,))
+        conn.close()
+        ws = Workspace(base, embedder=FakeEmbedder(), read_only=True)
+        got = [json.dumps([r.to_dict() for r in ws.search(q, top_k=5)]) for q in QUERIES]
+        assert got == answers, text
+        ws._db.close()
 
 
 def test_no_pickle_anywhere() -> None:
@@ -308,8 +306,8 @@ def test_no_pickle_anywhere() -> None:
 
 def test_saved_arrays_hold_no_objects(tmp_path: Path) -> None:
     base, _answers = _build(tmp_path)
-    generation = next((base / ".workspace_tools" / "index").glob("gen-*"))
-    arrays = list(generation.rglob("*.npy"))
+    snapshot = next((base / ".workspace_tools" / "index").glob("snapshot-*"))
+    arrays = list(snapshot.rglob("*.npy"))
     assert arrays
     for path in arrays:
         array = np.load(path, allow_pickle=False)  # raises on any pickled object array

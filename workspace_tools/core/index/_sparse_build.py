@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["make_bm25"]
+__all__ = ["build_scores", "build_scores_from_pairs", "count_pairs", "make_bm25"]
 
 logger = logging.getLogger(__name__)
 
@@ -85,33 +85,41 @@ def build_scores(
         n_vocab: Number of term ids; every id in ``corpus_token_ids`` is below it.
         corpus_token_ids: Term ids of each document, with repeats.
     """
-    from bm25s.scoring import _build_nonoccurrence_array, _select_idf_scorer, _select_tfc_scorer
-
     n_docs = len(corpus_token_ids)
     lengths = np.fromiter(map(len, corpus_token_ids), dtype=np.int64, count=n_docs)
     total = int(lengths.sum())
-    avg_doc_len = lengths.mean()  # float64, as bm25s computes it
-
-    # One sort of the (term, document) pairs gives every count, already in CSC order. The pair
-    # key is built and sorted in place, so the peak is about two int64 arrays of all tokens.
-    keys = np.fromiter(chain.from_iterable(corpus_token_ids), dtype=np.int64, count=total)
-    keys *= n_docs
-    keys += np.repeat(np.arange(n_docs, dtype=np.min_scalar_type(max(n_docs - 1, 0))), lengths)
-    keys.sort()
-    new_pair = np.empty(total, dtype=bool)
-    new_pair[:1] = True
-    np.not_equal(keys[1:], keys[:-1], out=new_pair[1:])
-    starts = np.flatnonzero(new_pair)
-    del new_pair
-    tf = np.diff(starts, append=total).astype(model.dtype)
-    pairs = keys[starts]
-    del keys, starts
-    pair_terms = pairs // n_docs
-    pairs -= pair_terms * n_docs
-    pair_docs = pairs.astype(model.int_dtype)
-    del pairs
+    flat = np.fromiter(chain.from_iterable(corpus_token_ids), dtype=np.int64, count=total)
+    pair_terms, pair_docs, tf = count_pairs(flat, lengths, dtype=model.dtype, in_place=True)
+    pair_docs = pair_docs.astype(model.int_dtype)
     doc_freqs = np.bincount(pair_terms, minlength=n_vocab)
 
+    data, nonoccurrence = build_scores_from_pairs(
+        model, pair_terms=pair_terms, pair_docs=pair_docs, tf=tf, lengths=lengths, df=doc_freqs
+    )
+    indptr = np.zeros(n_vocab + 1, dtype=np.int64)
+    np.cumsum(doc_freqs, out=indptr[1:])
+    scores = {"data": data, "indices": pair_docs, "indptr": indptr, "num_docs": n_docs}
+    return scores, nonoccurrence
+
+
+def build_scores_from_pairs(
+    model: Any, *, pair_terms: Any, pair_docs: Any, tf: Any, lengths: Any, df: Any
+) -> tuple[Any, Any]:
+    """bm25s's score of each ``(term, document)`` pair, and the non-occurrence array (or ``None``).
+
+    Args:
+        model: The ``bm25s.BM25`` whose parameters apply.
+        pair_terms: Term of each pair (sorted, as :func:`count_pairs` returns them).
+        pair_docs: Document of each pair.
+        tf: Term frequency of each pair.
+        lengths: Length of every document (int64).
+        df: Document frequency of every term id.
+    """
+    from bm25s.scoring import _build_nonoccurrence_array, _select_idf_scorer, _select_tfc_scorer
+
+    n_docs = len(lengths)
+    avg_doc_len = np.asarray(lengths, dtype=np.int64).mean()  # float64, as bm25s computes it
+    doc_freqs = df
     idf_fn = _select_idf_scorer(model.idf_method)
     idf = _per_value(doc_freqs, lambda df: idf_fn(df, N=n_docs), dtype=model.dtype)
     nonoccurrence = None
@@ -148,10 +156,42 @@ def build_scores(
         if nonoccurrence is not None:
             scores_block -= nonoccurrence[terms]
         data[block] = scores_block
-    indptr = np.zeros(n_vocab + 1, dtype=np.int64)
-    np.cumsum(doc_freqs, out=indptr[1:])
-    scores = {"data": data, "indices": pair_docs, "indptr": indptr, "num_docs": n_docs}
-    return scores, nonoccurrence
+    return data, nonoccurrence
+
+
+def count_pairs(
+    flat: Any, lengths: Any, *, dtype: str, in_place: bool = False
+) -> tuple[Any, Any, Any]:
+    """Distinct ``(term, document)`` pairs of documents given as concatenated term ids.
+
+    Args:
+        flat: Term ids of every document, one after the other.
+        lengths: Number of terms of each document.
+        dtype: Float dtype of the returned term frequencies.
+        in_place: ``flat`` is an int64 array the caller no longer needs (it is reused).
+
+    Returns:
+        ``(terms, docs, tf)`` sorted by term then document (CSC order).
+    """
+    n_docs = len(lengths)
+    total = len(flat)
+    # One sort of the (term, document) pairs gives every count, already in CSC order. The pair
+    # key is built and sorted in place, so the peak is about two int64 arrays of all tokens.
+    keys = flat if in_place else np.array(flat, dtype=np.int64)
+    keys *= max(n_docs, 1)
+    keys += np.repeat(np.arange(n_docs, dtype=np.min_scalar_type(max(n_docs - 1, 0))), lengths)
+    keys.sort()
+    new_pair = np.empty(total, dtype=bool)
+    new_pair[:1] = True
+    np.not_equal(keys[1:], keys[:-1], out=new_pair[1:])
+    starts = np.flatnonzero(new_pair)
+    del new_pair
+    tf = np.diff(starts, append=total).astype(dtype)
+    pairs = keys[starts]
+    del keys, starts
+    pair_terms = pairs // max(n_docs, 1)
+    pairs -= pair_terms * max(n_docs, 1)
+    return pair_terms, pairs, tf
 
 
 def _per_value(doc_freqs: Any, fn: Any, *, dtype: str) -> Any:

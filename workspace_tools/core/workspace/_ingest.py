@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import gc
 import re
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from pathlib import Path
@@ -30,6 +31,7 @@ __all__ = [
     "check_metadata",
     "chunk_converted",
     "embed_missing",
+    "embed_texts",
     "gc_paused",
     "indexed_text",
     "make_record",
@@ -42,6 +44,8 @@ DocumentLike = Any
 """``(id, content)``, ``(id, content, metadata)``, a mapping with ``id``/``content`` or an object
 with ``id`` and ``page_content``/``content`` (LangChain ``Document`` works)."""
 
+RACY_WINDOW_NS: Final = 3_000_000_000
+"""Files modified less than this long before a sync are hashed again by the next sync."""
 _LINK_TARGET: Final = re.compile(r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
 
 
@@ -254,6 +258,42 @@ def progress_bar(total: int, label: str, *, show: bool) -> Any:
     return _Reporter(label, total, bar, listener)
 
 
+def embed_texts(
+    embedder: Embedder, texts: Mapping[str, str], *, show_progress: bool
+) -> dict[str, npt.NDArray[np.float32]]:
+    """Vectors of ``texts`` (content hash -> text), in batches.
+
+    Raises:
+        InvalidInputError: the embedder returned a wrong number of vectors.
+    """
+    out: dict[str, npt.NDArray[np.float32]] = {}
+    if not texts:
+        return out
+    # Longest first, so each call holds texts of similar length (less padding) and the ETA
+    # errs on the slow side; with a bar, small calls let it move every few seconds.
+    hashes = sorted(texts, key=lambda h: -len(texts[h]))
+    values = [texts[h] for h in hashes]
+    size = max(1, embedder.max_batch_size)
+    if show_progress or _listener.get() is not None:
+        size = min(size, PROGRESS_STEP)
+    bar = progress_bar(len(values), "Embedding", show=show_progress)
+    try:
+        for start in range(0, len(values), size):
+            batch = values[start : start + size]
+            matrix = embedder.embed(batch)
+            if matrix.shape[0] != len(batch):
+                msg = f"The embedder returned {matrix.shape[0]} vectors for {len(batch)} texts."
+                raise InvalidInputError(msg)
+            for offset, vector in enumerate(matrix):
+                out[hashes[start + offset]] = np.asarray(vector, dtype=np.float32)
+            if bar is not None:
+                bar.update(len(batch))
+    finally:
+        if bar is not None:
+            bar.close()
+    return out
+
+
 def embed_missing(
     embedder: Embedder,
     rows: list[ChunkRow],
@@ -270,32 +310,7 @@ def embed_missing(
     for row in rows:
         if row.hash not in cache and row.hash not in todo:
             todo[row.hash] = row.chunk.text
-    out: dict[str, npt.NDArray[np.float32]] = {}
-    if not todo:
-        return out
-    # Longest first, so each call holds texts of similar length (less padding) and the ETA
-    # errs on the slow side; with a bar, small calls let it move every few seconds.
-    order = sorted(todo, key=lambda h: -len(todo[h]))
-    hashes, texts = order, [todo[h] for h in order]
-    size = max(1, embedder.max_batch_size)
-    if show_progress or _listener.get() is not None:
-        size = min(size, PROGRESS_STEP)
-    bar = progress_bar(len(texts), "Embedding", show=show_progress)
-    try:
-        for start in range(0, len(texts), size):
-            batch = texts[start : start + size]
-            matrix = embedder.embed(batch)
-            if matrix.shape[0] != len(batch):
-                msg = f"The embedder returned {matrix.shape[0]} vectors for {len(batch)} texts."
-                raise InvalidInputError(msg)
-            for offset, vector in enumerate(matrix):
-                out[hashes[start + offset]] = np.asarray(vector, dtype=np.float32)
-            if bar is not None:
-                bar.update(len(batch))
-    finally:
-        if bar is not None:
-            bar.close()
-    return out
+    return embed_texts(embedder, todo, show_progress=show_progress)
 
 
 def stage_file(
@@ -343,8 +358,12 @@ def stage_file(
         report.skipped.append(SkippedFile(path=rel, reason=str(exc)))
         return None
     digest = text_hash(data)
+    mtime_ns = _trusted_mtime(stat.st_mtime_ns)
     if previous and previous.kind == "file" and previous.content_hash == digest:
-        previous.mtime_ns, previous.size = stat.st_mtime_ns, stat.st_size
+        if (previous.mtime_ns, previous.size) == (mtime_ns, stat.st_size):
+            report.unchanged += 1
+            return False
+        previous.mtime_ns, previous.size = mtime_ns, stat.st_size
         report.unchanged += 1
         return True
     try:
@@ -355,5 +374,16 @@ def stage_file(
     report.formats[converted.format] = report.formats.get(converted.format, 0) + 1
     (report.updated if previous else report.added).append(rel)
     record = make_record(rel, "file", digest, converted, {})
-    record.mtime_ns, record.size = stat.st_mtime_ns, stat.st_size
+    record.mtime_ns, record.size = mtime_ns, stat.st_size
     return record, chunk_converted(rel, converted, {}, config=chunking)
+
+
+def _trusted_mtime(mtime_ns: int) -> int:
+    """``mtime_ns``, or 0 when it is too recent to prove the next change (git's "racy" entries).
+
+    A file written again within the file system's timestamp granularity (up to 2 s on FAT, 1 s
+    on some network and older file systems) keeps its mtime; with the same size, the next sync
+    could not tell it changed. Recording 0 for recent files makes that sync read and hash them
+    once more; by then their mtime is old enough to be trusted.
+    """
+    return 0 if time.time_ns() - mtime_ns < RACY_WINDOW_NS else mtime_ns

@@ -1,85 +1,291 @@
-"""IndexState: what an index holds in memory and how it changes, loads and saves.
+"""IndexState: what one process holds in memory of an index, kept in step with the database.
 
-The corpus rows (sources, chunks, term ids, cached vectors), the BM25 matrix built over them in
-row order, and the FAISS vectors keyed by each chunk's stable integer key. The Workspace drives
-it and holds the locks; this class is not thread-safe on its own.
+The database (``index_db.py``) is the truth. This process holds what search needs: the BM25
+segments (``bm25_segments.py``), the FAISS index (loaded on the first vector search), the source
+rows (loaded on first use) and chunk metadata (loaded on the first filtered search). Each part
+records the database version it reflects; :meth:`IndexState.refresh` applies the rows written
+and deleted since, by this process or any other, so a change another process committed is seen
+on the next search or write without reopening. Chunk texts stay in the database until a result
+needs them. The Workspace holds the locks; this class is not thread-safe on its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from pathlib import Path
+import json
+import logging
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from workspace_tools.core.index.dense import DenseIndex
-from workspace_tools.core.index.sparse import BM25Config, SparseIndex, query_tf_weights
-from workspace_tools.core.store.corpus import ChunkRow, Corpus, SourceRecord
+from workspace_tools.core.index.filters import compile_filter, missing
+from workspace_tools.core.index.segments import SparseSegments
+from workspace_tools.core.index.sparse import BM25Config, query_tf_weights
+from workspace_tools.core.store.corpus import SourceRecord
+from workspace_tools.core.store.database import TERM_SEPARATOR, Changes, IndexDatabase, SourceRow
+from workspace_tools.core.store.snapshot import (
+    Payload,
+    load_base,
+    load_dense,
+    load_payload,
+    read_pointer,
+    write_snapshot,
+)
 from workspace_tools.core.text.tokenizer import Tokenizer
 from workspace_tools.core.types import Chunk
 
-__all__ = ["IndexState"]
+__all__ = ["IndexState", "record_of"]
+
+logger = logging.getLogger(__name__)
+
+
+def record_of(row: SourceRow) -> SourceRecord:
+    """The public source record of a stored row."""
+    return SourceRecord(
+        id=row.id,
+        kind=row.kind,
+        content_hash=row.hash,
+        chunk_ids=row.chunk_ids,
+        metadata=row.metadata,
+        mtime_ns=row.mtime_ns,
+        size=row.size,
+        format=row.format,
+    )
 
 
 class IndexState:
-    """Corpus rows, their BM25 matrix and their vectors.
+    """In-memory views of an index database (see the module docstring).
 
     Args:
+        db: The index database.
         tokenizer: The workspace tokenizer (its vocabulary numbers the BM25 terms).
         bm25_config: BM25 parameters.
-        bm25_enabled: Build the BM25 matrix at all.
         hnsw_threshold: Vector count above which FAISS switches to HNSW.
     """
 
     def __init__(
         self,
         *,
+        db: IndexDatabase,
         tokenizer: Tokenizer,
         bm25_config: BM25Config,
-        bm25_enabled: bool,
         hnsw_threshold: int,
     ) -> None:
+        self.db = db
         self.tokenizer = tokenizer
-        self.bm25_enabled = bm25_enabled
+        self.bm25_config = bm25_config
         self.hnsw_threshold = hnsw_threshold
-        self.corpus = Corpus()
-        self.sparse = SparseIndex(bm25_config)
+        self.sparse = SparseSegments(bm25_config)
+        self.version = -1
+        """Database version of :attr:`sparse` (``-1``: not loaded)."""
+        self.snapshot_version = -1
+        """Version of the snapshot the BM25 base came from (or was saved as)."""
+        self.payload: Payload | None = None
+        """What results show of the BM25 base rows (from the snapshot), when available."""
         self.dense: DenseIndex | None = None
-        self.needs_backfill = False
-        """Chunks exist that have no vector yet (vectors were enabled after they were indexed)."""
-        self._sparse_dirty = True
-        self._row_ids: list[str] = []
-        self._row_of_key: dict[int, int] = {}
+        self._dense_version = -1
+        self._dense_pending: dict[int, str] = {}
+        """Chunks whose vectors the embedding cache lacks (filled by the Workspace)."""
+        self._sources: dict[str, SourceRecord] | None = None
+        self._sources_version = -1
+        self._metadata: dict[int, tuple[str, str, dict[str, Any]]] | None = None
+        self._metadata_version = -1
+        self._data_version: int | None = None
+        self.empty = False
+        """Pretend the database is empty (``rebuild=True`` until its first commit)."""
+
+    # -- catching up -------------------------------------------------------------------------
+
+    def refresh(self, *, force: bool = False) -> None:
+        """Apply what was committed since each part was loaded (cheap when nothing was)."""
+        if self.empty:
+            return
+        if not self.db.exists():
+            if self.version < 0:
+                self.version = 0
+            return
+        data_version = self.db.data_version()
+        if not force and self.version >= 0 and data_version == self._data_version:
+            return
+        self._data_version = data_version
+        if self.version < 0:
+            self._load_sparse()
+        for _ in range(3):
+            parts = [self.version, self._sources_version, self._metadata_version]
+            if self.dense is not None:
+                parts.append(self._dense_version)
+            low = min(p for p in parts if p >= 0)
+            changes = self.db.changes_since(low)
+            if changes is not None:
+                self._apply(changes)
+                return
+            self._reset()  # fell behind the pruned deletion log: reload
+            self._load_sparse()
+        msg = "The index changed too fast to catch up with; retry."
+        raise RuntimeError(msg)
+
+    def reset(self) -> None:
+        """Forget everything loaded (the next :meth:`refresh` loads again)."""
+        self._reset()
+        self._data_version = None
+
+    def _reset(self) -> None:
+        self.payload = None
+        self.sparse = SparseSegments(self.bm25_config)
+        self.version = self.snapshot_version = -1
+        self.dense, self._dense_version = None, -1
+        self._sources, self._sources_version = None, -1
+        self._metadata, self._metadata_version = None, -1
+
+    def _load_sparse(self) -> None:
+        info = read_pointer(self.db)
+        loaded = None
+        if info is not None and info.config.get("bm25") == self.bm25_config.to_dict():
+            loaded = load_base(info)
+        if loaded is not None and info is not None:
+            base, vocab = loaded
+            self.tokenizer.set_vocabulary(vocab)
+            self.sparse.load(base)
+            self.payload = load_payload(info, len(base.keys))
+            self.version = self.snapshot_version = info.version
+            return
+        version, rows = self.db.snapshot_of_rows()
+        self.tokenizer.set_vocabulary([])
+        keys = [int(r[0]) for r in rows]
+        terms = [self._term_ids(r[3]) for r in rows]
+        self.sparse.build(keys, terms, len(self.tokenizer.vocab))
+        self.payload = None
+        self.version = version
+        self.snapshot_version = -1
+
+    def _term_ids(self, text: str) -> npt.NDArray[np.int32]:
+        if not text:
+            return np.zeros(0, dtype=np.int32)
+        vocab = self.tokenizer.vocab
+        setdefault = vocab.setdefault
+        return np.fromiter(
+            (setdefault(t, len(vocab)) for t in text.split(TERM_SEPARATOR)), dtype=np.int32
+        )
+
+    def _apply(self, changes: Changes) -> None:
+        dead_keys = [(v, int(i)) for v, k, i in changes.removed if k == "c"]
+        dead_sources = [(v, i) for v, k, i in changes.removed if k == "s"]
+        # BM25 rows.
+        if self.version < changes.version:
+            for version, key in dead_keys:
+                if version > self.version:
+                    self.sparse.remove(key)
+            for key, _source, _hash, terms, version in changes.chunks:
+                if version > self.version:
+                    self.sparse.add(key, self._term_ids(terms))
+            self.version = changes.version
+        # Vectors.
+        if self.dense is not None and self._dense_version < changes.version:
+            gone = [k for v, k in dead_keys if v > self._dense_version]
+            for key in gone:
+                self._dense_pending.pop(key, None)
+            self.dense.remove(np.asarray(gone, dtype=np.int64))
+            fresh = {k: h for k, _s, h, _t, v in changes.chunks if v > self._dense_version}
+            self._add_vectors(fresh)
+            self._dense_version = changes.version
+        # Sources.
+        if self._sources is not None and self._sources_version < changes.version:
+            for version, source_id in dead_sources:
+                if version > self._sources_version:
+                    self._sources.pop(source_id, None)
+            for row, version in zip(changes.sources, changes.source_versions, strict=True):
+                if version > self._sources_version:
+                    self._sources[row.id] = record_of(row)
+            self._sources_version = changes.version
+        # Chunk metadata (filters).
+        if self._metadata is not None and self._metadata_version < changes.version:
+            for version, key in dead_keys:
+                if version > self._metadata_version:
+                    self._metadata.pop(key, None)
+            fresh_keys = [k for k, _s, _h, _t, v in changes.chunks if v > self._metadata_version]
+            for key, record in self.db.chunks(fresh_keys).items():
+                self._metadata[key] = (record.id, record.source, record.metadata)
+            self._metadata_version = changes.version
+
+    # -- sources -------------------------------------------------------------------------------
+
+    def sources(self) -> dict[str, SourceRecord]:
+        """Every source (loaded on first use, then kept up to date by :meth:`refresh`)."""
+        if self.empty:
+            return {}
+        if self._sources is None:
+            if not self.db.exists():
+                return {}
+            version, rows = self.db.sources_at()
+            self._sources = {r.id: record_of(r) for r in rows}
+            self._sources_version = version
+            if version > self.version:
+                self.refresh(force=True)
+        return self._sources
+
+    def source(self, source_id: str) -> SourceRecord | None:
+        """One source, without loading them all."""
+        if self.empty or not self.db.exists():
+            return None
+        if self._sources is not None:
+            return self._sources.get(source_id)
+        row = self.db.source(source_id)
+        return None if row is None else record_of(row)
+
+    # -- search --------------------------------------------------------------------------------
+
+    def base_chunks(self, keys: list[int]) -> dict[int, Chunk]:
+        """Chunks of these keys that the snapshot's payload holds (the rest: ask the database)."""
+        payload = self.payload
+        if payload is None:
+            return {}
+        base_rows = len(self.sparse.base.keys)
+        out = {}
+        for key in keys:
+            row = self.sparse.row_of(key)
+            if row is not None and row < base_rows:
+                cid, source, start, end, headings, levels, metadata, text = payload.row(row)
+                out[key] = Chunk(
+                    id=cid,
+                    source_id=source,
+                    text=text,
+                    start_line=int(start),
+                    end_line=int(end),
+                    headings=tuple(headings),
+                    heading_levels=tuple(levels),
+                    metadata=metadata,
+                )
+        return out
 
     def __len__(self) -> int:
-        return len(self.corpus.chunks)
+        return len(self.sparse)
 
-    # -- rows and BM25 -------------------------------------------------------------------------
+    def filter_mask(self, conditions: Mapping[str, Any]) -> npt.NDArray[np.bool_]:
+        """Rows (of ``sparse.row_keys()``) whose metadata and ``source_id`` match all conditions."""
+        if self._metadata is None:
+            version, self._metadata = self.db.metadata_at()
+            self._metadata_version = version
+            if version != self.version:
+                self.refresh(force=True)
+        metadata = self._metadata
+        holds = compile_filter(conditions)
+        absent = missing()
+        keys = self.sparse.row_keys()
+        alive = self.sparse.alive_rows()
+        mask = np.zeros(len(keys), dtype=bool)
+        for row in np.flatnonzero(alive).tolist():
+            entry = metadata.get(int(keys[row]))
+            if entry is None:
+                continue
+            _chunk_id, source, meta = entry
 
-    def ensure_sparse(self) -> None:
-        """Rebuild the BM25 matrix and the row maps after a change (cheap when nothing changed)."""
-        if not self._sparse_dirty:
-            return
-        rows = list(self.corpus.chunks.values())
-        if self.bm25_enabled:
-            self.sparse.build_ids([r.terms for r in rows], self.tokenizer.vocab)
-        self._index_rows(rows)
+            def lookup(key: str, meta: Mapping[str, Any] = meta, source: str = source) -> Any:
+                return source if key == "source_id" else meta.get(key, absent)
 
-    def _index_rows(self, rows: list[ChunkRow]) -> None:
-        self._row_ids = [r.chunk.id for r in rows]
-        self._row_of_key = {r.key: i for i, r in enumerate(rows)}
-        self._sparse_dirty = False
-
-    def chunk_of_key(self, key: int) -> Chunk | None:
-        """The chunk stored under a vector key, if it is still indexed."""
-        row = self._row_of_key.get(key)
-        return None if row is None else self.corpus.chunks[self._row_ids[row]].chunk
-
-    def row_chunks(self) -> list[Chunk]:
-        """Chunks in BM25 row order."""
-        return [self.corpus.chunks[c].chunk for c in self._row_ids]
+            mask[row] = holds(lookup)
+        return mask
 
     def bm25_top(
         self, terms: Mapping[str, int], *, k: int, mask: npt.NDArray[np.bool_] | None
@@ -90,10 +296,8 @@ class IndexState:
         ``query_tf`` rule turns counts into term weights.
         """
         counts = self.tokenizer.id_counts(terms)
-        ids = list(counts)
         weights = query_tf_weights(list(counts.values()), self.sparse.config.query_tf)
-        rows = self.sparse.top_ids(ids, k=k, mask=mask, weights=weights.tolist())
-        return [(self._key_of_row(r), s) for r, s in rows]
+        return self.sparse.top(list(counts), k=k, mask=mask, weights=weights.tolist())
 
     def vector_top(
         self, vector: npt.NDArray[np.float32], *, k: int, mask: npt.NDArray[np.bool_] | None
@@ -103,114 +307,124 @@ class IndexState:
             return []
         allowed = None
         if mask is not None:
-            allowed = np.asarray(
-                [self._key_of_row(int(r)) for r in np.flatnonzero(mask)], dtype=np.int64
-            )
+            allowed = self.sparse.row_keys()[mask & self.sparse.alive_rows()]
         return self.dense.search(vector, k=k, allowed=allowed)
 
-    def _key_of_row(self, row: int) -> int:
-        return self.corpus.chunks[self._row_ids[row]].key
+    # -- vectors ---------------------------------------------------------------------------------
 
-    # -- changes -------------------------------------------------------------------------------
+    def ensure_dense(self, dimension: int, model_id: str) -> dict[int, str]:
+        """Load the FAISS index (or rebuild it from the embedding cache).
 
-    def apply(
-        self,
-        new_rows: list[tuple[SourceRecord, list[ChunkRow]]],
-        removed: list[str],
-        vectors: Mapping[str, npt.NDArray[np.float32]],
-    ) -> int:
-        """Drop ``removed`` sources, insert or replace ``new_rows``; returns chunks indexed.
-
-        ``vectors`` holds the new texts' embeddings (the cache has the others).
+        Returns:
+            ``key -> hash`` of the chunks still without a vector (the caller embeds them and
+            calls :meth:`add_dense`).
         """
-        dead: list[int] = []
-        for source_id in removed:
-            dead.extend(self.corpus.drop(source_id))
-        indexed = 0
-        for record, rows in new_rows:
-            for row in rows:
-                row.key = self.corpus.new_key()
-            dead.extend(self.corpus.put(record, rows))
-            indexed += len(rows)
-        self.corpus.vectors.update(vectors)
         if self.dense is not None:
-            self.dense.remove(np.asarray(dead, dtype=np.int64))
-            fresh = [r for _, rows in new_rows for r in rows]
-            self._add_vectors(fresh)
-        if new_rows or removed:
-            self._sparse_dirty = True
-        return indexed
+            return dict(self._dense_pending)
+        embedder = {"model_id": model_id, "dimension": dimension}
+        info = read_pointer(self.db) if self.db.exists() and not self.empty else None
+        dense = None
+        if info is not None and info.has_dense and info.config.get("embedder") == embedder:
+            dense = load_dense(info, dimension=dimension, hnsw_threshold=self.hnsw_threshold)
+        if dense is not None and info is not None:
+            self.dense, self._dense_version = dense, info.version
+            self._dense_pending = {}
+            self.refresh(force=True)
+            return dict(self._dense_pending)
+        self.dense = DenseIndex(dimension, hnsw_threshold=self.hnsw_threshold)
+        self._dense_pending = {}
+        if self.empty or not self.db.exists():
+            self._dense_version = max(self.version, 0)
+            return {}
+        version, rows = self.db.snapshot_of_rows()
+        self._dense_version = version
+        self._add_vectors({int(r[0]): str(r[2]) for r in rows})
+        self.refresh(force=True)
+        return dict(self._dense_pending)
 
-    def ensure_dense(self, dimension: int) -> None:
-        """Create the vector index when vectors are first enabled (flags a backfill)."""
+    def _add_vectors(self, hashes: dict[int, str]) -> None:
+        if not hashes or self.dense is None:
+            return
+        found = self.db.vectors(hashes.values())
+        keys = [k for k, h in hashes.items() if h in found]
+        for key, digest in hashes.items():
+            if digest not in found:
+                self._dense_pending[key] = digest
+        if keys:
+            self.dense.add(
+                np.asarray(keys, dtype=np.int64), np.vstack([found[hashes[k]] for k in keys])
+            )
+
+    def add_dense(self, vectors: Mapping[str, npt.NDArray[np.float32]]) -> None:
+        """Add vectors for pending chunks (computed by the caller)."""
         if self.dense is None:
-            self.dense = DenseIndex(dimension, hnsw_threshold=self.hnsw_threshold)
-            self.needs_backfill = bool(self.corpus.chunks)
+            return
+        keys = [k for k, h in self._dense_pending.items() if h in vectors and k in self.sparse]
+        if keys:
+            matrix = np.vstack([vectors[self._dense_pending[k]] for k in keys])
+            self.dense.add(np.asarray(keys, dtype=np.int64), matrix)
+        self._dense_pending = {}
 
-    def fill_dense(self, dimension: int, vectors: Mapping[str, npt.NDArray[np.float32]]) -> None:
-        """Rebuild the vector index from the cache plus ``vectors`` for every chunk."""
-        self.corpus.vectors.update(vectors)
-        self.dense = DenseIndex(dimension, hnsw_threshold=self.hnsw_threshold)
-        self._add_vectors(list(self.corpus.chunks.values()))
-        self.needs_backfill = False
+    # -- merging and snapshots --------------------------------------------------------------------
 
-    def _add_vectors(self, rows: list[ChunkRow]) -> None:
-        if rows and self.dense is not None:
-            keys = np.asarray([r.key for r in rows], dtype=np.int64)
-            self.dense.add(keys, np.vstack([self.corpus.vectors[r.hash] for r in rows]))
+    def merge(self, *, save: bool, config: dict[str, Any]) -> None:
+        """Fold recent rows and deletions into a new BM25 base (vocabulary compacted).
 
-    # -- persistence ---------------------------------------------------------------------------
-
-    def writer(self, *, settings: dict[str, Any]) -> Callable[[Path], None]:
-        """A function writing this state into a generation folder (BM25 brought up to date)."""
-        self.ensure_sparse()
-        corpus, sparse, dense = self.corpus, self.sparse, self.dense
-        vocabulary = self.tokenizer.vocab
-
-        def write(folder: Path) -> None:
-            corpus.save(folder, settings=settings, vocabulary=vocabulary)
-            sparse.save(folder / "sparse")
-            if dense is not None and len(dense):
-                dense.save(folder / "dense.faiss")
-
-        return write
-
-    def read(
-        self,
-        folder: Path,
-        *,
-        check: Callable[[dict[str, Any]], None],
-        with_vectors: bool,
-    ) -> None:
-        """Load a generation written by :meth:`writer`.
-
-        Args:
-            folder: The generation folder.
-            check: Raises when the saved settings do not fit (see ``compat.check_settings``).
-            with_vectors: The workspace has an embedder (else vectors are not loaded).
+        With ``save``, also write a snapshot of it and of the vectors.
         """
-        corpus, saved, vocabulary = Corpus.load(folder)
-        check(saved)
-        self.corpus = corpus
-        self.tokenizer.set_vocabulary(vocabulary)
-        if self.bm25_enabled:
-            sparse = SparseIndex.load(folder / "sparse", config=self.sparse.config)
-            if sparse is not None and len(sparse) == len(corpus.chunks):
-                self.sparse = sparse
-                self._index_rows(list(corpus.chunks.values()))
-        if not with_vectors:
-            return
-        saved_embedder = saved.get("embedder")
-        if saved_embedder is None:
-            corpus.vectors.clear()  # vectors of an unknown model must not be reused
-            self.needs_backfill = bool(corpus.chunks)
-            return
-        dimension = int(saved_embedder["dimension"])
-        path = folder / "dense.faiss"
-        if path.exists():
-            dense = DenseIndex.load(path, dimension=dimension, hnsw_threshold=self.hnsw_threshold)
-            if len(dense) == len(corpus.chunks):
-                self.dense = dense
-                return
-        self.dense = DenseIndex(dimension, hnsw_threshold=self.hnsw_threshold)
-        self.needs_backfill = bool(corpus.chunks)
+        keys, terms = self.sparse.live_rows()
+        vocab = self.tokenizer.vocab
+        words = [""] * len(vocab)
+        for word, number in vocab.items():
+            words[number] = word
+        used = (np.unique(np.concatenate(terms)) if terms else np.zeros(0, dtype=np.int64)).astype(
+            np.int64
+        )
+        remap = np.full(max(len(vocab), 1), -1, dtype=np.int32)
+        remap[used] = np.arange(len(used), dtype=np.int32)
+        compact = [words[i] for i in used.tolist()]
+        payload = self._payload_for(keys) if save else None
+        self.tokenizer.set_vocabulary(compact)
+        self.sparse.build(keys, [remap[t] for t in terms], len(compact))
+        self.payload = payload
+        if save and self.version >= 0:
+            dense = (
+                self.dense
+                if self._dense_version == self.version and not self._dense_pending
+                else None
+            )
+            write_snapshot(
+                self.db,
+                version=self.version,
+                base=self.sparse.base,
+                vocab=compact,
+                dense=dense,
+                config={
+                    **config,
+                    "embedder": config.get("embedder") if dense is not None else None,
+                },
+                payload=payload,
+            )
+            self.snapshot_version = self.version
+
+    def _payload_for(self, keys: list[int]) -> Payload:
+        """Result payload of ``keys`` (in this order): reused from the snapshot, else read."""
+        lines: dict[int, bytes] = {}
+        payload, base_rows = self.payload, len(self.sparse.base.keys)
+        if payload is not None:
+            for key in keys:
+                row = self.sparse.row_of(key)
+                if row is not None and row < base_rows:
+                    start, stop = int(payload.offsets[row]), int(payload.offsets[row + 1])
+                    lines[key] = payload.blob[start:stop].tobytes()
+        missing = [k for k in keys if k not in lines]
+        for start in range(0, len(missing), 2000):
+            for key, r in self.db.chunks(missing[start : start + 2000]).items():
+                fields = [r.id, r.source, r.start_line, r.end_line, r.headings, r.levels]
+                row_json = json.dumps([*fields, r.metadata, r.text], ensure_ascii=False)
+                lines[key] = row_json.encode("utf-8", "surrogatepass")
+        parts = [lines.get(k, b"null") for k in keys]
+        offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+        np.cumsum([len(p) for p in parts], out=offsets[1:])
+        blob = np.frombuffer(b"".join(parts), dtype=np.uint8)
+        return Payload(blob=blob, offsets=offsets)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 import os
 import threading
@@ -25,6 +27,7 @@ from workspace_tools.core.convert import (
 )
 from workspace_tools.core.errors import (
     ConversionError,
+    IndexCorruptError,
     InvalidInputError,
     ReadOnlyWorkspaceError,
 )
@@ -39,8 +42,15 @@ from workspace_tools.core.index.embedder import (
 from workspace_tools.core.index.fusion import DEFAULT_FUSION, FUSION_RULES
 from workspace_tools.core.index.ranking import MODES, SearchMode, filter_mask, fuse, resolve_mode
 from workspace_tools.core.index.sparse import BM25Config
-from workspace_tools.core.store.corpus import ChunkRow, SourceRecord
-from workspace_tools.core.store.generations import IndexStore
+from workspace_tools.core.store.corpus import SourceRecord
+from workspace_tools.core.store.database import (
+    TERM_SEPARATOR,
+    ChunkRecord,
+    IndexDatabase,
+    SourceRow,
+    storage_error,
+)
+from workspace_tools.core.store.migrate import clear_index, migrate_legacy, remove_legacy
 from workspace_tools.core.text.chunking import ChunkingConfig
 from workspace_tools.core.text.hashing import text_hash
 from workspace_tools.core.text.scan import (
@@ -57,7 +67,7 @@ from workspace_tools.core.workspace._compat import check_settings
 from workspace_tools.core.workspace._ingest import (
     DocumentLike,
     chunk_converted,
-    embed_missing,
+    embed_texts,
     gc_paused,
     indexed_text,
     make_record,
@@ -216,7 +226,7 @@ class Workspace:
             if index_dir is not None
             else self.root / ".workspace_tools" / "index"
         )
-        self._store = IndexStore(self.index_dir)
+        self._db = IndexDatabase(self.index_dir, read_only=read_only, durable=autosave)
         self.conversion_limits = conversion_limits or DEFAULT_LIMITS
         self._conversions = ConversionCache(
             self.index_dir.parent / "converted", limits=self.conversion_limits
@@ -225,13 +235,21 @@ class Workspace:
         self._lock = threading.RLock()
         self._write_lock = threading.RLock()
         self._state = IndexState(
+            db=self._db,
             tokenizer=self.tokenizer,
             bm25_config=self.bm25_config,
-            bm25_enabled=bm25,
             hnsw_threshold=hnsw_threshold,
         )
+        self._clear_on_commit = False
+        self._chunk_cache: dict[int, Chunk] = {}
+        self._saved_settings: dict[str, Any] | None = None
         if rebuild and not read_only:
-            self._store.clear()
+            # The old index stays until the first commit replaces it in the same transaction,
+            # so an interrupted rebuild leaves the previous index, not an empty one.
+            self._clear_on_commit = clear_index(self._db)
+            if self._clear_on_commit:
+                self._saved_settings = self._db.settings()
+            self._state.empty = True
         else:
             self._load()
 
@@ -268,46 +286,54 @@ class Workspace:
         return "hybrid" if "hybrid" in self.modes else self.modes[0]
 
     def __len__(self) -> int:
-        return len(self._state.corpus.chunks)
+        with self._lock:
+            self._state.refresh()
+            return len(self._state)
 
     def __repr__(self) -> str:
         return (
-            f"Workspace(root={str(self.root)!r}, sources={len(self._state.corpus.sources)}, "
+            f"Workspace(root={str(self.root)!r}, sources={len(self.source_ids())}, "
             f"chunks={len(self)}, modes={self.modes})"
         )
 
     def source_ids(self) -> list[str]:
         """Ids of every indexed file and string."""
         with self._lock:
-            return list(self._state.corpus.sources)
+            self._state.refresh()
+            return list(self._state.sources())
 
     def source(self, source_id: str) -> SourceRecord | None:
         """The manifest row of a source, if indexed."""
-        return self._state.corpus.sources.get(self._normalise_source_id(source_id))
+        with self._lock:
+            self._state.refresh()
+            return self._state.source(self._normalise_source_id(source_id))
 
     def chunks_of(self, source_id: str) -> list[Chunk]:
         """Chunks of a source, in order."""
         with self._lock:
-            record = self._state.corpus.sources.get(self._normalise_source_id(source_id))
-            if record is None:
+            if self._state.empty or not self._db.exists():
                 return []
-            return [
-                self._state.corpus.chunks[c].chunk
-                for c in record.chunk_ids
-                if c in self._state.corpus.chunks
-            ]
+            return [_chunk(r) for r in self._db.chunks_of(self._normalise_source_id(source_id))]
 
     def stats(self) -> dict[str, Any]:
         """Counts and settings, for people and tools."""
         with self._lock:
+            self._state.refresh()
+            dense = self._state.dense
+            if dense is not None:
+                vectors = len(dense)
+            elif self.embedder is None or self._state.empty or not self._db.exists():
+                vectors = 0
+            else:
+                vectors = self._db.count_embedded()
             return {
                 "root": str(self.root),
                 "index_dir": str(self.index_dir),
-                "sources": len(self._state.corpus.sources),
-                "chunks": len(self._state.corpus.chunks),
+                "sources": len(self._state.sources()),
+                "chunks": len(self._state),
                 "modes": list(self.modes),
                 "embedder": self.embedder.model_id if self.embedder else None,
-                "vectors": len(self._state.dense) if self._state.dense is not None else 0,
+                "vectors": vectors,
             }
 
     # -- indexing ------------------------------------------------------------------------------
@@ -325,7 +351,7 @@ class Workspace:
         """
         report = self.index_many([(id, content, dict(metadata or {}))], show_progress=False)
         del report
-        record = self._state.corpus.sources.get(self._normalise_source_id(id))
+        record = self.source(id)
         return list(record.chunk_ids) if record else []
 
     def index_many(
@@ -337,13 +363,15 @@ class Workspace:
         report = SyncReport()
         staged: list[tuple[SourceRecord, list[Chunk]]] = []
         with self._write_lock:
+            self._refresh()
             latest: dict[str, tuple[str, dict[str, Any]]] = {}
             for doc in documents:
                 doc_id, content, metadata = unpack_document(doc)
                 latest[self._normalise_source_id(doc_id)] = (content, metadata)
             for source_id, (content, metadata) in latest.items():
                 digest = text_hash(content)
-                previous = self._state.corpus.sources.get(source_id)
+                with self._lock:
+                    previous = self._state.source(source_id)
                 if previous and previous.content_hash == digest and previous.metadata == metadata:
                     report.unchanged += 1
                     continue
@@ -370,20 +398,16 @@ class Workspace:
         """
         self._check_writable()
         with self._write_lock:
+            self._refresh()
             target = self._normalise_source_id(id_or_prefix.rstrip("/") or ".")
             if is_glob(id_or_prefix):
                 import pathspec
 
                 spec = pathspec.PathSpec.from_lines("gitignore", ["/" + id_or_prefix.lstrip("./")])
-                ids = [s for s in self._state.corpus.sources if spec.match_file(s)]
-            elif target in {"", "."}:
-                ids = list(self._state.corpus.sources)
+                with self._lock:
+                    ids = [s for s in self._state.sources() if spec.match_file(s)]
             else:
-                ids = [
-                    s
-                    for s in self._state.corpus.sources
-                    if s == target or s.startswith(target + "/")
-                ]
+                ids = self._matching(target)
             report = SyncReport(removed=ids)
             self._apply([], ids, report, show_progress=False)
             return ids
@@ -410,12 +434,15 @@ class Workspace:
         if paths is None:
             paths = self.default_paths
         with self._write_lock:
+            self._refresh()
             found = scan(self.root, paths, config=self.scan_config)
             index_rel = self._index_rel()
             report = SyncReport(skipped=list(found.skipped))
             staged: list[tuple[SourceRecord, list[Chunk]]] = []
             kept: set[str] = set()
-            touched = False
+            touched: list[SourceRecord] = []
+            with self._lock:
+                sources = dict(self._state.sources())
             for rel, path in self._progress(
                 list(found.files.items()), "Reading", show=show_progress
             ):
@@ -424,7 +451,7 @@ class Workspace:
                 outcome = stage_file(
                     rel,
                     path,
-                    self._state.corpus.sources.get(rel),
+                    sources.get(rel),
                     report,
                     conversions=self._conversions,
                     chunking=self.chunking,
@@ -436,12 +463,12 @@ class Workspace:
                     continue
                 kept.add(rel)
                 if outcome is True:
-                    touched = True
+                    touched.append(sources[rel])
                 elif outcome is not False:
                     staged.append(outcome)
             removed = [
                 sid
-                for sid, rec in self._state.corpus.sources.items()
+                for sid, rec in sources.items()
                 if rec.kind == "file" and sid not in kept and found.in_scope(sid)
             ]
             report.removed = removed
@@ -537,32 +564,32 @@ class Workspace:
             self._ensure_vectors()
             assert self.embedder is not None
             query_vector = embed_query(self.embedder, query)
-        with self._lock:
-            total = len(self._state.corpus.chunks)
-            if total == 0:
-                return []
-            k = min(top_k, total)
-            state = self._state
-            state.ensure_sparse()
-            mask = filter_mask(state.row_chunks(), filter) if filter else None
-            pool = min(total, max(2 * k, 100))
-            bm25_hits: list[tuple[int, float]] = []
-            vector_hits: list[tuple[int, float]] = []
-            if chosen in {"bm25", "hybrid"} and terms:
-                bm25_hits = state.bm25_top(counts, k=k if chosen == "bm25" else pool, mask=mask)
-            if query_vector is not None:
-                vector_hits = state.vector_top(
-                    query_vector, k=k if chosen == "vector" else pool, mask=mask
+        if filter is not None:
+            filter_mask([], filter)  # validates the conditions
+        results: list[SearchResult] = []
+        for attempt in range(_SEARCH_ATTEMPTS):
+            # Chunk rows never change under a key, so results are consistent with the state the
+            # ranking used unless a row was deleted since; then catch up and rank again. The last
+            # attempt holds one read transaction, so nothing can move under it.
+            consistent = self._db.reading() if attempt else contextlib.nullcontext()
+            with self._lock, consistent:
+                self._refresh()
+                ranked = self._rank(
+                    counts,
+                    query_vector,
+                    chosen,
+                    top_k=top_k,
+                    filter=filter,
+                    vector_weight=float(weight),
                 )
-            ranked = fuse(
-                chosen,
-                bm25_hits,
-                vector_hits,
-                k=k,
-                fusion=self.fusion,
-                vector_weight=float(weight),
-            )
-            results = self._results(ranked, terms)
+                found = self._chunks([key for key, _score, _details in ranked])
+                if all(key in found for key, _s, _d in ranked) or attempt + 1 == _SEARCH_ATTEMPTS:
+                    results = [
+                        build_result(found[key], score, details, terms, self.tokenizer)
+                        for key, score, details in ranked
+                        if key in found
+                    ]
+                    break
         if min_score is not None:
             results = [r for r in results if r.score >= min_score]
         return results
@@ -570,15 +597,33 @@ class Workspace:
     # -- persistence ---------------------------------------------------------------------------
 
     def save(self) -> None:
-        """Write the index atomically (the previous index stays loadable until the new is whole)."""
+        """Make every change durable and compact the index.
+
+        Each change is already committed (atomically) when the call that made it returns; with
+        ``autosave=True`` it is also on disk. ``save()`` additionally folds recent BM25 changes
+        into a new base, writes the derived snapshot (so the next process opens fast), forgets
+        cached vectors and converted documents no longer used, and gives freed space back to
+        the file system, so the text and terms of deleted documents leave the disk.
+        """
         self._check_writable()
         with self._write_lock, self._lock:
-            self._store.save(self._state.writer(settings=self._settings()))
-            sources = self._state.corpus.sources.values()
-            live = frozenset(r.content_hash for r in sources if r.format in DOCUMENT_FORMAT_NAMES)
-            if live != self._converted_live:  # walk the cache only when its live set moved
+            self._refresh()
+            if self._clear_on_commit:
+                self._commit_rows([], [], [], SyncReport(), show_progress=False)
+            if self._db.exists():
+                self._merge(prune=True)
+                self._db.compact()
+            self._prune_conversions()
+
+    def _prune_conversions(self) -> None:
+        sources = self._state.sources().values()
+        live = frozenset(r.content_hash for r in sources if r.format in DOCUMENT_FORMAT_NAMES)
+        if live != self._converted_live:  # walk the cache only when its live set moved
+            try:
                 self._conversions.prune(live)
-                self._converted_live = live
+            except OSError as exc:
+                raise storage_error(exc, self._conversions.directory, "prune conversions") from exc
+            self._converted_live = live
 
     # -- internals -----------------------------------------------------------------------------
 
@@ -620,6 +665,20 @@ class Workspace:
         except ValueError:
             return None
 
+    def _matching(self, target: str) -> list[str]:
+        """Sources ``target`` names: itself, or everything under it as a folder."""
+        with self._lock:
+            if target in {"", "."}:
+                return list(self._state.sources())
+            single = self._state.source(target) is not None
+            if single and (self._state.empty or not self._db.has_children(target)):
+                return [target]
+            return [s for s in self._state.sources() if s == target or s.startswith(target + "/")]
+
+    def _refresh(self) -> None:
+        with self._lock:
+            self._state.refresh()
+
     def _apply(
         self,
         staged: list[tuple[SourceRecord, list[Chunk]]],
@@ -627,85 +686,213 @@ class Workspace:
         report: SyncReport,
         *,
         show_progress: bool | None,
-        touched: bool = False,
+        touched: Sequence[SourceRecord] = (),
     ) -> None:
-        new_rows: list[tuple[SourceRecord, list[ChunkRow]]] = []
         with gc_paused():
-            self._stage_rows(staged, new_rows)
-        self._commit(new_rows, removed, report, show_progress=show_progress, touched=touched)
+            rows = [(record, self._records(record, chunks)) for record, chunks in staged]
+        self._commit_rows(rows, removed, touched, report, show_progress=show_progress)
 
-    def _stage_rows(
-        self,
-        staged: list[tuple[SourceRecord, list[Chunk]]],
-        new_rows: list[tuple[SourceRecord, list[ChunkRow]]],
-    ) -> None:
-        for record, chunks in staged:
-            terms = [
-                self.tokenizer.tokenize_ids(indexed_text(c)) if self.bm25_enabled else []
-                for c in chunks
-            ]
-            rows = [
-                ChunkRow(chunk=c, terms=t, key=-1, hash=text_hash(c.text))
-                for c, t in zip(chunks, terms, strict=True)
-            ]
-            record.chunk_ids = [c.id for c in chunks]
-            new_rows.append((record, rows))
+    def _records(self, record: SourceRecord, chunks: list[Chunk]) -> list[ChunkRecord]:
+        record.chunk_ids = [c.id for c in chunks]
+        tokenize = self.tokenizer.tokenize
+        return [
+            ChunkRecord(
+                key=-1,
+                id=c.id,
+                source=c.source_id,
+                start_line=c.start_line,
+                end_line=c.end_line,
+                headings=list(c.headings),
+                levels=list(c.heading_levels),
+                hash=text_hash(c.text),
+                metadata=dict(c.metadata),
+                text=c.text,
+                terms=TERM_SEPARATOR.join(tokenize(indexed_text(c))) if self.bm25_enabled else "",
+            )
+            for c in chunks
+        ]
 
-    def _commit(
+    def _commit_rows(
         self,
-        new_rows: list[tuple[SourceRecord, list[ChunkRow]]],
+        rows: list[tuple[SourceRecord, list[ChunkRecord]]],
         removed: list[str],
+        touched: Sequence[SourceRecord],
         report: SyncReport,
         *,
         show_progress: bool | None,
-        touched: bool,
     ) -> None:
+        """Write one change as one transaction, then catch up with it (and anything else)."""
+        if not (rows or removed or touched or self._clear_on_commit):
+            return
         vectors: dict[str, npt.NDArray[np.float32]] = {}
         if self.embedder is not None:
             self._ensure_vectors()
-            vectors = embed_missing(
-                self.embedder,
-                [r for _, rows in new_rows for r in rows],
-                self._state.corpus.vectors,
-                show_progress=self._show(show_progress),
+            chunks = [c for _, records in rows for c in records]
+            vectors = self._embed(
+                {c.hash: c.text for c in chunks}, show_progress=self._show(show_progress)
             )
             report.chunks_embedded += len(vectors)
         with self._lock:
-            report.chunks_indexed += self._state.apply(new_rows, removed, vectors)
-        if self.autosave and (new_rows or removed or touched):
-            self.save()
+            self._write_change(rows, removed, touched, vectors, report)
+
+    def _write_change(
+        self,
+        rows: list[tuple[SourceRecord, list[ChunkRecord]]],
+        removed: list[str],
+        touched: Sequence[SourceRecord],
+        vectors: dict[str, npt.NDArray[np.float32]],
+        report: SyncReport,
+    ) -> None:
+        before = self._state.sources() if (removed or rows) else {}
+        documents_left = any(
+            (old := before.get(source_id)) is not None and old.format in DOCUMENT_FORMAT_NAMES
+            for source_id in [*removed, *(record.id for record, _ in rows)]
+        )
+        with self._db.write("save the change") as writer:
+            if self._clear_on_commit:
+                writer.clear(keep_vectors=self._vectors_reusable())
+            writer.set_meta("settings", json.dumps(self._settings(), sort_keys=True))
+            for source_id in removed:
+                writer.remove_source(source_id)
+            for record, records in rows:
+                writer.put_source(_row(record), records)
+                report.chunks_indexed += len(records)
+            for record in touched:
+                writer.touch_source(_row(record))
+            writer.put_vectors(vectors)
+        if self._state.empty:
+            self._clear_on_commit = False
+            self._state.empty = False
+            self._state.reset()
+            remove_legacy(self.index_dir)
+        self._state.refresh(force=True)
+        if self._state.dense is not None and vectors:
+            self._state.add_dense(vectors)
+        state = self._state
+        if state.sparse.wants_merge() or (
+            state.snapshot_version < 0 and len(state) >= _SNAPSHOT_MINIMUM
+        ):
+            self._merge(prune=bool(removed))
+        if documents_left:  # a converted document left or changed: its conversion goes too
+            self._prune_conversions()
+
+    def _merge(self, *, prune: bool) -> None:
+        """New BM25 base and snapshot (and, after deletions, drop unused cached vectors)."""
+        state = self._state
+        if state.sparse.changes == 0 and state.snapshot_version == state.version:
+            return
+        if self.embedder is not None:
+            self._ensure_vectors()
+        if prune and not self.read_only:
+            with self._db.write("forget unused vectors") as writer:
+                writer.prune_vectors()
+        state.merge(save=not self.read_only, config=self._snapshot_config())
+        if prune and not self.read_only:
+            self._db.compact()
+
+    def _snapshot_config(self) -> dict[str, Any]:
+        embedder = None
+        if self.embedder is not None:
+            embedder = {"model_id": self.embedder.model_id, "dimension": self.embedder.dimension}
+        return {"bm25": self.bm25_config.to_dict(), "embedder": embedder}
+
+    def _vectors_reusable(self) -> bool:
+        saved = self._saved_settings
+        if saved is None or self.embedder is None:
+            return False
+        embedder = saved.get("embedder") or {}
+        return bool(
+            embedder.get("model_id") == self.embedder.model_id
+            and embedder.get("dimension") == self.embedder.dimension
+        )
+
+    def _embed(
+        self, texts: dict[str, str], *, show_progress: bool
+    ) -> dict[str, npt.NDArray[np.float32]]:
+        """Vectors of the texts (by content hash) the embedding cache lacks."""
+        assert self.embedder is not None
+        if not texts:
+            return {}
+        cached = self._db.vectors(texts) if self._db.exists() and not self._state.empty else {}
+        todo = {h: t for h, t in texts.items() if h not in cached}
+        return embed_texts(self.embedder, todo, show_progress=show_progress)
 
     def _ensure_vectors(self) -> None:
-        """Create the FAISS index and fill it for chunks indexed before vectors were enabled."""
+        """Load the FAISS index and embed chunks indexed before vectors were enabled."""
         if self.embedder is None:
             return
         with self._write_lock:
-            self._state.ensure_dense(self.embedder.dimension)
-            if not self._state.needs_backfill:
-                return
-            rows = list(self._state.corpus.chunks.values())
-            vectors = embed_missing(
-                self.embedder, rows, self._state.corpus.vectors, show_progress=self.show_progress
-            )
             with self._lock:
-                self._state.fill_dense(self.embedder.dimension, vectors)
+                self._state.refresh()
+                pending = self._state.ensure_dense(self.embedder.dimension, self.embedder.model_id)
+            if not pending:
+                return
+            texts = {r.hash: r.text for r in self._db.chunks(list(pending)).values()}
+            vectors = embed_texts(self.embedder, texts, show_progress=self.show_progress)
+            if not self.read_only and vectors:
+                with self._lock, self._db.write("save vectors") as writer:
+                    writer.put_vectors(vectors)
+                    writer.set_meta("settings", json.dumps(self._settings(), sort_keys=True))
+            with self._lock:
+                self._state.add_dense(vectors)
 
-    def _results(
-        self, ranked: list[tuple[int, float, dict[str, float]]], terms: list[str]
-    ) -> list[SearchResult]:
-        found = ((self._state.chunk_of_key(key), score, details) for key, score, details in ranked)
-        return [
-            build_result(chunk, score, details, terms, self.tokenizer)
-            for chunk, score, details in found
-            if chunk is not None
-        ]
+    def _chunks(self, keys: list[int]) -> dict[int, Chunk]:
+        """Chunks by key: from memory when seen before (a key's chunk never changes), else read."""
+        cache = self._chunk_cache
+        found = {k: cache[k] for k in keys if k in cache}
+        missing = [k for k in keys if k not in found]
+        if missing:
+            for key, chunk in self._state.base_chunks(missing).items():
+                found[key] = cache[key] = chunk
+            missing = [k for k in keys if k not in found]
+        if missing:
+            for key, record in self._db.chunks(missing).items():
+                found[key] = cache[key] = _chunk(record)
+            while len(cache) > _CHUNK_CACHE:
+                del cache[next(iter(cache))]
+        return found
+
+    def _rank(
+        self,
+        counts: Mapping[str, int],
+        query_vector: npt.NDArray[np.float32] | None,
+        chosen: str,
+        *,
+        top_k: int,
+        filter: Mapping[str, Any] | None,  # noqa: A002 - as in search()
+        vector_weight: float,
+    ) -> list[tuple[int, float, dict[str, float]]]:
+        """``(key, score, details)`` best first, from the state in memory (lock held)."""
+        state = self._state
+        total = len(state)
+        if total == 0:
+            return []
+        k = min(top_k, total)
+        mask = state.filter_mask(filter) if filter else None
+        pool = min(total, max(2 * k, 100))
+        bm25_hits: list[tuple[int, float]] = []
+        vector_hits: list[tuple[int, float]] = []
+        if chosen in {"bm25", "hybrid"} and counts:
+            bm25_hits = state.bm25_top(counts, k=k if chosen == "bm25" else pool, mask=mask)
+        if query_vector is not None:
+            vector_hits = state.vector_top(
+                query_vector, k=k if chosen == "vector" else pool, mask=mask
+            )
+        return fuse(
+            chosen,
+            bm25_hits,
+            vector_hits,
+            k=k,
+            fusion=self.fusion,
+            vector_weight=vector_weight,
+        )
 
     def _settings(self) -> dict[str, Any]:
         embedder = None
-        if self.embedder is not None and (
-            self._state.dense is not None or self._state.corpus.vectors
-        ):
+        if self.embedder is not None:
             embedder = {"model_id": self.embedder.model_id, "dimension": self.embedder.dimension}
+        elif self._saved_settings is not None:
+            embedder = self._saved_settings.get("embedder")
         return {
             "tokenizer": self.tokenizer.fingerprint(),
             "chunking": self.chunking.to_dict(),
@@ -714,21 +901,30 @@ class Workspace:
         }
 
     def _load(self) -> None:
-        folder = self._store.current()
-        if folder is None:
+        if not self._db.exists():
+            migrate_legacy(self._db, read_only=self.read_only)
+        if not self._db.exists():
+            if any(self.index_dir.glob("snapshot-*")):
+                msg = (
+                    f"The index database {self._db.path} is missing while its derived files "
+                    "remain. Open the workspace with rebuild=True (CLI: --rebuild) to rebuild it."
+                )
+                raise IndexCorruptError(msg)
             return
-
-        def check(saved: dict[str, Any]) -> None:
-            embedder = self.embedder
-            check_settings(
-                saved,
-                self._settings(),
-                embedder=(embedder.model_id, embedder.dimension) if embedder else None,
-                bm25_enabled=self.bm25_enabled,
-                index_dir=self.index_dir,
-            )
-
-        self._state.read(folder, check=check, with_vectors=self.embedder is not None)
+        saved = self._db.settings()
+        self._saved_settings = saved
+        if saved is None:
+            return
+        embedder = self.embedder
+        check_settings(
+            saved,
+            self._settings(),
+            embedder=(embedder.model_id, embedder.dimension) if embedder else None,
+            bm25_enabled=self.bm25_enabled,
+            index_dir=self.index_dir,
+        )
+        with self._lock:
+            self._state.refresh(force=True)
 
     def _show(self, show: bool | None, /) -> bool:  # noqa: FBT001 - positional-only
         return self.show_progress if show is None else show
@@ -743,3 +939,36 @@ class Workspace:
         finally:
             if bar is not None:
                 bar.close()
+
+
+_SEARCH_ATTEMPTS: Final = 3
+_CHUNK_CACHE: Final = 4096
+"""Chunks kept in memory for results (the rest stay in the database until a result needs them)."""
+_SNAPSHOT_MINIMUM: Final = 1_000
+"""An index without a snapshot gets one once it holds this many chunks."""
+
+
+def _row(record: SourceRecord) -> SourceRow:
+    return SourceRow(
+        id=record.id,
+        kind=record.kind,
+        hash=record.content_hash,
+        chunk_ids=list(record.chunk_ids),
+        metadata=dict(record.metadata),
+        mtime_ns=record.mtime_ns,
+        size=record.size,
+        format=record.format,
+    )
+
+
+def _chunk(record: ChunkRecord) -> Chunk:
+    return Chunk(
+        id=record.id,
+        source_id=record.source,
+        text=record.text,
+        start_line=record.start_line,
+        end_line=record.end_line,
+        headings=tuple(record.headings),
+        heading_levels=tuple(record.levels),
+        metadata=record.metadata,
+    )

@@ -32,19 +32,29 @@ def test_failed_write_keeps_previous_generation(tmp_path: Path) -> None:
     assert not any(p.name.startswith(".tmp-") for p in (tmp_path / "idx").iterdir())
 
 
-def test_damaged_pointer_and_files_give_clear_errors(tree: Path) -> None:
+def test_damaged_database_gives_a_clear_error_and_rebuild_recovers(tree: Path) -> None:
     ws = Workspace(tree, embedder=None)
     ws.sync()
-    (ws.index_dir / "CURRENT").write_text("gen-999999")
-    with pytest.raises(IndexCorruptError, match="not a saved generation.*rebuild=True"):
-        Workspace(tree, embedder=None)
+    expected = [h.id for h in ws.search("install")]
+    ws._db.close()
+    (ws.index_dir / "index.sqlite3-wal").unlink(missing_ok=True)
+    (ws.index_dir / "index.sqlite3").write_bytes(b"not a database at all" * 100)
+    with pytest.raises(IndexCorruptError, match="damaged.*rebuild=True"):
+        Workspace(tree, embedder=None).search("install")
     rebuilt = Workspace(tree, embedder=None, rebuild=True)
     rebuilt.sync()
-    folder = IndexStore(rebuilt.index_dir).current()
-    assert folder is not None
-    (folder / "manifest.json").write_text("{truncated")
-    with pytest.raises(IndexCorruptError, match="missing or damaged"):
-        Workspace(tree, embedder=None)
+    assert [h.id for h in rebuilt.search("install")] == expected
+
+
+def test_damaged_snapshot_is_rebuilt_from_the_database(tree: Path) -> None:
+    ws = Workspace(tree, embedder=None)
+    ws.sync()
+    ws.save()
+    expected = [(h.id, h.score) for h in ws.search("install package")]
+    snapshot = next(ws.index_dir.glob("snapshot-*"))
+    (snapshot / "scores.npy").write_bytes(b"garbage")
+    reopened = Workspace(tree, embedder=None)
+    assert [(h.id, h.score) for h in reopened.search("install package")] == expected
 
 
 def test_no_pickle_files_in_the_index(tree: Path) -> None:
@@ -52,7 +62,8 @@ def test_no_pickle_files_in_the_index(tree: Path) -> None:
 
     ws = Workspace(tree, embedder=FakeEmbedder())
     ws.sync()
+    ws.save()
     names = {p.suffix for p in ws.index_dir.rglob("*") if p.is_file()}
     assert ".pkl" not in names and ".pickle" not in names
-    folder = IndexStore(ws.index_dir).current()
-    assert folder is not None and (folder / "dense.faiss").exists()
+    snapshot = next(ws.index_dir.glob("snapshot-*"))
+    assert (snapshot / "dense.faiss").exists()

@@ -1,0 +1,404 @@
+"""BM25 that changes by the document: a base segment, a recent segment and a deletion mask.
+
+BM25 scores depend on the whole corpus (idf on the document count and frequencies, length
+normalisation on the average length), so a score matrix is stale after any change. This index
+keeps what does not go stale: the postings (term -> documents and term frequencies) of a *base*
+segment, the postings of a small *recent* segment of documents added since, an *alive* mask for
+deletions, and the live statistics (document frequencies, count, total length) updated per
+change. While nothing changed since the base was built, queries read bm25s's precomputed score
+matrix (its own query code, the speed of a plain bm25s index). After a change, the postings of
+the *query terms only* are scored with bm25s's own idf and term-frequency functions and the live
+statistics, with the same float operations as a full build, and summed by bm25s's own code:
+scores equal a fresh full build of the live documents, bit for bit. When the recent segment and
+the deletions pass a fraction of the base, everything is merged into a new base (``merge``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from workspace_tools.core.index._sparse_build import build_scores_from_pairs, count_pairs, make_bm25
+from workspace_tools.core.index.sparse import BM25Config, top_positive
+
+__all__ = ["BaseArrays", "SparseSegments"]
+
+MERGE_FRACTION: Final = 0.1
+"""Recent and deleted documents, as a fraction of the live ones, that trigger a merge."""
+MERGE_MINIMUM: Final = 2_000
+"""...but never a merge for fewer changes than this (small indexes merge rarely: cheap anyway)."""
+
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(slots=True)
+class BaseArrays:
+    """The base segment, as saved in a snapshot (arrays may be memory-mapped)."""
+
+    keys: npt.NDArray[np.int64]
+    """Chunk key of each base row."""
+    terms: npt.NDArray[np.int32]
+    """Term ids of every row, concatenated."""
+    offsets: npt.NDArray[np.int64]
+    """Row ``i``'s terms are ``terms[offsets[i]:offsets[i + 1]]``."""
+    indptr: npt.NDArray[np.int64]
+    """Postings of term ``t`` are ``docs/tf/scores[indptr[t]:indptr[t + 1]]``."""
+    docs: npt.NDArray[np.int32]
+    tf: npt.NDArray[np.float32]
+    scores: npt.NDArray[np.float32]
+    """bm25s's score of each posting, with the statistics of the base."""
+
+
+class SparseSegments:
+    """Live BM25 over chunks identified by int keys (see the module docstring)."""
+
+    def __init__(self, config: BM25Config) -> None:
+        self.config = config
+        self._model = make_bm25(k1=config.k1, b=config.b, method=config.method)
+        self.base = _empty_base()
+        self._base_lengths = np.zeros(0, dtype=np.int64)
+        self._recent_keys: list[int] = []
+        self._recent_terms: list[npt.NDArray[np.int32]] = []
+        self._recent_postings: tuple[Any, Any, Any] | None = None
+        self._alive = np.zeros(0, dtype=bool)
+        self._row_of_key: dict[int, int] = {}
+        self._keys_cache: npt.NDArray[np.int64] | None = None
+        self._lengths_cache: npt.NDArray[np.int64] | None = None
+        self._df = np.zeros(0, dtype=np.int64)
+        self._live = 0
+        self._total_length = 0
+        self._dead = 0
+        self._pristine = True
+        self._nonoccurrence: Any = None
+
+    # -- state -----------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return self._live
+
+    def __contains__(self, key: int) -> bool:
+        return key in self._row_of_key
+
+    @property
+    def changes(self) -> int:
+        """Documents added or deleted since the base was built."""
+        return len(self._recent_keys) + self._dead
+
+    def wants_merge(self) -> bool:
+        """The recent segment and deletions are large enough to merge into a new base."""
+        return self.changes > max(MERGE_MINIMUM, MERGE_FRACTION * self._live)
+
+    def live_keys(self) -> npt.NDArray[np.int64]:
+        """Keys of the live rows, in row order."""
+        return self.row_keys()[self.alive_rows()]
+
+    def row_keys(self) -> npt.NDArray[np.int64]:
+        """Key of every row (dead rows included)."""
+        if self._keys_cache is None:
+            recent = np.asarray(self._recent_keys, dtype=np.int64)
+            self._keys_cache = np.concatenate([np.asarray(self.base.keys), recent])
+        return self._keys_cache
+
+    def alive_rows(self) -> npt.NDArray[np.bool_]:
+        """Mask of the live rows."""
+        return self._alive
+
+    def row_of(self, key: int) -> int | None:
+        """Row of a live key."""
+        return self._row_of_key.get(key)
+
+    def terms_of_row(self, row: int) -> npt.NDArray[np.int32]:
+        """Term ids of a row."""
+        base_rows = len(self.base.keys)
+        if row < base_rows:
+            return np.asarray(self.base.terms[self.base.offsets[row] : self.base.offsets[row + 1]])
+        return self._recent_terms[row - base_rows]
+
+    # -- building ----------------------------------------------------------------------------------
+
+    def load(self, base: BaseArrays) -> None:
+        """Start from a saved base (every row alive)."""
+        self.base = base
+        offsets = np.asarray(base.offsets)
+        self._base_lengths = np.diff(offsets).astype(np.int64)
+        rows = len(base.keys)
+        self._recent_keys, self._recent_terms = [], []
+        self._recent_postings = None
+        self._alive = np.ones(rows, dtype=bool)
+        self._row_of_key = dict(zip(np.asarray(base.keys).tolist(), range(rows), strict=True))
+        indptr = np.asarray(base.indptr)
+        self._df = np.diff(indptr).astype(np.int64)
+        self._live = rows
+        self._total_length = int(self._base_lengths.sum())
+        self._dead = 0
+        # Variants with a non-occurrence term keep it in memory only: a loaded base is rebuilt.
+        self._nonoccurrence = None
+        self._pristine = self._model.method not in self._model.methods_requiring_nonoccurrence
+        self._invalidate()
+
+    def build(
+        self, keys: Sequence[int], terms: Sequence[npt.NDArray[np.int32]], n_vocab: int
+    ) -> None:
+        """A new base of these rows."""
+        lengths = np.fromiter(map(len, terms), dtype=np.int64, count=len(terms))
+        flat = (
+            np.concatenate([np.asarray(t, dtype=np.int32) for t in terms])
+            if terms
+            else np.zeros(0, dtype=np.int32)
+        )
+        offsets = np.zeros(len(terms) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        pair_terms, pair_docs, tf = count_pairs(flat, lengths, dtype=self._model.dtype)
+        df = np.bincount(pair_terms, minlength=n_vocab).astype(np.int64)
+        indptr = np.zeros(n_vocab + 1, dtype=np.int64)
+        np.cumsum(df, out=indptr[1:])
+        docs = pair_docs.astype(np.int32)
+        scores, nonoccurrence = (
+            build_scores_from_pairs(
+                self._model, pair_terms=pair_terms, pair_docs=docs, tf=tf, lengths=lengths, df=df
+            )
+            if len(terms)
+            else (np.zeros(0, dtype=np.float32), None)
+        )
+        self.load(
+            BaseArrays(
+                keys=np.asarray(keys, dtype=np.int64),
+                terms=flat,
+                offsets=offsets,
+                indptr=indptr,
+                docs=docs,
+                tf=tf,
+                scores=scores,
+            )
+        )
+        self._nonoccurrence = nonoccurrence
+        self._pristine = True
+
+    def live_rows(self) -> tuple[list[int], list[npt.NDArray[np.int32]]]:
+        """Keys and terms of every live row, in key order (what a merge indexes)."""
+        keys = self.row_keys()
+        rows = np.flatnonzero(self._alive)
+        rows = rows[np.argsort(keys[rows], kind="stable")]
+        return [int(keys[r]) for r in rows], [self.terms_of_row(int(r)) for r in rows]
+
+    # -- changes ---------------------------------------------------------------------------------
+
+    def add(self, key: int, terms: npt.NDArray[np.int32]) -> None:
+        """Add a document (its key must be new)."""
+        if key in self._row_of_key:
+            self.remove(key)
+        row = len(self.base.keys) + len(self._recent_keys)
+        self._recent_keys.append(key)
+        self._recent_terms.append(terms)
+        self._alive = np.append(self._alive, True)
+        self._row_of_key[key] = row
+        unique = np.unique(terms)
+        if len(unique) and int(unique[-1]) >= len(self._df):
+            grown = np.zeros(max(int(unique[-1]) + 1, 2 * len(self._df)), dtype=np.int64)
+            grown[: len(self._df)] = self._df
+            self._df = grown
+        self._df[unique] += 1
+        self._live += 1
+        self._total_length += len(terms)
+        self._changed()
+
+    def remove(self, key: int) -> bool:
+        """Delete a document; ``False`` when the key is not live."""
+        row = self._row_of_key.pop(key, None)
+        if row is None:
+            return False
+        terms = self.terms_of_row(row)
+        self._alive[row] = False
+        self._df[np.unique(terms)] -= 1
+        self._live -= 1
+        self._total_length -= len(terms)
+        self._dead += 1
+        self._changed()
+        return True
+
+    def _changed(self) -> None:
+        self._pristine = False
+        self._invalidate()
+
+    def _invalidate(self) -> None:
+        self._recent_postings = None
+        self._keys_cache = None
+        self._lengths_cache = None
+
+    # -- search ----------------------------------------------------------------------------------
+
+    def top(
+        self,
+        ids: Sequence[int],
+        *,
+        k: int,
+        mask: npt.NDArray[np.bool_] | None,
+        weights: Sequence[float] | None = None,
+    ) -> list[tuple[int, float]]:
+        """The ``k`` best ``(key, score)`` pairs with a positive score.
+
+        Args:
+            ids: Distinct query term ids.
+            k: How many.
+            mask: Rows allowed (a mask over :meth:`row_keys`), or ``None`` for all.
+            weights: One per id: each term's bm25s score is scaled before the sum (the
+                query-term-frequency rule); ``None`` counts every term once.
+        """
+        scores = self.scores(ids, weights)
+        if mask is not None:
+            scores = np.where(mask, scores, 0.0).astype(np.float32)
+        keys = self.row_keys()
+        return [(int(keys[row]), score) for row, score in top_positive(scores, k)]
+
+    def scores(
+        self, ids: Sequence[int], weights: Sequence[float] | None = None
+    ) -> npt.NDArray[np.float32]:
+        """BM25 score of every row (0 for dead rows) for distinct ids (``weights``: one per id)."""
+        rows = len(self.base.keys) + len(self._recent_keys)
+        weight_of = dict(zip(ids, weights, strict=True)) if weights is not None else {}
+        known = [i for i in dict.fromkeys(ids) if 0 <= i < len(self._df) and self._df[i] > 0]
+        if not known or self._live == 0:
+            return np.zeros(rows, dtype=np.float32)
+        model = self._model
+        if not self._pristine and model.method in model.methods_requiring_nonoccurrence:
+            self.merge_in_place()  # those variants shift every score: rebuild (exact, slower)
+        if self._pristine:
+            base = self.base
+            used = [i for i in known if i < len(base.indptr) - 1]
+            query = np.asarray(used, dtype=np.int64)
+            data, indptr, docs = base.scores, base.indptr, base.docs
+        else:
+            used = known
+            data, indptr, docs = self._query_postings(known)
+            query = np.arange(len(known), dtype=np.int64)
+        if weight_of and any(weight_of[i] != 1 for i in used):
+            return self._weighted(data, indptr, docs, query, [weight_of[i] for i in used], rows)
+        scores = model._compute_relevance_from_scores(  # bm25s's own summation
+            data=data,
+            indptr=indptr,
+            indices=docs,
+            num_docs=rows,
+            query_tokens_ids=query.astype(model.int_dtype),
+            dtype=np.dtype(model.dtype),
+        )
+        if self._nonoccurrence is not None:  # as bm25s's get_scores_from_ids adds it
+            scores += self._nonoccurrence[query].sum()
+        return np.asarray(scores, dtype=np.float32)
+
+    def _weighted(
+        self,
+        data: Any,
+        indptr: Any,
+        docs: Any,
+        query: npt.NDArray[np.int64],
+        weights: list[float],
+        rows: int,
+    ) -> npt.NDArray[np.float32]:
+        """Sum of each query term's bm25s posting scores scaled by its weight."""
+        out = np.zeros(rows, dtype=np.float32)
+        for column, weight in zip(query.tolist(), weights, strict=True):
+            start, stop = int(indptr[column]), int(indptr[column + 1])
+            values = np.asarray(data[start:stop], dtype=np.float32) * np.float32(weight)
+            out += np.bincount(np.asarray(docs[start:stop]), weights=values, minlength=rows).astype(
+                np.float32
+            )
+        if self._nonoccurrence is not None:
+            out += np.float32(
+                float(np.dot(self._nonoccurrence[query], np.asarray(weights, dtype=np.float64)))
+            )
+        return out
+
+    def _query_postings(self, ids: list[int]) -> tuple[Any, Any, Any]:
+        """Scored postings of the query terms, with the live statistics (one CSC column each)."""
+        from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
+
+        model = self._model
+        base = self.base
+        recent_indptr, recent_docs, recent_tf = self._recent()
+        base_rows = len(base.keys)
+        lengths = self._lengths()
+        average = self._total_length / self._live
+        idf_fn = _select_idf_scorer(model.idf_method)
+        tfc_fn = _select_tfc_scorer(model.method)
+        datas, docs_all, counts = [], [], []
+        for term in ids:
+            parts_docs, parts_tf = [], []
+            if term < len(base.indptr) - 1:
+                start, stop = int(base.indptr[term]), int(base.indptr[term + 1])
+                docs = np.asarray(base.docs[start:stop])
+                keep = self._alive[docs]
+                parts_docs.append(docs[keep].astype(np.int64))
+                parts_tf.append(np.asarray(base.tf[start:stop])[keep])
+            if term < len(recent_indptr) - 1:
+                start, stop = int(recent_indptr[term]), int(recent_indptr[term + 1])
+                docs = recent_docs[start:stop] + base_rows
+                keep = self._alive[docs]
+                parts_docs.append(docs[keep])
+                parts_tf.append(recent_tf[start:stop][keep])
+            docs = np.concatenate(parts_docs) if parts_docs else np.zeros(0, dtype=np.int64)
+            tf = (np.concatenate(parts_tf) if parts_tf else np.zeros(0, dtype=model.dtype)).astype(
+                model.dtype
+            )
+            idf = np.asarray([idf_fn(int(self._df[term]), N=self._live)], dtype=model.dtype)
+            tfc = tfc_fn(
+                tf_array=tf,
+                l_d=lengths[docs],
+                l_avg=average,
+                k1=model.k1,
+                b=model.b,
+                delta=model.delta,
+            )
+            datas.append((idf * tfc).astype(model.dtype))
+            docs_all.append(docs)
+            counts.append(len(docs))
+        indptr = np.zeros(len(ids) + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        return (
+            np.concatenate(datas),
+            indptr,
+            np.concatenate(docs_all).astype(model.int_dtype),
+        )
+
+    def _recent(self) -> tuple[Any, Any, Any]:
+        if self._recent_postings is None:
+            terms = self._recent_terms
+            if terms:
+                lengths = np.fromiter(map(len, terms), dtype=np.int64, count=len(terms))
+                flat = np.concatenate(terms).astype(np.int64)
+                pair_terms, docs, tf = count_pairs(
+                    flat, lengths, dtype=self._model.dtype, in_place=True
+                )
+                indptr = np.zeros(len(self._df) + 1, dtype=np.int64)
+                np.cumsum(np.bincount(pair_terms, minlength=len(self._df)), out=indptr[1:])
+                self._recent_postings = (indptr, docs, tf)
+            else:
+                empty = np.zeros(0, dtype=np.int64)
+                self._recent_postings = (np.zeros(1, dtype=np.int64), empty, empty)
+        return self._recent_postings
+
+    def _lengths(self) -> npt.NDArray[np.int64]:
+        if self._lengths_cache is None:
+            recent = np.fromiter(map(len, self._recent_terms), dtype=np.int64)
+            self._lengths_cache = np.concatenate([self._base_lengths, recent])
+        return self._lengths_cache
+
+    def merge_in_place(self) -> None:
+        """Rebuild the base from the live rows (same term ids)."""
+        keys, terms = self.live_rows()
+        self.build(keys, terms, len(self._df))
+
+
+def _empty_base() -> BaseArrays:
+    return BaseArrays(
+        keys=np.zeros(0, dtype=np.int64),
+        terms=np.zeros(0, dtype=np.int32),
+        offsets=np.zeros(1, dtype=np.int64),
+        indptr=np.zeros(1, dtype=np.int64),
+        docs=np.zeros(0, dtype=np.int32),
+        tf=np.zeros(0, dtype=np.float32),
+        scores=np.zeros(0, dtype=np.float32),
+    )

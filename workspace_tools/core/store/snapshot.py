@@ -1,0 +1,305 @@
+"""Derived snapshots: the BM25 base segment and the FAISS index, saved so a process opens fast.
+
+A snapshot is a folder ``snapshot-<version>/`` holding what the database looked like at that
+version, in the form search needs: the base segment's arrays (``.npy``, memory-mapped on load),
+its vocabulary, and the FAISS index. The database's ``meta`` row ``snapshot`` names the folder,
+its version and the size and hash of every file; nothing is trusted blindly: a file that is
+missing or fails its hash is ignored and the data is rebuilt from the database (the source of
+truth). Snapshots are written to a temporary folder, fsynced and renamed into place, one writer at
+a time (a ``filelock`` lock, which works on every platform), then older folders are deleted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import shutil
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+
+from workspace_tools.core.index.segments import BaseArrays
+
+if TYPE_CHECKING:
+    from workspace_tools.core.index.dense import DenseIndex
+    from workspace_tools.core.store.database import IndexDatabase
+
+__all__ = [
+    "Payload",
+    "SnapshotInfo",
+    "load_base",
+    "load_dense",
+    "load_payload",
+    "read_pointer",
+    "write_snapshot",
+]
+
+logger = logging.getLogger(__name__)
+
+_PREFIX: Final = "snapshot-"
+_ARRAYS: Final = ("keys", "terms", "offsets", "indptr", "docs", "tf", "scores")
+_DENSE: Final = "dense.faiss"
+
+
+@dataclass(frozen=True, slots=True)
+class Payload:
+    """What a search result shows of each base row (one JSON array per row), memory-mapped."""
+
+    blob: Any
+    """``uint8`` bytes of every row, one after the other."""
+    offsets: Any
+    """Row ``i`` is ``blob[offsets[i]:offsets[i + 1]]``."""
+
+    def row(self, number: int) -> list[Any]:
+        """``[id, source, start, end, headings, levels, metadata, text]`` of a base row."""
+        start, stop = int(self.offsets[number]), int(self.offsets[number + 1])
+        return list(json.loads(self.blob[start:stop].tobytes()))
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotInfo:
+    """The database's record of the latest snapshot."""
+
+    folder: Path
+    version: int
+    files: dict[str, list[Any]]
+    """Relative path -> ``[size, CRC-32 hex]``."""
+    config: dict[str, Any]
+    """What the snapshot was built with (BM25 parameters, embedder)."""
+
+    @property
+    def has_dense(self) -> bool:
+        """A FAISS index was saved."""
+        return _DENSE in self.files
+
+
+def read_pointer(db: IndexDatabase) -> SnapshotInfo | None:
+    """The latest snapshot the database names (``None`` when there is none or it is garbled)."""
+    raw = db.meta("snapshot")
+    if raw is None:
+        return None
+    try:
+        data = json.loads(raw)
+        name = str(data["folder"])
+        if not name.startswith(_PREFIX) or "/" in name or "\\" in name or ".." in name:
+            return None
+        return SnapshotInfo(
+            folder=db.directory / name,
+            version=int(data["version"]),
+            files={str(k): list(v) for k, v in dict(data["files"]).items()},
+            config=dict(data.get("config") or {}),
+        )
+    except (ValueError, KeyError, TypeError):
+        logger.warning(
+            "The snapshot record of %s is garbled; rebuilding from the database", db.path
+        )
+        return None
+
+
+def _verified(info: SnapshotInfo, name: str) -> Path | None:
+    path = info.folder / name
+    entry = info.files.get(name)
+    try:
+        if entry is None or path.stat().st_size != int(entry[0]) or _digest(path) != entry[1]:
+            msg = "size or hash differs"
+            raise ValueError(msg)
+    except (OSError, ValueError, TypeError) as exc:
+        _report(path, exc)
+        return None
+    return path
+
+
+def load_base(info: SnapshotInfo) -> tuple[BaseArrays, list[str]] | None:
+    """The BM25 base segment and its vocabulary, memory-mapped; ``None`` if anything is off."""
+    arrays: dict[str, Any] = {}
+    for name in _ARRAYS:
+        path = _verified(info, f"{name}.npy")
+        if path is None:
+            return None
+        try:
+            # A plain ndarray view of the map (slicing a memmap costs ~100 us in __array_finalize__)
+            arrays[name] = np.asarray(np.load(path, mmap_mode="r", allow_pickle=False))
+        except (OSError, ValueError) as exc:
+            _report(path, exc)
+            return None
+    path = _verified(info, "vocab.json")
+    if path is None:
+        return None
+    try:
+        vocab = [str(t) for t in json.loads(path.read_text(encoding="utf-8"))]
+    except (OSError, ValueError) as exc:
+        _report(path, exc)
+        return None
+    base = BaseArrays(**arrays)
+    rows = len(base.keys)
+    consistent = (
+        len(base.offsets) == rows + 1
+        and int(base.offsets[-1]) == len(base.terms)
+        and len(base.indptr) == len(vocab) + 1
+        and int(base.indptr[-1]) == len(base.docs) == len(base.tf) == len(base.scores)
+    )
+    if not consistent:
+        logger.warning("Snapshot %s is inconsistent; rebuilding it", info.folder)
+        return None
+    return base, vocab
+
+
+def load_payload(info: SnapshotInfo, rows: int) -> Payload | None:
+    """The result payload of the base rows (``None`` when absent or damaged: read the database)."""
+    blob_path = _verified(info, "payload.npy")
+    offsets_path = _verified(info, "payload_offsets.npy")
+    if blob_path is None or offsets_path is None:
+        return None
+    try:
+        blob = np.asarray(np.load(blob_path, mmap_mode="r", allow_pickle=False))
+        offsets = np.asarray(np.load(offsets_path, mmap_mode="r", allow_pickle=False))
+    except (OSError, ValueError) as exc:
+        _report(blob_path, exc)
+        return None
+    if len(offsets) != rows + 1 or (rows and int(offsets[-1]) != len(blob)):
+        logger.warning("Snapshot payload in %s is inconsistent; reading the database", info.folder)
+        return None
+    return Payload(blob=blob, offsets=offsets)
+
+
+def load_dense(info: SnapshotInfo, *, dimension: int, hnsw_threshold: int) -> DenseIndex | None:
+    """The saved FAISS index; ``None`` when absent or damaged (it is then rebuilt)."""
+    from workspace_tools.core.errors import IndexCorruptError
+    from workspace_tools.core.index.dense import DenseIndex
+
+    path = _verified(info, _DENSE)
+    if path is None:
+        return None
+    dead = info.folder / "dense.dead.npy"
+    if dead.exists() and _verified(info, dead.name) is None:
+        return None
+    try:
+        return DenseIndex.load(path, dimension=dimension, hnsw_threshold=hnsw_threshold)
+    except IndexCorruptError as exc:
+        logger.warning("%s; rebuilding it", exc)
+        return None
+
+
+def write_snapshot(
+    db: IndexDatabase,
+    *,
+    version: int,
+    base: BaseArrays | None,
+    vocab: list[str],
+    dense: DenseIndex | None,
+    config: dict[str, Any],
+    payload: Payload | None = None,
+) -> None:
+    """Save a snapshot of database version ``version`` and point the database at it."""
+    from workspace_tools.core.store.database import storage_error
+
+    try:
+        _write_snapshot(
+            db,
+            version=version,
+            base=base,
+            vocab=vocab,
+            dense=dense,
+            config=config,
+            payload=payload,
+        )
+    except OSError as exc:
+        raise storage_error(exc, db.directory, "save a snapshot") from exc
+
+
+def _write_snapshot(
+    db: IndexDatabase,
+    *,
+    version: int,
+    base: BaseArrays | None,
+    vocab: list[str],
+    dense: DenseIndex | None,
+    config: dict[str, Any],
+    payload: Payload | None,
+) -> None:
+    from filelock import FileLock
+
+    directory = db.directory
+    with FileLock(str(directory / "snapshot.lock"), timeout=120):
+        current = read_pointer(db)
+        if current is not None and current.version >= version:
+            return  # another process saved one at least as recent
+        for stale in directory.glob(f".tmp-{_PREFIX}*"):  # left by a crash (we hold the lock)
+            shutil.rmtree(stale, ignore_errors=True)
+        final = directory / f"{_PREFIX}{version:010d}"
+        staging = directory / f".tmp-{final.name}-{os.getpid()}"
+        staging.mkdir(parents=True)
+        try:
+            if base is not None:
+                for name in _ARRAYS:
+                    np.save(
+                        staging / f"{name}.npy", np.asarray(getattr(base, name)), allow_pickle=False
+                    )
+                text = json.dumps(vocab, ensure_ascii=False, separators=(",", ":"))
+                (staging / "vocab.json").write_text(text, encoding="utf-8")
+            if payload is not None:
+                np.save(staging / "payload.npy", np.asarray(payload.blob), allow_pickle=False)
+                np.save(
+                    staging / "payload_offsets.npy",
+                    np.asarray(payload.offsets, dtype=np.int64),
+                    allow_pickle=False,
+                )
+            if dense is not None and len(dense):
+                dense.save(staging / _DENSE)
+            files = {p.name: [p.stat().st_size, _digest(p)] for p in sorted(staging.iterdir())}
+            _fsync_folder(staging)
+            if final.exists():
+                shutil.rmtree(final)
+            os.replace(staging, final)
+            _fsync_dir(directory)
+        finally:
+            if staging.exists():
+                shutil.rmtree(staging, ignore_errors=True)
+        record = {"folder": final.name, "version": version, "files": files, "config": config}
+        with db.write("save a snapshot") as writer:
+            writer.set_meta("snapshot", json.dumps(record))
+            writer.prune_log(version)
+        for old in directory.glob(f"{_PREFIX}*"):
+            if old.name != final.name:
+                shutil.rmtree(old, ignore_errors=True)
+
+
+def _report(path: Path, exc: Exception) -> None:
+    """Log why a snapshot file is not used (quietly when a newer snapshot replaced it)."""
+    if isinstance(exc, FileNotFoundError):
+        logger.debug("Snapshot file %s was replaced (%s); reading the database", path, exc)
+    else:
+        logger.warning("Snapshot file %s is unusable (%s); rebuilding it", path, exc)
+
+
+def _digest(path: Path) -> str:
+    """CRC-32 of a file (it detects damage, at several times the speed of a cryptographic hash)."""
+    crc = 0
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            crc = zlib.crc32(block, crc)
+    return f"{crc:08x}"
+
+
+def _fsync_folder(folder: Path) -> None:
+    for path in folder.iterdir():
+        with open(path, "rb") as handle:
+            os.fsync(handle.fileno())
+    _fsync_dir(folder)
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Persist a folder's entries where the platform allows it (not on Windows)."""
+    if os.name == "nt":
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+    finally:
+        os.close(fd)
