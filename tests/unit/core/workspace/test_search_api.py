@@ -350,3 +350,20 @@ def test_batch_embedder_wrong_count_is_refused() -> None:
 
     with pytest.raises(ValueError, match=r"Embedder returned 1 embeddings for 2 inputs"):
         as_embedder(Short()).embed(["a", "b"])
+
+
+@pytest.mark.parametrize("rule", ["count", "saturated"])
+def test_weighted_query_terms_score_the_same_before_and_after_a_merge(
+    tmp_path: Path, rule: str
+) -> None:
+    # Right after writes, BM25 scores come from the recent segment's postings; after save() they
+    # come from the merged base matrix. The query-tf weights must give the same scores on both.
+    ws = _tf_workspace(tmp_path, rule)
+    queries = ["alpha gamma gamma gamma", f"alpha gamma gamma gamma {' '.join(_FILLER)}"]
+    before = [[(r.id, r.score) for r in ws.search(q, mode="bm25", top_k=50)] for q in queries]
+    ws.save()
+    reopened = Workspace(tmp_path, embedder=None, bm25_config=BM25Config(query_tf=rule))
+    after = [[(r.id, r.score) for r in reopened.search(q, mode="bm25", top_k=50)] for q in queries]
+    assert [[i for i, _ in hits] for hits in after] == [[i for i, _ in hits] for hits in before]
+    for hits_before, hits_after in zip(before, after, strict=True):
+        assert [s for _, s in hits_after] == pytest.approx([s for _, s in hits_before], rel=1e-5)
