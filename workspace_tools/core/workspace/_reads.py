@@ -1,0 +1,198 @@
+"""The read path of :class:`Workspace`: rank, build results, read files."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from workspace_tools.core.convert import convert_bytes
+from workspace_tools.core.errors import ConversionError, InvalidInputError
+from workspace_tools.core.index.embedder import embed_query
+from workspace_tools.core.index.ranking import filter_mask, fuse, resolve_mode
+from workspace_tools.core.text.scan import normalise_id, read_inside, resolve_inside
+from workspace_tools.core.types import Chunk, SearchResult
+from workspace_tools.core.workspace._base import WorkspaceBase, chunk_of
+from workspace_tools.core.workspace._results import build_result
+
+__all__ = ["MAX_QUERY_CHARS", "ReadPath"]
+
+MAX_QUERY_CHARS: Final = 10_000
+"""Longest query accepted, in characters."""
+_SEARCH_ATTEMPTS: Final = 3
+_CHUNK_CACHE: Final = 4096
+"""Chunks kept in memory for results (the rest stay in the database until a result needs them)."""
+
+
+class ReadPath(WorkspaceBase):
+    """Search and read: rankings from the state in memory, chunks from the cache or database."""
+
+    def search(
+        self,
+        query: str,
+        *,
+        top_k: int = 10,
+        mode: str | None = None,
+        min_score: float | None = None,
+        filter: Mapping[str, Any] | None = None,  # noqa: A002 - the public API name
+        vector_weight: float | None = None,
+    ) -> list[SearchResult]:
+        """Rank chunks for ``query``.
+
+        Args:
+            query: Words, a question, or code identifiers.
+            top_k: Most results (larger than the corpus returns the whole ranked corpus).
+            mode: ``bm25``, ``vector`` or ``hybrid``; default hybrid when both indexes exist.
+            min_score: Drop results scoring below this (scores depend on the mode; see docs).
+            filter: Conditions on chunk metadata (``source_id``, ``format`` and your own keys):
+                plain values for equality, or operators ``$eq $ne $in $nin $gt $gte $lt $lte
+                $exists``, combined with ``$and``/``$or`` (see ``core/index/filters.py``);
+                applied before ranking, so ``top_k`` matching hits come back.
+            vector_weight: Weight of the vector side in hybrid fusion for this call, in [0, 1]
+                (default: the workspace's).
+
+        Returns:
+            Results best first. An empty query or index gives an empty list; BM25 never returns
+            chunks that share no term with the query.
+        """
+        if not isinstance(query, str):
+            msg = f"query must be a string, got {type(query).__name__}."
+            raise InvalidInputError(msg)
+        if len(query) > MAX_QUERY_CHARS:
+            msg = (
+                f"The query is {len(query)} characters long; the limit is {MAX_QUERY_CHARS}. "
+                "Search with the key words or a short passage instead."
+            )
+            raise InvalidInputError(msg)
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+            msg = f"top_k must be a whole number of at least 1, got {top_k!r}."
+            raise InvalidInputError(msg)
+        weight = self.vector_weight if vector_weight is None else vector_weight
+        if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight <= 1:
+            msg = f"vector_weight must be a number between 0 and 1, got {vector_weight!r}."
+            raise InvalidInputError(msg)
+        chosen = resolve_mode(mode, self.modes)
+        if not query.strip():
+            return []
+        counts = self.tokenizer.query_term_counts(query)
+        terms = list(counts)
+        query_vector = None
+        if chosen in {"vector", "hybrid"}:
+            self._ensure_vectors()
+            assert self.embedder is not None
+            query_vector = embed_query(self.embedder, query)
+        if filter is not None:
+            filter_mask([], filter)  # validates the conditions
+        results: list[SearchResult] = []
+        for attempt in range(_SEARCH_ATTEMPTS):
+            # Chunk rows never change under a key, so results are consistent with the state the
+            # ranking used unless a row was deleted since; then catch up and rank again. The last
+            # attempt holds one read transaction, so nothing can move under it.
+            consistent = self._db.reading() if attempt else contextlib.nullcontext()
+            with self._lock, consistent:
+                self._refresh()
+                ranked = self._rank(
+                    counts,
+                    query_vector,
+                    chosen,
+                    top_k=top_k,
+                    filter=filter,
+                    vector_weight=float(weight),
+                )
+                found = self._chunks([key for key, _score, _details in ranked])
+                if all(key in found for key, _s, _d in ranked) or attempt + 1 == _SEARCH_ATTEMPTS:
+                    results = [
+                        build_result(found[key], score, details, terms, self.tokenizer)
+                        for key, score, details in ranked
+                        if key in found
+                    ]
+                    break
+        if min_score is not None:
+            results = [r for r in results if r.score >= min_score]
+        return results
+
+    def _chunks(self, keys: list[int]) -> dict[int, Chunk]:
+        """Chunks by key: from memory when seen before (a key's chunk never changes), else read."""
+        cache = self._chunk_cache
+        found = {k: cache[k] for k in keys if k in cache}
+        missing = [k for k in keys if k not in found]
+        if missing:
+            for key, chunk in self._state.base_chunks(missing).items():
+                found[key] = cache[key] = chunk
+            missing = [k for k in keys if k not in found]
+        if missing:
+            for key, record in self._db.chunks(missing).items():
+                found[key] = cache[key] = chunk_of(record)
+            while len(cache) > _CHUNK_CACHE:
+                del cache[next(iter(cache))]
+        return found
+
+    def _rank(
+        self,
+        counts: Mapping[str, int],
+        query_vector: npt.NDArray[np.float32] | None,
+        chosen: str,
+        *,
+        top_k: int,
+        filter: Mapping[str, Any] | None,  # noqa: A002 - as in search()
+        vector_weight: float,
+    ) -> list[tuple[int, float, dict[str, float]]]:
+        """``(key, score, details)`` best first, from the state in memory (lock held)."""
+        state = self._state
+        total = len(state)
+        if total == 0:
+            return []
+        k = min(top_k, total)
+        mask = state.filter_mask(filter) if filter else None
+        pool = min(total, max(2 * k, 100))
+        bm25_hits: list[tuple[int, float]] = []
+        vector_hits: list[tuple[int, float]] = []
+        if chosen in {"bm25", "hybrid"} and counts:
+            bm25_hits = state.bm25_top(counts, k=k if chosen == "bm25" else pool, mask=mask)
+        if query_vector is not None:
+            vector_hits = state.vector_top(
+                query_vector, k=k if chosen == "vector" else pool, mask=mask
+            )
+        return fuse(
+            chosen,
+            bm25_hits,
+            vector_hits,
+            k=k,
+            fusion=self.fusion,
+            vector_weight=vector_weight,
+        )
+
+    def read_text(self, path: str) -> str:
+        """Text of a file inside the root (converted like ``sync`` does), for tools.
+
+        Raises:
+            InvalidInputError: No such file, not a regular file, too large, unreadable (the OS
+                reason), or not convertible.
+            PathOutsideWorkspaceError: The path leaves the root.
+        """
+        inside = self._root_relative(path)
+        absolute = resolve_inside(self.root, inside)
+        if not absolute.is_file() and not absolute.exists():
+            msg = f"No file {path!r} in the workspace. Give a path relative to the workspace root."
+            raise InvalidInputError(msg)
+        rel = normalise_id(self.root, inside)
+        limit = self.scan_config.max_file_bytes
+        try:
+            data, _ = read_inside(self.root, rel, max_bytes=limit)
+        except OSError as exc:
+            msg = (
+                f"Cannot read {path!r}: {exc.strerror or exc}. Check the file's permissions, or "
+                "pass content to index text under that id."
+            )
+            raise InvalidInputError(msg) from exc
+        except InvalidInputError as exc:
+            msg = f"Cannot read {path!r}: {exc}."
+            raise type(exc)(msg) from exc
+        try:
+            return convert_bytes(absolute, data, limits=self.conversion_limits).text
+        except ConversionError as exc:
+            msg = f"Cannot read {path!r} as text ({exc})."
+            raise InvalidInputError(msg) from exc

@@ -1,0 +1,222 @@
+"""The write path of :class:`Workspace`: one change as one transaction, merges, settings load."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from workspace_tools.core.convert import DOCUMENT_FORMAT_NAMES
+from workspace_tools.core.errors import IndexCorruptError
+from workspace_tools.core.store.corpus import SourceRecord
+from workspace_tools.core.store.database import (
+    TERM_SEPARATOR,
+    ChunkRecord,
+    SourceRow,
+    storage_error,
+)
+from workspace_tools.core.store.migrate import migrate_legacy, remove_legacy
+from workspace_tools.core.text.hashing import text_hash
+from workspace_tools.core.types import Chunk, SyncReport
+from workspace_tools.core.workspace._base import WorkspaceBase
+from workspace_tools.core.workspace._compat import check_settings
+from workspace_tools.core.workspace._ingest import embed_texts, gc_paused, indexed_text
+
+__all__ = ["WritePath"]
+
+_SNAPSHOT_MINIMUM: Final = 1_000
+"""An index without a snapshot gets one once it holds this many chunks."""
+
+
+class WritePath(WorkspaceBase):
+    """Commit changes, merge the BM25 segments, keep the conversion cache in step."""
+
+    def _prune_conversions(self) -> None:
+        sources = self._state.sources().values()
+        live = frozenset(r.content_hash for r in sources if r.format in DOCUMENT_FORMAT_NAMES)
+        if live != self._converted_live:  # walk the cache only when its live set moved
+            try:
+                self._conversions.prune(live)
+            except OSError as exc:
+                raise storage_error(exc, self._conversions.directory, "prune conversions") from exc
+            self._converted_live = live
+
+    def _apply(
+        self,
+        staged: list[tuple[SourceRecord, list[Chunk]]],
+        removed: list[str],
+        report: SyncReport,
+        *,
+        show_progress: bool | None,
+        touched: Sequence[SourceRecord] = (),
+    ) -> None:
+        with gc_paused():
+            rows = [(record, self._records(record, chunks)) for record, chunks in staged]
+        self._commit_rows(rows, removed, touched, report, show_progress=show_progress)
+
+    def _records(self, record: SourceRecord, chunks: list[Chunk]) -> list[ChunkRecord]:
+        record.chunk_ids = [c.id for c in chunks]
+        tokenize = self.tokenizer.tokenize
+        return [
+            ChunkRecord(
+                key=-1,
+                id=c.id,
+                source=c.source_id,
+                start_line=c.start_line,
+                end_line=c.end_line,
+                headings=list(c.headings),
+                levels=list(c.heading_levels),
+                hash=text_hash(c.text),
+                metadata=dict(c.metadata),
+                text=c.text,
+                terms=TERM_SEPARATOR.join(tokenize(indexed_text(c))) if self.bm25_enabled else "",
+            )
+            for c in chunks
+        ]
+
+    def _commit_rows(
+        self,
+        rows: list[tuple[SourceRecord, list[ChunkRecord]]],
+        removed: list[str],
+        touched: Sequence[SourceRecord],
+        report: SyncReport,
+        *,
+        show_progress: bool | None,
+    ) -> None:
+        """Write one change as one transaction, then catch up with it (and anything else)."""
+        if not (rows or removed or touched or self._clear_on_commit):
+            return
+        vectors: dict[str, npt.NDArray[np.float32]] = {}
+        if self.embedder is not None:
+            self._ensure_vectors()
+            chunks = [c for _, records in rows for c in records]
+            vectors = self._embed(
+                {c.hash: c.text for c in chunks}, show_progress=self._show(show_progress)
+            )
+            report.chunks_embedded += len(vectors)
+        with self._lock:
+            self._write_change(rows, removed, touched, vectors, report)
+
+    def _write_change(
+        self,
+        rows: list[tuple[SourceRecord, list[ChunkRecord]]],
+        removed: list[str],
+        touched: Sequence[SourceRecord],
+        vectors: dict[str, npt.NDArray[np.float32]],
+        report: SyncReport,
+    ) -> None:
+        before = self._state.sources() if (removed or rows) else {}
+        documents_left = any(
+            (old := before.get(source_id)) is not None and old.format in DOCUMENT_FORMAT_NAMES
+            for source_id in [*removed, *(record.id for record, _ in rows)]
+        )
+        with self._db.write("save the change") as writer:
+            if self._clear_on_commit:
+                writer.clear(keep_vectors=self._vectors_reusable())
+            writer.set_meta("settings", json.dumps(self._settings(), sort_keys=True))
+            for source_id in removed:
+                writer.remove_source(source_id)
+            for record, records in rows:
+                writer.put_source(_row(record), records)
+                report.chunks_indexed += len(records)
+            for record in touched:
+                writer.touch_source(_row(record))
+            writer.put_vectors(vectors)
+        if self._state.empty:
+            self._clear_on_commit = False
+            self._state.empty = False
+            self._state.reset()
+            remove_legacy(self.index_dir)
+        self._state.refresh(force=True)
+        if self._state.dense is not None and vectors:
+            self._state.add_dense(vectors)
+        state = self._state
+        if state.sparse.wants_merge() or (
+            state.snapshot_version < 0 and len(state) >= _SNAPSHOT_MINIMUM
+        ):
+            self._merge(prune=bool(removed))
+        if documents_left:  # a converted document left or changed: its conversion goes too
+            self._prune_conversions()
+
+    def _merge(self, *, prune: bool) -> None:
+        """New BM25 base and snapshot (and, after deletions, drop unused cached vectors)."""
+        state = self._state
+        if state.sparse.changes == 0 and state.snapshot_version == state.version:
+            return
+        if self.embedder is not None:
+            self._ensure_vectors()
+        if prune and not self.read_only:
+            with self._db.write("forget unused vectors") as writer:
+                writer.prune_vectors()
+        state.merge(save=not self.read_only, config=self._snapshot_config())
+        if prune and not self.read_only:
+            self._db.compact()
+
+    def _snapshot_config(self) -> dict[str, Any]:
+        embedder = None
+        if self.embedder is not None:
+            embedder = {"model_id": self.embedder.model_id, "dimension": self.embedder.dimension}
+        return {"bm25": self.bm25_config.to_dict(), "embedder": embedder}
+
+    def _vectors_reusable(self) -> bool:
+        saved = self._saved_settings
+        if saved is None or self.embedder is None:
+            return False
+        embedder = saved.get("embedder") or {}
+        return bool(
+            embedder.get("model_id") == self.embedder.model_id
+            and embedder.get("dimension") == self.embedder.dimension
+        )
+
+    def _embed(
+        self, texts: dict[str, str], *, show_progress: bool
+    ) -> dict[str, npt.NDArray[np.float32]]:
+        """Vectors of the texts (by content hash) the embedding cache lacks."""
+        assert self.embedder is not None
+        if not texts:
+            return {}
+        cached = self._db.vectors(texts) if self._db.exists() and not self._state.empty else {}
+        todo = {h: t for h, t in texts.items() if h not in cached}
+        return embed_texts(self.embedder, todo, show_progress=show_progress)
+
+    def _load(self) -> None:
+        if not self._db.exists():
+            migrate_legacy(self._db, read_only=self.read_only)
+        if not self._db.exists():
+            if any(self.index_dir.glob("snapshot-*")):
+                msg = (
+                    f"The index database {self._db.path} is missing while its derived files "
+                    "remain. Open the workspace with rebuild=True (CLI: --rebuild) to rebuild it."
+                )
+                raise IndexCorruptError(msg)
+            return
+        saved = self._db.settings()
+        self._saved_settings = saved
+        if saved is None:
+            return
+        embedder = self.embedder
+        check_settings(
+            saved,
+            self._settings(),
+            embedder=(embedder.model_id, embedder.dimension) if embedder else None,
+            bm25_enabled=self.bm25_enabled,
+            index_dir=self.index_dir,
+        )
+        with self._lock:
+            self._state.refresh(force=True)
+
+
+def _row(record: SourceRecord) -> SourceRow:
+    return SourceRow(
+        id=record.id,
+        kind=record.kind,
+        hash=record.content_hash,
+        chunk_ids=list(record.chunk_ids),
+        metadata=dict(record.metadata),
+        mtime_ns=record.mtime_ns,
+        size=record.size,
+        format=record.format,
+    )
