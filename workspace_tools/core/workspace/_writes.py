@@ -131,12 +131,9 @@ class WritePath(WorkspaceBase):
             self._state.reset()
             remove_legacy(self.index_dir)
         self._state.refresh(force=True)
-        if self._state.dense is not None and vectors:
-            self._state.add_dense(vectors)
-        state = self._state
-        if state.sparse.wants_merge() or (
-            state.snapshot_version < 0 and len(state) >= _SNAPSHOT_MINIMUM
-        ):
+        if vectors:
+            self._state.add_vectors(vectors)
+        if self._state.wants_merge(snapshot_minimum=_SNAPSHOT_MINIMUM):
             self._merge(prune=bool(removed))
         if documents_left:  # a converted document left or changed: its conversion goes too
             self._prune_conversions()
@@ -144,7 +141,7 @@ class WritePath(WorkspaceBase):
     def _merge(self, *, prune: bool) -> None:
         """New BM25 base and snapshot (and, after deletions, drop unused cached vectors)."""
         state = self._state
-        if state.sparse.changes == 0 and state.snapshot_version == state.version:
+        if not state.has_unsaved():
             return
         if self.embedder is not None:
             self._ensure_vectors()

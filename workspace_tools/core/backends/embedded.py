@@ -1,9 +1,9 @@
-"""IndexState: what one process holds in memory of an index, kept in step with the database.
+"""The embedded backend: what one process holds of an index in memory, in step with the database.
 
-The database (``index_db.py``) is the truth. This process holds what search needs: the BM25
-segments (``bm25_segments.py``), the FAISS index (loaded on the first vector search), the source
+The database (``store/database.py``) is the truth. This process holds what search needs: the BM25
+segments (``index/segments.py``), the FAISS index (loaded on the first vector search), the source
 rows (loaded on first use) and chunk metadata (loaded on the first filtered search). Each part
-records the database version it reflects; :meth:`IndexState.refresh` applies the rows written
+records the database version it reflects; :meth:`EmbeddedBackend.refresh` applies the rows written
 and deleted since, by this process or any other, so a change another process committed is seen
 on the next search or write without reopening. Chunk texts stay in the database until a result
 needs them. The Workspace holds the locks; this class is not thread-safe on its own.
@@ -36,7 +36,7 @@ from workspace_tools.core.store.snapshot import (
 from workspace_tools.core.text.tokenizer import Tokenizer
 from workspace_tools.core.types import Chunk
 
-__all__ = ["IndexState", "record_of"]
+__all__ = ["EmbeddedBackend", "record_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -55,8 +55,10 @@ def record_of(row: SourceRow) -> SourceRecord:
     )
 
 
-class IndexState:
-    """In-memory views of an index database (see the module docstring).
+class EmbeddedBackend:
+    """In-memory views of an index database: bm25s segments and FAISS (see the module docstring).
+
+    The default :class:`~workspace_tools.core.backends.base.SearchBackend`.
 
     Args:
         db: The index database.
@@ -95,6 +97,8 @@ class IndexState:
         self._data_version: int | None = None
         self.empty = False
         """Pretend the database is empty (``rebuild=True`` until its first commit)."""
+
+    name = "embedded"
 
     # -- catching up -------------------------------------------------------------------------
 
@@ -236,7 +240,7 @@ class IndexState:
 
     # -- search --------------------------------------------------------------------------------
 
-    def base_chunks(self, keys: list[int]) -> dict[int, Chunk]:
+    def cached_chunks(self, keys: list[int]) -> dict[int, Chunk]:
         """Chunks of these keys that the snapshot's payload holds (the rest: ask the database)."""
         payload = self.payload
         if payload is None:
@@ -287,6 +291,21 @@ class IndexState:
             mask[row] = holds(lookup)
         return mask
 
+    def search(
+        self,
+        *,
+        terms: Mapping[str, int] | None,
+        vector: npt.NDArray[np.float32] | None,
+        bm25_k: int,
+        vector_k: int,
+        filter: Mapping[str, Any] | None,  # noqa: A002 - as in Workspace.search
+    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        """BM25 and vector hits (see :meth:`SearchBackend.search`)."""
+        mask = self.filter_mask(filter) if filter else None
+        bm25_hits = self.bm25_top(terms, k=bm25_k, mask=mask) if terms else []
+        vector_hits = self.vector_top(vector, k=vector_k, mask=mask) if vector is not None else []
+        return bm25_hits, vector_hits
+
     def bm25_top(
         self, terms: Mapping[str, int], *, k: int, mask: npt.NDArray[np.bool_] | None
     ) -> list[tuple[int, float]]:
@@ -312,12 +331,16 @@ class IndexState:
 
     # -- vectors ---------------------------------------------------------------------------------
 
-    def ensure_dense(self, dimension: int, model_id: str) -> dict[int, str]:
+    def vector_count(self) -> int | None:
+        """Vectors in the FAISS index (``None`` while it is not loaded)."""
+        return None if self.dense is None else len(self.dense)
+
+    def ensure_vectors(self, dimension: int, model_id: str) -> dict[int, str]:
         """Load the FAISS index (or rebuild it from the embedding cache).
 
         Returns:
             ``key -> hash`` of the chunks still without a vector (the caller embeds them and
-            calls :meth:`add_dense`).
+            calls :meth:`add_vectors`).
         """
         if self.dense is not None:
             return dict(self._dense_pending)
@@ -355,7 +378,7 @@ class IndexState:
                 np.asarray(keys, dtype=np.int64), np.vstack([found[hashes[k]] for k in keys])
             )
 
-    def add_dense(self, vectors: Mapping[str, npt.NDArray[np.float32]]) -> None:
+    def add_vectors(self, vectors: Mapping[str, npt.NDArray[np.float32]]) -> None:
         """Add vectors for pending chunks (computed by the caller)."""
         if self.dense is None:
             return
@@ -366,6 +389,19 @@ class IndexState:
         self._dense_pending = {}
 
     # -- merging and snapshots --------------------------------------------------------------------
+
+    def wants_merge(self, *, snapshot_minimum: int) -> bool:
+        """Whether the write that just committed should merge (segments grew, or no snapshot)."""
+        return self.sparse.wants_merge() or (
+            self.snapshot_version < 0 and len(self) >= snapshot_minimum
+        )
+
+    def has_unsaved(self) -> bool:
+        """Whether :meth:`merge` has anything to fold in or save."""
+        return not (self.sparse.changes == 0 and self.snapshot_version == self.version)
+
+    def close(self) -> None:
+        """Nothing to release: everything lives in this process."""
 
     def merge(self, *, save: bool, config: dict[str, Any]) -> None:
         """Fold recent rows and deletions into a new BM25 base (vocabulary compacted).
