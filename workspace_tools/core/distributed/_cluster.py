@@ -7,6 +7,7 @@ functions: importing :mod:`workspace_tools.core.distributed` does not load Ray.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -127,27 +128,35 @@ def chunk_on_cluster(
 
 
 def embed_on_cluster(
-    texts: Sequence[tuple[str, str]],
+    groups: Sequence[Sequence[tuple[str, str]]],
     *,
     factory: Callable[[], Embedder],
     model_id: str,
     dimension: int,
     actors: int,
-    batch_size: int,
+    groups_per_call: int,
     commit_every: int,
     threads: int,
 ) -> Iterator[Batch]:
-    """Batches of ``{hash, vector, node, call}`` for ``texts`` (``(hash, text)`` pairs).
+    """Batches of ``{hash, vector, node, call}`` for ``groups`` of ``(hash, text)`` pairs.
 
-    An actor pool of ``actors`` actors (one CPU each) loads the model once per actor and embeds
-    ``batch_size`` texts per call; results stream back ``commit_every`` rows at a time.
+    Each group is one embedder call on an actor (one forward pass of the model: see
+    ``indexing.embedding_groups``); an actor call takes ``groups_per_call`` groups. The pool
+    has ``actors`` actors of one CPU, each loading the model once. Results stream back
+    ``commit_every`` rows at a time.
     """
     import ray.data
 
-    if not texts:
+    if not groups:
         return
-    items = [{"hash": h, "text": t} for h, t in texts]
-    blocks = max(1, -(-len(items) // batch_size))
+    items = [
+        {
+            "hashes": json.dumps([h for h, _ in group]),
+            "texts": json.dumps([t for _, t in group], ensure_ascii=False),
+        }
+        for group in groups
+    ]
+    blocks = max(1, -(-len(items) // groups_per_call))
     source = ray.data.from_items(items, override_num_blocks=blocks)
     dataset = source.map_batches(
         EmbedActor,
@@ -158,7 +167,7 @@ def embed_on_cluster(
             "threads": threads,
         },
         compute=ray.data.ActorPoolStrategy(size=actors),
-        batch_size=batch_size,
+        batch_size=groups_per_call,
         batch_format="numpy",
         num_cpus=1,
     )

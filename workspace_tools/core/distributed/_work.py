@@ -155,20 +155,25 @@ class EmbedActor:
         self.calls = 0
 
     def __call__(self, batch: Batch) -> Batch:
-        """Vectors of ``batch["text"]``, with the node and the call that computed them."""
-        texts = [str(t) for t in batch["text"]]
-        matrix = np.asarray(self.embedder.embed(texts), dtype=np.float32)
-        if matrix.shape != (len(texts), self.embedder.dimension):
-            msg = (
-                f"The embedder returned an array of shape {matrix.shape} for {len(texts)} texts "
-                f"(expected ({len(texts)}, {self.embedder.dimension}))."
-            )
-            raise InvalidInputError(msg)
+        """Vectors of the texts of each group (one embedder call per group), with the node."""
+        hashes: list[str] = []
+        parts: list[np.ndarray[Any, np.dtype[np.float32]]] = []
+        for group_hashes, group_texts in zip(batch["hashes"], batch["texts"], strict=True):
+            texts = [str(t) for t in json.loads(str(group_texts))]
+            matrix = np.asarray(self.embedder.embed(texts), dtype=np.float32)
+            if matrix.shape != (len(texts), self.embedder.dimension):
+                msg = (
+                    f"The embedder returned an array of shape {matrix.shape} for {len(texts)} "
+                    f"texts (expected ({len(texts)}, {self.embedder.dimension}))."
+                )
+                raise InvalidInputError(msg)
+            hashes.extend(str(h) for h in json.loads(str(group_hashes)))
+            parts.append(matrix)
         self.calls += 1
         call = f"{self.actor}:{self.calls}"
         return {
-            "hash": batch["hash"],
-            "vector": matrix,
-            "node": np.array([self.node] * len(texts), dtype=object),
-            "call": np.array([call] * len(texts), dtype=object),
+            "hash": np.array(hashes, dtype=object),
+            "vector": np.vstack(parts),
+            "node": np.array([self.node] * len(hashes), dtype=object),
+            "call": np.array([call] * len(hashes), dtype=object),
         }

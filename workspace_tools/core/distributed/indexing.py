@@ -39,11 +39,12 @@ __all__ = [
     "DEFAULT_COMMIT_EVERY",
     "NodeWork",
     "RayIndexReport",
+    "embedding_groups",
     "index_on_ray",
 ]
 
 DEFAULT_BATCH_SIZE: Final = 64
-"""Texts per actor call (docs/scaling-out.md: measured against 16 and 256)."""
+"""Texts per actor call, in whole forward passes (docs/scaling-out.md: measured)."""
 DEFAULT_COMMIT_EVERY: Final = 512
 """Vectors per embedding-cache transaction: what an interruption can lose at most."""
 FILES_PER_TASK: Final = 16
@@ -120,7 +121,8 @@ def index_on_ray(
             private local one), ``"auto"`` (the one ``ray start`` made here), ``"host:6379"``
             or ``"ray://host:10001"``. Every node needs ``workspace-tools[ray,vector]``.
         actors: Embedding actors (one CPU each; default: every CPU of the cluster).
-        batch_size: Texts per actor call.
+        batch_size: Texts per actor call (rounded down to whole forward passes of the
+            embedder's own ``batch_size``, at least one).
         commit_every: Vectors per embedding-cache commit.
         threads: Torch threads per actor.
         embedder_factory: Builds the embedder on each node (default: the workspace's
@@ -159,16 +161,19 @@ def index_on_ray(
             report.texts, report.texts_cached = len(texts), len(texts) - len(missing)
             report.seconds_chunk = time.perf_counter() - started
             started = time.perf_counter()
-            todo = sorted(missing.items(), key=lambda item: -len(item[1]))  # like embed_texts
-            bar = progress_bar(len(todo), "Embedding on Ray", show=show)
+            group_size = int(getattr(embedder, "batch_size", 0) or batch_size)
+            groups = embedding_groups(
+                missing, call_size=max(1, embedder.max_batch_size), group_size=group_size
+            )
+            bar = progress_bar(len(missing), "Embedding on Ray", show=show)
             try:
                 for batch in embed_on_cluster(
-                    todo,
+                    groups,
                     factory=factory,
                     model_id=embedder.model_id,
                     dimension=embedder.dimension,
                     actors=report.actors,
-                    batch_size=batch_size,
+                    groups_per_call=max(1, batch_size // group_size),
                     commit_every=commit_every,
                     threads=threads,
                 ):
@@ -188,6 +193,33 @@ def index_on_ray(
     report.sync = workspace.sync(paths, show_progress=show)
     report.seconds_sync = time.perf_counter() - started
     return report
+
+
+def embedding_groups(
+    texts: dict[str, str], *, call_size: int, group_size: int
+) -> list[list[tuple[str, str]]]:
+    """The texts cut into the groups a local sync embeds together, in its order.
+
+    A local sync (``_ingest.embed_texts``, no progress bar) sorts the texts longest first, calls
+    the embedder with ``max_batch_size`` of them at a time, and sentence-transformers sorts each
+    call by length (``np.argsort`` of minus the character count) and runs forward passes of
+    ``batch_size`` texts. Reduced precision (bf16) makes a vector depend on the other texts of
+    its pass (the padding), so the cluster embeds exactly these groups, one pass each: measured,
+    the vectors are then identical to the local ones, on any number of torch threads.
+
+    Args:
+        texts: Content hash -> text, in the order the local sync meets them (walk order).
+        call_size: Texts per embedder call of the local sync (the embedder's max_batch_size).
+        group_size: Texts per forward pass (the sentence-transformers batch size).
+    """
+    ordered = sorted(texts.items(), key=lambda item: -len(item[1]))
+    groups: list[list[tuple[str, str]]] = []
+    for start in range(0, len(ordered), call_size):
+        call = ordered[start : start + call_size]
+        order = np.argsort([-len(text) for _, text in call])
+        for first in range(0, len(call), group_size):
+            groups.append([call[int(i)] for i in order[first : first + group_size]])
+    return groups
 
 
 def _check(workspace: Workspace, *, actors: int | None, batch_size: int, commit_every: int) -> None:
@@ -232,7 +264,7 @@ def _chunk(
 ) -> dict[str, str]:
     """Distinct chunk texts (content hash -> text) of the new and changed files."""
     scanned = scan_files(workspace, paths)
-    texts: dict[str, str] = {}
+    by_file: dict[str, list[list[str]]] = {}
     bar = progress_bar(len(scanned), "Chunking on Ray", show=show)
     try:
         for start in range(0, len(scanned), FILE_WINDOW):
@@ -248,18 +280,21 @@ def _chunk(
                 files_per_task=FILES_PER_TASK,
             )
             for batch in batches:  # type: ignore[attr-defined]
-                for digest, conversion, chunks in zip(
-                    batch["digest"], batch["conversion"], batch["chunks"], strict=True
+                for rel, digest, conversion, chunks in zip(
+                    batch["rel"], batch["digest"], batch["conversion"], batch["chunks"], strict=True
                 ):
                     if conversion:  # a rich document: the local sync reads it from the cache
                         workspace.conversion_cache.put(str(digest), converted_from_json(conversion))
-                    for content_hash, text in json.loads(str(chunks)):
-                        texts.setdefault(content_hash, text)
+                    by_file[str(rel)] = json.loads(str(chunks))
                 if bar is not None:
                     bar.update(len(batch["digest"]))
     finally:
         if bar is not None:
             bar.close()
+    texts: dict[str, str] = {}
+    for rel, _ in scanned:  # the order the local sync meets the texts in (tasks end unordered)
+        for content_hash, text in by_file.get(rel, ()):
+            texts.setdefault(content_hash, text)
     return texts
 
 
