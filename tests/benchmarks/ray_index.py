@@ -14,9 +14,11 @@ What it does, in one run:
 3. Alternates, ``--repeats`` times: a local single-process build (``Workspace.sync()``, the
    default model, torch's default 2 threads on the 2 cores) and ``index_on_ray`` on the cluster
    (2 actors of 1 CPU and 1 torch thread), each into a fresh index of the same tree.
-4. Prints per-node task counts, docs/s per CPU of both (2 CPUs each), their ratio (target
-   >= 0.8), the phases of the Ray run, and checks that both indexes are the same (chunk ids,
-   vectors within 1e-5, top-10 rankings of 30 queries in each mode).
+4. Prints per-node task counts, docs/s per CPU of both (2 CPUs each, wall time), their ratio
+   (target >= 0.8), the same per CPU-second actually used (the driver plus every process of
+   both nodes, from ``/proc``: fairer when other jobs take CPU), the phases of the Ray run,
+   and checks that both indexes are the same (chunk ids, vectors within 1e-5, top-10 rankings
+   of 30 queries in each mode).
 5. Stops the cluster by the process groups it started (never ``ray stop``, which kills every
    Ray process of the machine by name, other programs' included).
 
@@ -88,6 +90,7 @@ def two_node_cluster() -> Iterator[str]:
                 )
             )
             wait_for_nodes(address, 2)
+            GROUPS[:] = [node.pid for node in nodes]
             yield address
         finally:
             import ray
@@ -163,8 +166,29 @@ def compare(ray_ws: Workspace, local_ws: Workspace, queries: list[str]) -> dict[
 
 
 def cpu_seconds() -> float:
+    """CPU seconds of this process (the driver) and its reaped children."""
     usage = os.times()
-    return usage.user + usage.system
+    return usage.user + usage.system + usage.children_user + usage.children_system
+
+
+GROUPS: list[int] = []
+"""Process groups of the cluster's nodes (filled by two_node_cluster)."""
+
+
+def cluster_cpu_seconds() -> float:
+    """CPU seconds of every process in the nodes' process groups, reaped children included."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) in GROUPS:  # pgrp
+            total += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+    return total / tick
 
 
 def main() -> None:
@@ -200,6 +224,7 @@ def main() -> None:
                     "repeat": repeat,
                     "local_s": local_s,
                     "local_cpu_util": local_cpu / local_s,
+                    "local_cpu_s": local_cpu,
                     "local_docs_per_cpu_s": args.docs / local_s / CPUS,
                     "chunks": report.chunks_indexed,
                 }
@@ -214,8 +239,10 @@ def main() -> None:
                         root, index_dir=work / f"ray-{run}", embedder="default", config=False
                     )
                     started = time.perf_counter()
+                    cpu, node_cpu = cpu_seconds(), cluster_cpu_seconds()
                     result = index_on_ray(ws, address=address, actors=CPUS, batch_size=batch_size)
                     ray_s = time.perf_counter() - started
+                    ray_cpu = cpu_seconds() - cpu + cluster_cpu_seconds() - node_cpu
                     per_cpu = args.docs / ray_s / CPUS
                     entry = {
                         **row,
@@ -223,6 +250,8 @@ def main() -> None:
                         "ray_s": ray_s,
                         "ray_docs_per_cpu_s": per_cpu,
                         "ratio": per_cpu / row["local_docs_per_cpu_s"],
+                        "ray_cpu_s": ray_cpu,
+                        "docs_per_cpu_second_ratio": row["local_cpu_s"] / ray_cpu,
                         "chunk_s": result.seconds_chunk,
                         "embed_s": result.seconds_embed,
                         "sync_s": result.seconds_sync,
@@ -243,7 +272,9 @@ def main() -> None:
                         f"[{repeat}] ray batch {batch_size}: {ray_s:.1f}s (chunk "
                         f"{result.seconds_chunk:.1f}s, embed {result.seconds_embed:.1f}s, "
                         f"local sync {result.seconds_sync:.1f}s) -> {per_cpu:.2f} docs/s per CPU "
-                        f"= {entry['ratio']:.2f}x local; {nodes}; same chunks "
+                        f"= {entry['ratio']:.2f}x local (per CPU-second used: "
+                        f"{entry['docs_per_cpu_second_ratio']:.2f}x, {ray_cpu:.0f} vs "
+                        f"{row['local_cpu_s']:.0f} CPU-s); {nodes}; same chunks "
                         f"{entry['same_chunks']}, max vector diff {entry['max_vector_diff']:.1e}, "
                         f"same rankings {entry['same_rankings']}, embedded by the local sync "
                         f"{entry['sync_embedded']}"
