@@ -172,13 +172,18 @@ def cpu_seconds() -> float:
 
 
 GROUPS: list[int] = []
-"""Process groups of the cluster's nodes (filled by two_node_cluster)."""
+"""Pids of the ``ray start --block`` processes this script started (filled by two_node_cluster)."""
 
 
 def cluster_cpu_seconds() -> float:
-    """CPU seconds of every process in the nodes' process groups, reaped children included."""
+    """CPU seconds of every process descending from the nodes this script started.
+
+    Ray starts its workers from the raylet, in new process groups, so the tree (parent pids) is
+    followed rather than the group; reaped children count through ``cutime``/``cstime``.
+    """
     tick = os.sysconf("SC_CLK_TCK")
-    total = 0
+    parents: dict[int, int] = {}
+    times: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -186,8 +191,17 @@ def cluster_cpu_seconds() -> float:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if int(fields[2]) in GROUPS:  # pgrp
-            total += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+        pid = int(entry.name)
+        parents[pid] = int(fields[1])
+        times[pid] = sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+    total = 0
+    for pid, used in times.items():
+        seen, current = 0, pid
+        while current > 1 and seen < 64:
+            if current in GROUPS:
+                total += used
+                break
+            current, seen = parents.get(current, 0), seen + 1
     return total / tick
 
 
