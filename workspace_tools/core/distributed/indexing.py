@@ -134,7 +134,9 @@ def index_on_ray(
         ReadOnlyWorkspaceError: The workspace is read-only.
         InvalidInputError: No embedder, a count below 1, or the cluster cannot be reached.
     """
-    _check(workspace, actors=actors, batch_size=batch_size, commit_every=commit_every)
+    _check(
+        workspace, actors=actors, batch_size=batch_size, commit_every=commit_every, threads=threads
+    )
     require_ray()
     assert workspace.embedder is not None
     from workspace_tools.core.distributed._cluster import (
@@ -222,7 +224,9 @@ def embedding_groups(
     return groups
 
 
-def _check(workspace: Workspace, *, actors: int | None, batch_size: int, commit_every: int) -> None:
+def _check(
+    workspace: Workspace, *, actors: int | None, batch_size: int, commit_every: int, threads: int
+) -> None:
     if workspace.read_only:
         msg = (
             f"The workspace at {str(workspace.root)!r} is read-only: indexing on Ray writes its "
@@ -235,13 +239,16 @@ def _check(workspace: Workspace, *, actors: int | None, batch_size: int, commit_
             "index it locally with sync() (keyword indexing is fast), or open it with an embedder."
         )
         raise InvalidInputError(msg)
-    for name, value in (("actors", actors), ("batch_size", batch_size)):
+    counts = (
+        ("actors", actors),
+        ("batch_size", batch_size),
+        ("commit_every", commit_every),
+        ("threads", threads),
+    )
+    for name, value in counts:
         if value is not None and value < 1:
             msg = f"{name} must be at least 1, got {value}."
             raise InvalidInputError(msg)
-    if commit_every < 1:
-        msg = f"commit_every must be at least 1, got {commit_every}."
-        raise InvalidInputError(msg)
 
 
 def _settle_rebuild(workspace: Workspace) -> None:

@@ -68,6 +68,7 @@ def test_a_workspace_without_embedder_is_refused(tmp_path: Path) -> None:
         ({"actors": 0}, "actors must be at least 1, got 0."),
         ({"batch_size": -1}, "batch_size must be at least 1, got -1."),
         ({"commit_every": 0}, "commit_every must be at least 1, got 0."),
+        ({"threads": 0}, "threads must be at least 1, got 0."),
     ],
 )
 def test_counts_below_one_are_refused(ws: Workspace, option: dict[str, int], message: str) -> None:
