@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
-import tempfile
-import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 

@@ -116,14 +116,16 @@ def main() -> None:
             root = work / "tree"
             if not root.exists():
                 with_generated(args.root, root)
-        ws = Workspace(
-            root, index_dir=work / f"index-{tree}", embedder=embedder, config=False
-        )
+        ws = Workspace(root, index_dir=work / f"index-{tree}", embedder=embedder, config=False)
         ws.sync()
         for mode in args.modes:
             for prior in (False, True):
                 ws.ranking_prior = prior
-                for split, questions in (("tune", TUNE), ("held-out", HELD_OUT), ("all", QUESTIONS)):
+                for split, questions in (
+                    ("tune", TUNE),
+                    ("held-out", HELD_OUT),
+                    ("all", QUESTIONS),
+                ):
                     found = page_ranks(ws, questions, mode)
                     m = metrics(found)
                     report[f"{tree}|{mode}|prior={'on' if prior else 'off'}|{split}"] = m

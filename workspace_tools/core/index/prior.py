@@ -1,4 +1,4 @@
-"""A document prior: what kind of file a source is, and how much that kind should count in ranking.
+r"""A document prior: what kind of file a source is, and how much that kind should count in ranking.
 
 Real repositories hold files that match many query words but answer nothing: navigation files
 (``_meta.tsx``, ``SUMMARY.md``, sidebars), lockfiles, minified bundles, sitemaps, generated code.
@@ -7,7 +7,7 @@ BM25's length normalisation even favours the short ones (a six-line ``_meta.tsx`
 the content's shape, with the path as a hint, once at index time:
 
 - **minified**: few, very long lines (mean line length, longest line's share of the text) that
-  are dense (under 10% whitespace) or packed text (many ``\\n`` escapes, as in a JSON bundle);
+  are dense (under 10% whitespace) or packed text (many ``\n`` escapes, as in a JSON bundle);
   a long line of plain prose stays prose;
 - **lockfile**: lockfile names and the shape of one (``lockfileVersion``, many hash tokens);
 - **sitemap**: an XML ``<urlset>``/``<sitemapindex>``, or a name ``sitemap*.xml``/``.txt``
@@ -126,16 +126,16 @@ _SHAPE_CHARS: Final = 200_000
 
 
 def shape(text: str) -> dict[str, float]:
-    """Shape measures of a text (the first 200,000 characters), as used by :func:`content_kind`.
+    r"""Shape measures of a text (the first 200,000 characters), as used by :func:`content_kind`.
 
     Returns:
-        ``spaces`` (share of whitespace characters), ``escapes`` (backslash escapes such as
-        ``\\n`` per character, as in text packed into a JSON string), ``lines`` (non-blank), ``mean_line`` and ``longest_share`` (longest line / all
-        characters), ``prose`` (share of non-blank lines that read as sentences: five or more
-        plain words, and plain words make up 60% of the line's tokens), ``entries`` (share of non-blank lines that are
-        navigation entries, links, bare names or brackets), ``urls`` (share that are a URL alone),
-        ``links`` (share that are a link alone: a Markdown or HTML link list item, or a URL) and
-        ``hashes`` (hash-like tokens per non-blank line).
+        ``spaces``: share of whitespace characters; ``escapes``: backslash escapes such as
+        ``\n`` per character (text packed into a JSON string); ``lines``: non-blank lines;
+        ``mean_line`` and ``longest_share`` (longest line / all characters); ``prose``: share
+        of lines that read as sentences (five or more plain words, making up 60% of the
+        line's tokens); ``entries``: share that are navigation entries, bare names or
+        brackets; ``urls``: share that are a URL alone; ``links``: share that are a link alone
+        (a Markdown or HTML link list item, or a URL); ``hashes``: hash-like tokens per line.
     """
     sample = text[:_SHAPE_CHARS]
     lines = [line for line in sample.splitlines() if line.strip()]

@@ -15,10 +15,10 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.index.prior import KIND_KEY, content_kind
 from workspace_tools.core.convert import UNIT_FORMATS, ConversionCache, Converted
 from workspace_tools.core.errors import ConversionError, InvalidInputError
 from workspace_tools.core.index.embedder import Embedder
+from workspace_tools.core.index.prior import KIND_KEY, content_kind
 from workspace_tools.core.store.corpus import ChunkRow, SourceRecord
 from workspace_tools.core.text.chunking import ChunkingConfig, chunk_text
 from workspace_tools.core.text.hashing import text_hash

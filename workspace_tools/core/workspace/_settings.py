@@ -9,7 +9,7 @@ Example::
       paths: [docs, src]                  # what `sync()` and `workspace-tools index` scan
       fusion: zscore                      # zscore | weighted | rrf | minmax | spread
       vector_weight: 0.5
-      ranking_prior: true                 # weigh scores by the kind of file (navigation, lockfile...)
+      ranking_prior: true                 # weigh scores by kind of file (navigation, lockfile)
       bm25: {k1: 1.2, b: 0.6}
       chunking: {max_chars: 4000, overlap_lines: 3}
       scan: {max_depth: 10, max_file_bytes: 20971520, include_hidden: false}
