@@ -133,7 +133,8 @@ def prior_check(name: str, embedder: CachedEmbedder) -> dict[str, Any]:
     ws = build(name, embedder)
     kinds: dict[str, int] = {}
     for source_id in ws.source_ids():
-        kind = str(ws.chunks_of(source_id)[0].metadata.get(KIND_KEY))
+        chunks = ws.chunks_of(source_id)
+        kind = str(chunks[0].metadata.get(KIND_KEY)) if chunks else "(empty)"
         kinds[kind] = kinds.get(kind, 0) + 1
     rows: dict[str, Any] = {"kinds": kinds}
     for mode in ("bm25", "vector", "hybrid"):

@@ -7,7 +7,7 @@ BM25's length normalisation even favours the short ones (a six-line ``_meta.tsx`
 the content's shape, with the path as a hint, once at index time:
 
 - **minified**: few, very long lines (mean line length, longest line's share of the text) that
-  are dense (under 10% whitespace) or packed text (many ``\n`` escapes, as in a JSON bundle);
+  are dense (under 10% whitespace, not sentences) or packed text (many ``\n`` escapes, as in a JSON bundle);
   a long line of plain prose stays prose;
 - **lockfile**: lockfile names and the shape of one (``lockfileVersion``, many hash tokens);
 - **sitemap**: an XML ``<urlset>``/``<sitemapindex>``, or a name ``sitemap*.xml``/``.txt``
@@ -120,7 +120,8 @@ _ENTRY = re.compile(
     )\s*$""",
     re.VERBOSE,
 )
-_ESCAPE = re.compile(r'\\[nrtu"/\\]')
+_ESCAPE = re.compile(r'\\n(?![a-z])|\\"')
+"""A JSON line break or quote escape (not LaTeX's lowercase commands such as ``\\nu``)."""
 _SHAPE_CHARS: Final = 200_000
 """Characters of a text looked at (the first ones): enough to tell its shape."""
 
@@ -213,7 +214,7 @@ def content_kind(source_id: str, text: str, *, fmt: str = "text") -> str:
         return "sitemap"
     long_lines = m["mean_line"] >= 200 or (m["longest_share"] >= 0.5 and len(text) >= 2000)
     if name.endswith(_MINIFIED_SUFFIXES) or (
-        long_lines and (m["spaces"] < 0.1 or m["escapes"] >= 0.005)
+        long_lines and ((m["spaces"] < 0.1 and m["prose"] < 0.5) or m["escapes"] >= 0.005)
     ):
         return "minified"
     if _GENERATED.search(head):
