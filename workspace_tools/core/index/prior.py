@@ -7,8 +7,8 @@ BM25's length normalisation even favours the short ones (a six-line ``_meta.tsx`
 the content's shape, with the path as a hint, once at index time:
 
 - **minified**: few, very long lines (mean line length, longest line's share of the text) that
-  are dense (under 10% whitespace, not sentences) or packed text (many ``\n`` escapes, as in a JSON bundle);
-  a long line of plain prose stays prose;
+  are dense (under 10% whitespace, not sentences) or packed text (many ``\n`` escapes, as in a
+  JSON bundle); a long line of plain prose stays prose;
 - **lockfile**: lockfile names and the shape of one (``lockfileVersion``, many hash tokens);
 - **sitemap**: an XML ``<urlset>``/``<sitemapindex>``, or a name ``sitemap*.xml``/``.txt``
   whose lines are mostly URLs;
