@@ -43,11 +43,13 @@ from _testsets import load, ndcg_at_10
 DOCS = 1000
 
 
-def sub_corpus() -> tuple[list[str], list[str], dict[str, str], dict[str, dict[str, int]]]:
+def sub_corpus(
+    docs: int = DOCS,
+) -> tuple[list[str], list[str], dict[str, str], dict[str, dict[str, int]]]:
     corpus, queries, qrels = load("scifact-test")
     judged = list(dict.fromkeys(d for docs in qrels.values() for d in docs if d in corpus))
     others = [d for d in corpus if d not in set(judged)]
-    ids = (judged + others)[:DOCS]
+    ids = (judged + others)[:docs]
     return ids, [corpus[i] for i in ids], queries, qrels
 
 
@@ -205,11 +207,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--docs", type=int, default=DOCS, help="abstracts per setting")
     parser.add_argument(
         "--only", nargs="*", type=int, help="indexes of the settings to run (0 = today's)"
     )
     args = parser.parse_args()
-    ids, texts, queries, qrels = sub_corpus()
+    ids, texts, queries, qrels = sub_corpus(args.docs)
     qids, qtexts = list(queries), list(queries.values())
     chosen = [s for i, s in enumerate(settings()) if not args.only or i in args.only or i == 0]
     encoders = {name: make_encoder(options) for name, options in chosen}
