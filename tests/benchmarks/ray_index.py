@@ -100,6 +100,8 @@ def two_node_cluster() -> Iterator[str]:
             for node in reversed(nodes):
                 stop_group(node)
             shutil.rmtree(temp, ignore_errors=True)
+    head_log.unlink(missing_ok=True)  # kept only when stopping the nodes failed
+    worker_log.unlink(missing_ok=True)
 
 
 def wait_for_nodes(address: str, count: int, timeout: float = 120.0) -> None:
