@@ -106,7 +106,7 @@ QUESTIONS: Final[list[Question]] = [
     ("how do I create a memory thread from code", ("reference/memory/createThread.mdx",)),
     ("how do I stream events from a running workflow", ("docs/streaming/workflow-streaming.mdx",)),
 ]
-"""45 questions: 37 answered by a guide under ``docs/``, 8 by a reference or example page."""
+"""45 questions: 38 answered by a guide under ``docs/``, 7 by a reference (5) or example (2) page."""
 
 TUNE: Final[list[Question]] = QUESTIONS[0::2]
 """Every other question (23): may be looked at while choosing a signal."""

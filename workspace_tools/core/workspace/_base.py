@@ -51,6 +51,7 @@ class WorkspaceBase:
     _state: SearchBackend
     _clear_on_commit: bool
     _chunk_cache: dict[int, Chunk]
+    _kind_cache: dict[int, Any]
     _saved_settings: dict[str, Any] | None
 
     @property

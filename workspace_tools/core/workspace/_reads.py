@@ -26,6 +26,8 @@ MAX_QUERY_CHARS: Final = 10_000
 _SEARCH_ATTEMPTS: Final = 3
 _CHUNK_CACHE: Final = 4096
 """Chunks kept in memory for results (the rest stay in the database until a result needs them)."""
+_KIND_CACHE: Final = 500_000
+"""Chunk kinds kept in memory for the ranking prior (a key's kind never changes)."""
 
 
 class ReadPath(WorkspaceBase):
@@ -158,10 +160,15 @@ class ReadPath(WorkspaceBase):
         )
         if prior:
             # Each side's scores weighed by the kind of file (core/index/prior.py), before fusion.
-            found = self._chunks(list({key for key, _ in bm25_hits + vector_hits}))
-            kind = {key: chunk.metadata.get(KIND_KEY) for key, chunk in found.items()}
-            bm25_hits = reweigh(bm25_hits, kind.get)
-            vector_hits = reweigh(vector_hits, kind.get)
+            kinds = self._kind_cache
+            missing = list({key for key, _ in bm25_hits + vector_hits if key not in kinds})
+            if missing:
+                if len(kinds) > _KIND_CACHE:
+                    kinds.clear()
+                for key, chunk in self._chunks(missing).items():
+                    kinds[key] = chunk.metadata.get(KIND_KEY)
+            bm25_hits = reweigh(bm25_hits, kinds.get)
+            vector_hits = reweigh(vector_hits, kinds.get)
         return fuse(
             chosen,
             bm25_hits,

@@ -229,6 +229,7 @@ class Workspace(ReadPath, WritePath):
         )
         self._clear_on_commit = False
         self._chunk_cache: dict[int, Chunk] = {}
+        self._kind_cache: dict[int, Any] = {}
         self._saved_settings: dict[str, Any] | None = None
         if rebuild and not read_only:
             # The old index stays until the first commit replaces it in the same transaction,

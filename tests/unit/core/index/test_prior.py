@@ -198,6 +198,8 @@ def test_junk_loses_to_the_prose_page_on_the_same_terms(
     query = "agent memory"
     on = [hit.source_id for hit in ws.search(query, mode=mode, top_k=20)]
     assert on[0] == page, on
+    again = [hit.source_id for hit in ws.search(query, mode=mode, top_k=20)]
+    assert again == on  # the second search reads the kinds from memory
     ws.ranking_prior = False
     off = [hit.source_id for hit in ws.search(query, mode=mode, top_k=20)]
     if mode == "bm25":  # without the prior, BM25's length normalisation puts the junk first
