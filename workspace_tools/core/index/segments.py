@@ -259,8 +259,9 @@ class SparseSegments:
     ) -> npt.NDArray[np.float32]:
         """BM25 score of every row (0 for dead rows) for distinct ids (``weights``: one per id)."""
         rows = len(self.base.keys) + len(self._recent_keys)
-        weight_of = dict(zip(ids, weights, strict=True)) if weights is not None else {}
-        known = [i for i in dict.fromkeys(ids) if 0 <= i < len(self._df) and self._df[i] > 0]
+        df = self._df
+        vocabulary = len(df)
+        known = [i for i in dict.fromkeys(ids) if 0 <= i < vocabulary and df[i] > 0]
         if not known or self._live == 0:
             return np.zeros(rows, dtype=np.float32)
         model = self._model
@@ -268,13 +269,15 @@ class SparseSegments:
             self.merge_in_place()  # those variants shift every score: rebuild (exact, slower)
         if self._pristine:
             base = self.base
-            used = [i for i in known if i < len(base.indptr) - 1]
-            query = np.asarray(used, dtype=np.int64)
+            limit = len(base.indptr) - 1
+            used = [i for i in known if i < limit]
+            query = np.asarray(used, dtype=model.int_dtype)
             data, indptr, docs = base.scores, base.indptr, base.docs
         else:
             used = known
             data, indptr, docs = self._query_postings(known)
-            query = np.arange(len(known), dtype=np.int64)
+            query = np.arange(len(known), dtype=model.int_dtype)
+        weight_of = dict(zip(ids, weights, strict=True)) if weights is not None else {}
         if weight_of and any(weight_of[i] != 1 for i in used):
             return self._weighted(data, indptr, docs, query, [weight_of[i] for i in used], rows)
         scores = model._compute_relevance_from_scores(  # bm25s's own summation
@@ -282,7 +285,7 @@ class SparseSegments:
             indptr=indptr,
             indices=docs,
             num_docs=rows,
-            query_tokens_ids=query.astype(model.int_dtype),
+            query_tokens_ids=query,
             dtype=np.dtype(model.dtype),
         )
         if self._nonoccurrence is not None:  # as bm25s's get_scores_from_ids adds it

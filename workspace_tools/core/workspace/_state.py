@@ -11,7 +11,6 @@ needs them. The Workspace holds the locks; this class is not thread-safe on its 
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -34,7 +33,7 @@ from workspace_tools.core.store.snapshot import (
     write_snapshot,
 )
 from workspace_tools.core.text.tokenizer import Tokenizer
-from workspace_tools.core.types import Chunk
+from workspace_tools.core.workspace._results import ChunkFields
 
 __all__ = ["IndexState", "record_of"]
 
@@ -236,27 +235,20 @@ class IndexState:
 
     # -- search --------------------------------------------------------------------------------
 
-    def base_chunks(self, keys: list[int]) -> dict[int, Chunk]:
-        """Chunks of these keys that the snapshot's payload holds (the rest: ask the database)."""
+    def base_chunks(self, keys: list[int]) -> dict[int, ChunkFields]:
+        """Decoded payload rows of these keys, when the snapshot holds them (else: the database)."""
         payload = self.payload
         if payload is None:
             return {}
         base_rows = len(self.sparse.base.keys)
+        row_of = self.sparse.row_of
         out = {}
         for key in keys:
-            row = self.sparse.row_of(key)
+            row = row_of(key)
             if row is not None and row < base_rows:
-                cid, source, start, end, headings, levels, metadata, text = payload.row(row)
-                out[key] = Chunk(
-                    id=cid,
-                    source_id=source,
-                    text=text,
-                    start_line=int(start),
-                    end_line=int(end),
-                    headings=tuple(headings),
-                    heading_levels=tuple(levels),
-                    metadata=metadata,
-                )
+                fields = payload.row(row)
+                if fields is not None:  # else deleted before the payload was written
+                    out[key] = fields
         return out
 
     def __len__(self) -> int:
@@ -296,8 +288,11 @@ class IndexState:
         ``query_tf`` rule turns counts into term weights.
         """
         counts = self.tokenizer.id_counts(terms)
-        weights = query_tf_weights(list(counts.values()), self.sparse.config.query_tf)
-        return self.sparse.top(list(counts), k=k, mask=mask, weights=weights.tolist())
+        repeats = list(counts.values())
+        weights = None  # every rule weighs a term that occurs once by exactly 1
+        if any(n != 1 for n in repeats):
+            weights = query_tf_weights(repeats, self.sparse.config.query_tf).tolist()
+        return self.sparse.top(list(counts), k=k, mask=mask, weights=weights)
 
     def vector_top(
         self, vector: npt.NDArray[np.float32], *, k: int, mask: npt.NDArray[np.bool_] | None
@@ -409,22 +404,30 @@ class IndexState:
 
     def _payload_for(self, keys: list[int]) -> Payload:
         """Result payload of ``keys`` (in this order): reused from the snapshot, else read."""
-        lines: dict[int, bytes] = {}
+        parts: dict[int, tuple[bytes, bytes]] = {}
         payload, base_rows = self.payload, len(self.sparse.base.keys)
         if payload is not None:
+            blob, offsets = payload.blob, payload.offsets
             for key in keys:
                 row = self.sparse.row_of(key)
                 if row is not None and row < base_rows:
-                    start, stop = int(payload.offsets[row]), int(payload.offsets[row + 1])
-                    lines[key] = payload.blob[start:stop].tobytes()
-        missing = [k for k in keys if k not in lines]
+                    start, middle, stop = offsets[2 * row : 2 * row + 3].tolist()
+                    parts[key] = (blob[start:middle].tobytes(), blob[middle:stop].tobytes())
+        missing = [k for k in keys if k not in parts]
         for start in range(0, len(missing), 2000):
             for key, r in self.db.chunks(missing[start : start + 2000]).items():
-                fields = [r.id, r.source, r.start_line, r.end_line, r.headings, r.levels]
-                row_json = json.dumps([*fields, r.metadata, r.text], ensure_ascii=False)
-                lines[key] = row_json.encode("utf-8", "surrogatepass")
-        parts = [lines.get(k, b"null") for k in keys]
-        offsets = np.zeros(len(parts) + 1, dtype=np.int64)
-        np.cumsum([len(p) for p in parts], out=offsets[1:])
-        blob = np.frombuffer(b"".join(parts), dtype=np.uint8)
+                parts[key] = Payload.encode(
+                    chunk_id=r.id,
+                    source=r.source,
+                    start=r.start_line,
+                    end=r.end_line,
+                    headings=r.headings,
+                    levels=r.levels,
+                    metadata=r.metadata,
+                    text=r.text,
+                )
+        pieces = [piece for k in keys for piece in parts.get(k, (b"", b""))]
+        offsets = np.zeros(len(pieces) + 1, dtype=np.int64)
+        np.cumsum([len(p) for p in pieces], out=offsets[1:])
+        blob = np.frombuffer(b"".join(pieces), dtype=np.uint8)
         return Payload(blob=blob, offsets=offsets)
