@@ -150,6 +150,37 @@ def measure(root: Path, repeat: int) -> dict[str, Any]:
     }
 
 
+def series(root: Path, writes: int, merge_every: int) -> dict[str, Any]:
+    """Time ``writes`` one-document writes in a row, with merges every ``merge_every`` changes."""
+    from workspace_tools import Workspace
+    from workspace_tools.core.index import segments
+
+    segments.MERGE_MINIMUM, segments.MERGE_FRACTION = merge_every, 0.0  # merge often: seen often
+    ws = Workspace(root, embedder=FastEmbedder())
+    times, snapshots = [], set()
+    started_all = time.perf_counter()
+    for number in range(writes):
+        started = time.perf_counter()
+        ws.index(f"series/doc-{number}.md", f"Series document {number}.\nIt says blorft{number}.\n")
+        times.append(time.perf_counter() - started)
+        snapshots.add(ws._state.snapshot_version)
+    total = time.perf_counter() - started_all
+    hits = ws.search(f"blorft{writes - 1}", mode="bm25", top_k=1)
+    assert hits and hits[0].source_id == f"series/doc-{writes - 1}.md", hits
+    ordered = sorted(times)
+    return {
+        "writes": writes,
+        "merge_every": merge_every,
+        "snapshots_seen": len(snapshots),
+        "p50": statistics.median(times),
+        "p90": ordered[int(0.9 * (writes - 1))],
+        "p99": ordered[int(0.99 * (writes - 1))],
+        "max": ordered[-1],
+        "total": total,
+        "over_100ms": sum(t > 0.1 for t in times),
+    }
+
+
 def _child(code: Path, *args: str) -> Any:
     env = dict(os.environ, PYTHONPATH=str(code), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     out = subprocess.run(
@@ -174,6 +205,20 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 50_000])
     parser.add_argument("--baseline", type=Path, default=None, help="checkout of the old code")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--baseline-sizes",
+        type=int,
+        nargs="+",
+        default=None,
+        help="sizes the baseline also runs (default: every size)",
+    )
+    parser.add_argument(
+        "--series",
+        type=int,
+        default=0,
+        help="also time this many one-document writes in a row at each size (new code only)",
+    )
+    parser.add_argument("--merge-every", type=int, default=500, help="merge threshold for --series")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--build", type=Path, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--measure", type=Path, default=None, help=argparse.SUPPRESS)
@@ -182,6 +227,8 @@ def main() -> None:
     if args.child:
         if args.build is not None:
             print(json.dumps({"build": build(args.build, args.size)}))
+        elif args.series:
+            print(json.dumps(series(args.measure, args.series, args.merge_every)))
         else:
             print(json.dumps(measure(args.measure, args.repeat)))
         return
@@ -191,6 +238,8 @@ def main() -> None:
     rows: dict[tuple[str, int], dict[str, Any]] = {}
     for size in args.sizes:
         for name, code in codes.items():
+            if name == "today" and args.baseline_sizes and size not in args.baseline_sizes:
+                continue
             root = Path(tempfile.mkdtemp(prefix=f"storage-{name}-{size}-"))
             try:
                 built = _child(code, "--build", str(root), "--size", str(size))
@@ -211,11 +260,32 @@ def main() -> None:
                     f"disk {result['disk_mb']:,.0f} MB",
                     flush=True,
                 )
+                if args.series and name == "new":
+                    runs = _child(
+                        code,
+                        "--measure",
+                        str(root),
+                        "--series",
+                        str(args.series),
+                        "--merge-every",
+                        str(args.merge_every),
+                    )
+                    result["series"] = runs
+                    print(
+                        f"  {size:>7,} chunks, {runs['writes']:,} writes in a row (merge every "
+                        f"{runs['merge_every']:,} changes, {runs['snapshots_seen']} snapshot "
+                        f"versions seen): p50 {_fmt(runs['p50'])}, p90 {_fmt(runs['p90'])}, "
+                        f"p99 {_fmt(runs['p99'])}, max {_fmt(runs['max'])}, "
+                        f"{runs['over_100ms']} over 100 ms, total {_fmt(runs['total'])}",
+                        flush=True,
+                    )
             finally:
                 shutil.rmtree(root, ignore_errors=True)
     if "today" in codes:
         print("\nratios today / new (higher is better for new):")
         for size in args.sizes:
+            if ("today", size) not in rows:
+                continue
             new, old = rows[("new", size)], rows[("today", size)]
             parts = [
                 f"{key} {old[key] / new[key]:,.1f}x"

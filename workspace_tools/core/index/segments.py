@@ -15,6 +15,7 @@ the deletions pass a fraction of the base, everything is merged into a new base 
 
 from __future__ import annotations
 
+import copy as _copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -25,7 +26,7 @@ import numpy.typing as npt
 from workspace_tools.core.index._sparse_build import build_scores_from_pairs, count_pairs, make_bm25
 from workspace_tools.core.index.sparse import BM25Config, top_positive
 
-__all__ = ["BaseArrays", "SparseSegments"]
+__all__ = ["BaseArrays", "SparseSegments", "build_base"]
 
 MERGE_FRACTION: Final = 0.1
 """Recent and deleted documents, as a fraction of the live ones, that trigger a merge."""
@@ -82,6 +83,11 @@ class SparseSegments:
 
     def __contains__(self, key: int) -> bool:
         return key in self._row_of_key
+
+    @property
+    def model(self) -> Any:
+        """The bm25s model whose scoring functions (and build) this index uses."""
+        return self._model
 
     @property
     def changes(self) -> int:
@@ -144,46 +150,39 @@ class SparseSegments:
         self, keys: Sequence[int], terms: Sequence[npt.NDArray[np.int32]], n_vocab: int
     ) -> None:
         """A new base of these rows."""
-        lengths = np.fromiter(map(len, terms), dtype=np.int64, count=len(terms))
-        flat = (
-            np.concatenate([np.asarray(t, dtype=np.int32) for t in terms])
-            if terms
-            else np.zeros(0, dtype=np.int32)
-        )
-        offsets = np.zeros(len(terms) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        pair_terms, pair_docs, tf = count_pairs(flat, lengths, dtype=self._model.dtype)
-        df = np.bincount(pair_terms, minlength=n_vocab).astype(np.int64)
-        indptr = np.zeros(n_vocab + 1, dtype=np.int64)
-        np.cumsum(df, out=indptr[1:])
-        docs = pair_docs.astype(np.int32)
-        scores, nonoccurrence = (
-            build_scores_from_pairs(
-                self._model, pair_terms=pair_terms, pair_docs=docs, tf=tf, lengths=lengths, df=df
-            )
-            if len(terms)
-            else (np.zeros(0, dtype=np.float32), None)
-        )
-        self.load(
-            BaseArrays(
-                keys=np.asarray(keys, dtype=np.int64),
-                terms=flat,
-                offsets=offsets,
-                indptr=indptr,
-                docs=docs,
-                tf=tf,
-                scores=scores,
-            )
-        )
+        self.load_built(*build_base(self._model, keys, terms, n_vocab))
+
+    def load_built(self, base: BaseArrays, nonoccurrence: Any) -> None:
+        """Start from a base made by :func:`build_base` (every row alive)."""
+        self.load(base)
         self._nonoccurrence = nonoccurrence
         self._pristine = True
 
+    def frozen(self) -> SparseSegments:
+        """A copy that later changes to this one do not reach (cheap: arrays are shared).
+
+        It answers :meth:`live_rows` as of now; a merge reads it without holding any lock.
+        """
+        copy = _copy.copy(self)
+        copy._recent_keys = list(self._recent_keys)
+        copy._recent_terms = list(self._recent_terms)
+        copy._alive = self._alive.copy()
+        copy._row_of_key = {}  # not needed by live_rows
+        copy._df = self._df.copy()
+        copy._invalidate()
+        return copy
+
     def live_rows(self) -> tuple[list[int], list[npt.NDArray[np.int32]]]:
         """Keys and terms of every live row, in key order (what a merge indexes)."""
+        keys, rows = self.live_row_numbers()
+        return keys.tolist(), [self.terms_of_row(int(r)) for r in rows]
+
+    def live_row_numbers(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """Keys and row numbers of every live row, in key order."""
         keys = self.row_keys()
         rows = np.flatnonzero(self._alive)
         rows = rows[np.argsort(keys[rows], kind="stable")]
-        return [int(keys[r]) for r in rows], [self.terms_of_row(int(r)) for r in rows]
+        return keys[rows], rows
 
     # -- changes ---------------------------------------------------------------------------------
 
@@ -393,6 +392,45 @@ class SparseSegments:
         """Rebuild the base from the live rows (same term ids)."""
         keys, terms = self.live_rows()
         self.build(keys, terms, len(self._df))
+
+
+def build_base(
+    model: Any, keys: Sequence[int], terms: Sequence[npt.NDArray[np.int32]], n_vocab: int
+) -> tuple[BaseArrays, Any]:
+    """A base segment of these rows and its non-occurrence scores (``None`` for most variants).
+
+    Pure (no shared state): a merge runs it outside every lock.
+    """
+    lengths = np.fromiter(map(len, terms), dtype=np.int64, count=len(terms))
+    flat = (
+        np.concatenate([np.asarray(t, dtype=np.int32) for t in terms])
+        if terms
+        else np.zeros(0, dtype=np.int32)
+    )
+    offsets = np.zeros(len(terms) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    pair_terms, pair_docs, tf = count_pairs(flat, lengths, dtype=model.dtype)
+    df = np.bincount(pair_terms, minlength=n_vocab).astype(np.int64)
+    indptr = np.zeros(n_vocab + 1, dtype=np.int64)
+    np.cumsum(df, out=indptr[1:])
+    docs = pair_docs.astype(np.int32)
+    scores, nonoccurrence = (
+        build_scores_from_pairs(
+            model, pair_terms=pair_terms, pair_docs=docs, tf=tf, lengths=lengths, df=df
+        )
+        if len(terms)
+        else (np.zeros(0, dtype=np.float32), None)
+    )
+    base = BaseArrays(
+        keys=np.asarray(keys, dtype=np.int64),
+        terms=flat,
+        offsets=offsets,
+        indptr=indptr,
+        docs=docs,
+        tf=tf,
+        scores=scores,
+    )
+    return base, nonoccurrence
 
 
 def _empty_base() -> BaseArrays:

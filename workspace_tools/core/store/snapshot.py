@@ -26,7 +26,7 @@ import numpy as np
 from workspace_tools.core.index.segments import BaseArrays
 
 if TYPE_CHECKING:
-    from workspace_tools.core.index.dense import DenseIndex
+    from workspace_tools.core.index.dense import DenseIndex, FrozenDense
     from workspace_tools.core.store.database import IndexDatabase
 
 __all__ = [
@@ -247,7 +247,7 @@ def write_snapshot(
     version: int,
     base: BaseArrays | None,
     vocab: list[str],
-    dense: DenseIndex | None,
+    dense: DenseIndex | FrozenDense | None,
     config: dict[str, Any],
     payload: Payload | None = None,
 ) -> None:
@@ -274,7 +274,7 @@ def _write_snapshot(
     version: int,
     base: BaseArrays | None,
     vocab: list[str],
-    dense: DenseIndex | None,
+    dense: DenseIndex | FrozenDense | None,
     config: dict[str, Any],
     payload: Payload | None,
 ) -> None:

@@ -51,6 +51,8 @@ class WorkspaceBase:
     _clear_on_commit: bool
     _chunk_cache: dict[int, Chunk]
     _saved_settings: dict[str, Any] | None
+    _merge_thread: threading.Thread | None
+    _prune_due: bool
 
     @property
     def modes(self) -> tuple[str, ...]:

@@ -30,7 +30,6 @@ from workspace_tools.core.store.snapshot import (
     load_dense,
     load_payload,
     read_pointer,
-    write_snapshot,
 )
 from workspace_tools.core.text.tokenizer import Tokenizer
 from workspace_tools.core.workspace._results import ChunkFields
@@ -94,6 +93,8 @@ class IndexState:
         self._data_version: int | None = None
         self.empty = False
         """Pretend the database is empty (``rebuild=True`` until its first commit)."""
+        self.generation = 0
+        """Bumped whenever the BM25 state is replaced (a merge in progress then gives up)."""
 
     # -- catching up -------------------------------------------------------------------------
 
@@ -131,6 +132,7 @@ class IndexState:
         self._data_version = None
 
     def _reset(self) -> None:
+        self.generation += 1
         self.payload = None
         self.sparse = SparseSegments(self.bm25_config)
         self.version = self.snapshot_version = -1
@@ -362,72 +364,22 @@ class IndexState:
 
     # -- merging and snapshots --------------------------------------------------------------------
 
-    def merge(self, *, save: bool, config: dict[str, Any]) -> None:
-        """Fold recent rows and deletions into a new BM25 base (vocabulary compacted).
-
-        With ``save``, also write a snapshot of it and of the vectors.
-        """
-        keys, terms = self.sparse.live_rows()
-        vocab = self.tokenizer.vocab
-        words = [""] * len(vocab)
-        for word, number in vocab.items():
-            words[number] = word
-        used = (np.unique(np.concatenate(terms)) if terms else np.zeros(0, dtype=np.int64)).astype(
-            np.int64
+    def dense_current(self) -> bool:
+        """The FAISS index holds every vector of the version held (a snapshot may save it)."""
+        return (
+            self.dense is not None
+            and self._dense_version == self.version
+            and not self._dense_pending
         )
-        remap = np.full(max(len(vocab), 1), -1, dtype=np.int32)
-        remap[used] = np.arange(len(used), dtype=np.int32)
-        compact = [words[i] for i in used.tolist()]
-        payload = self._payload_for(keys) if save else None
-        self.tokenizer.set_vocabulary(compact)
-        self.sparse.build(keys, [remap[t] for t in terms], len(compact))
-        self.payload = payload
-        if save and self.version >= 0:
-            dense = (
-                self.dense
-                if self._dense_version == self.version and not self._dense_pending
-                else None
-            )
-            write_snapshot(
-                self.db,
-                version=self.version,
-                base=self.sparse.base,
-                vocab=compact,
-                dense=dense,
-                config={
-                    **config,
-                    "embedder": config.get("embedder") if dense is not None else None,
-                },
-                payload=payload,
-            )
-            self.snapshot_version = self.version
 
-    def _payload_for(self, keys: list[int]) -> Payload:
-        """Result payload of ``keys`` (in this order): reused from the snapshot, else read."""
-        parts: dict[int, tuple[bytes, bytes]] = {}
-        payload, base_rows = self.payload, len(self.sparse.base.keys)
-        if payload is not None:
-            blob, offsets = payload.blob, payload.offsets
-            for key in keys:
-                row = self.sparse.row_of(key)
-                if row is not None and row < base_rows:
-                    start, middle, stop = offsets[2 * row : 2 * row + 3].tolist()
-                    parts[key] = (blob[start:middle].tobytes(), blob[middle:stop].tobytes())
-        missing = [k for k in keys if k not in parts]
-        for start in range(0, len(missing), 2000):
-            for key, r in self.db.chunks(missing[start : start + 2000]).items():
-                parts[key] = Payload.encode(
-                    chunk_id=r.id,
-                    source=r.source,
-                    start=r.start_line,
-                    end=r.end_line,
-                    headings=r.headings,
-                    levels=r.levels,
-                    metadata=r.metadata,
-                    text=r.text,
-                )
-        pieces = [piece for k in keys for piece in parts.get(k, (b"", b""))]
-        offsets = np.zeros(len(pieces) + 1, dtype=np.int64)
-        np.cumsum([len(p) for p in pieces], out=offsets[1:])
-        blob = np.frombuffer(b"".join(pieces), dtype=np.uint8)
-        return Payload(blob=blob, offsets=offsets)
+    def merge(self, *, save: bool, config: dict[str, Any]) -> None:
+        """Fold recent rows and deletions into a new BM25 base now (vocabulary compacted).
+
+        With ``save``, also write a snapshot of it and of the vectors. (Writes merge in the
+        background instead: ``_merge.py``.)
+        """
+        from workspace_tools.core.workspace import _merge
+
+        job = _merge.freeze(self, save=save, config=config, serialize_dense=False)
+        _merge.build(job, self.db)
+        _merge.adopt(self, job)

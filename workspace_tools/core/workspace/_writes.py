@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import logging
+import threading
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -21,11 +23,14 @@ from workspace_tools.core.store.database import (
 from workspace_tools.core.store.migrate import migrate_legacy, remove_legacy
 from workspace_tools.core.text.hashing import text_hash
 from workspace_tools.core.types import Chunk, SyncReport
+from workspace_tools.core.workspace import _merge
 from workspace_tools.core.workspace._base import WorkspaceBase
 from workspace_tools.core.workspace._compat import check_settings
 from workspace_tools.core.workspace._ingest import embed_texts, gc_paused, indexed_text
 
 __all__ = ["WritePath"]
+
+logger = logging.getLogger(__name__)
 
 _SNAPSHOT_MINIMUM: Final = 1_000
 """An index without a snapshot gets one once it holds this many chunks."""
@@ -133,27 +138,73 @@ class WritePath(WorkspaceBase):
         self._state.refresh(force=True)
         if self._state.dense is not None and vectors:
             self._state.add_dense(vectors)
-        state = self._state
-        if state.sparse.wants_merge() or (
-            state.snapshot_version < 0 and len(state) >= _SNAPSHOT_MINIMUM
-        ):
-            self._merge(prune=bool(removed))
+        self._prune_due = True  # replaced or removed texts may leave unused cached vectors
+        if self._merge_due():
+            self._merge_soon()
         if documents_left:  # a converted document left or changed: its conversion goes too
             self._prune_conversions()
 
-    def _merge(self, *, prune: bool) -> None:
-        """New BM25 base and snapshot (and, after deletions, drop unused cached vectors)."""
+    def _merge_due(self) -> bool:
         state = self._state
-        if state.sparse.changes == 0 and state.snapshot_version == state.version:
+        return state.sparse.wants_merge() or (
+            state.snapshot_version < 0 and len(state) >= _SNAPSHOT_MINIMUM
+        )
+
+    def _merge_soon(self) -> None:
+        """Merge in a background thread (unless one runs): the write does not wait for it.
+
+        The thread is not a daemon, so a process that exits right after a write still leaves
+        the merged snapshot behind (the interpreter waits for it). ``save()`` waits for it too.
+        """
+        thread = self._merge_thread
+        if thread is not None and thread.is_alive():
+            return
+        thread = threading.Thread(target=self._merge_in_background, name="workspace-tools-merge")
+        self._merge_thread = thread
+        thread.start()
+
+    def _merge_in_background(self) -> None:
+        try:
+            with self._lock:
+                state = self._state
+                if state.empty or not self._merge_due():
+                    return
+                # A snapshot without the vectors would make the next process rebuild them: with
+                # an embedder, save only while FAISS holds every vector (writes load it).
+                save = not self.read_only and (self.embedder is None or state.dense_current())
+                job = _merge.freeze(
+                    state,
+                    save=save,
+                    config=self._snapshot_config(),
+                    serialize_dense=True,
+                )
+            _merge.build(job, self._db)
+            with self._lock:
+                _merge.adopt(self._state, job)
+        except Exception:  # a failed merge loses nothing: the next write or save() retries
+            logger.warning(
+                "Background merge of the index in %s failed", self.index_dir, exc_info=True
+            )
+
+    def _wait_for_merge(self) -> None:
+        """Let a background merge finish (called without holding the locks it needs)."""
+        thread = self._merge_thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+
+    def _merge(self, *, prune: bool) -> None:
+        """New BM25 base and snapshot now; with ``prune``, drop cached vectors no text uses."""
+        state = self._state
+        current = state.sparse.changes == 0 and state.snapshot_version == state.version
+        if prune and not self.read_only and (self._prune_due or not current):
+            with self._db.write("forget unused vectors") as writer:
+                writer.prune_vectors()
+            self._prune_due = False
+        if current:
             return
         if self.embedder is not None:
             self._ensure_vectors()
-        if prune and not self.read_only:
-            with self._db.write("forget unused vectors") as writer:
-                writer.prune_vectors()
         state.merge(save=not self.read_only, config=self._snapshot_config())
-        if prune and not self.read_only:
-            self._db.compact()
 
     def _snapshot_config(self) -> dict[str, Any]:
         embedder = None
