@@ -125,6 +125,9 @@ class SnapshotInfo:
     """Relative path -> ``[size, CRC-32 hex]``."""
     config: dict[str, Any]
     """What the snapshot was built with (BM25 parameters, embedder)."""
+    dense_version: int
+    """Database version the FAISS file reflects (older than :attr:`version` when a background
+    merge kept the previous snapshot's file instead of serializing the index again)."""
 
     @property
     def has_dense(self) -> bool:
@@ -147,6 +150,7 @@ def read_pointer(db: IndexDatabase) -> SnapshotInfo | None:
             version=int(data["version"]),
             files={str(k): list(v) for k, v in dict(data["files"]).items()},
             config=dict(data.get("config") or {}),
+            dense_version=int(data.get("dense_version", data["version"])),
         )
     except (ValueError, KeyError, TypeError):
         logger.warning(
@@ -250,8 +254,15 @@ def write_snapshot(
     dense: DenseIndex | FrozenDense | None,
     config: dict[str, Any],
     payload: Payload | None = None,
+    reuse_dense: bool = False,
 ) -> None:
-    """Save a snapshot of database version ``version`` and point the database at it."""
+    """Save a snapshot of database version ``version`` and point the database at it.
+
+    With ``reuse_dense`` and no ``dense``, the previous snapshot's FAISS file is hard-linked
+    into the new one (no copy, no serialization) when it was built for the same embedder; its
+    older version is recorded, and the deletion log is kept from there, so a process that loads
+    it catches up from the database.
+    """
     from workspace_tools.core.store.database import storage_error
 
     try:
@@ -263,6 +274,7 @@ def write_snapshot(
             dense=dense,
             config=config,
             payload=payload,
+            reuse_dense=reuse_dense,
         )
     except OSError as exc:
         raise storage_error(exc, db.directory, "save a snapshot") from exc
@@ -277,6 +289,7 @@ def _write_snapshot(
     dense: DenseIndex | FrozenDense | None,
     config: dict[str, Any],
     payload: Payload | None,
+    reuse_dense: bool,
 ) -> None:
     from filelock import FileLock
 
@@ -305,9 +318,17 @@ def _write_snapshot(
                     np.asarray(payload.offsets, dtype=np.int64),
                     allow_pickle=False,
                 )
+            dense_version = version
+            kept: dict[str, list[Any]] = {}
             if dense is not None and len(dense):
                 dense.save(staging / _DENSE)
-            files = {p.name: [p.stat().st_size, _digest(p)] for p in sorted(staging.iterdir())}
+            elif reuse_dense and current is not None and _same_dense(current, config):
+                kept = _link_dense(current, staging)
+                dense_version = current.dense_version
+            files = {
+                p.name: kept.get(p.name) or [p.stat().st_size, _digest(p)]
+                for p in sorted(staging.iterdir())
+            }
             _fsync_folder(staging)
             if final.exists():
                 shutil.rmtree(final)
@@ -316,13 +337,46 @@ def _write_snapshot(
         finally:
             if staging.exists():
                 shutil.rmtree(staging, ignore_errors=True)
-        record = {"folder": final.name, "version": version, "files": files, "config": config}
+        if not kept:
+            config = {**config, "embedder": config.get("embedder") if _DENSE in files else None}
+        record = {
+            "folder": final.name,
+            "version": version,
+            "dense_version": dense_version,
+            "files": files,
+            "config": config,
+        }
         with db.write("save a snapshot") as writer:
             writer.set_meta("snapshot", json.dumps(record))
-            writer.prune_log(version)
+            writer.prune_log(min(version, dense_version))
         for old in directory.glob(f"{_PREFIX}*"):
             if old.name != final.name:
                 shutil.rmtree(old, ignore_errors=True)
+
+
+def _same_dense(current: SnapshotInfo, config: dict[str, Any]) -> bool:
+    """The current snapshot holds a FAISS file built for the embedder of ``config``."""
+    embedder = config.get("embedder")
+    return current.has_dense and embedder is not None and current.config.get("embedder") == embedder
+
+
+def _link_dense(current: SnapshotInfo, staging: Path) -> dict[str, list[Any]]:
+    """Hard-link (or copy, where links fail) the FAISS files of ``current`` into ``staging``.
+
+    Returns:
+        Their ``[size, CRC-32]`` records, as verified when they were written.
+    """
+    kept: dict[str, list[Any]] = {}
+    for name in (_DENSE, "dense.dead.npy"):
+        if name not in current.files:
+            continue
+        source, target = current.folder / name, staging / name
+        try:
+            os.link(source, target)
+        except OSError:
+            shutil.copyfile(source, target)
+        kept[name] = current.files[name]
+    return kept
 
 
 def _report(path: Path, exc: Exception) -> None:

@@ -324,7 +324,7 @@ class IndexState:
         if info is not None and info.has_dense and info.config.get("embedder") == embedder:
             dense = load_dense(info, dimension=dimension, hnsw_threshold=self.hnsw_threshold)
         if dense is not None and info is not None:
-            self.dense, self._dense_version = dense, info.version
+            self.dense, self._dense_version = dense, info.dense_version
             self._dense_pending = {}
             self.refresh(force=True)
             return dict(self._dense_pending)
@@ -371,15 +371,3 @@ class IndexState:
             and self._dense_version == self.version
             and not self._dense_pending
         )
-
-    def merge(self, *, save: bool, config: dict[str, Any]) -> None:
-        """Fold recent rows and deletions into a new BM25 base now (vocabulary compacted).
-
-        With ``save``, also write a snapshot of it and of the vectors. (Writes merge in the
-        background instead: ``_merge.py``.)
-        """
-        from workspace_tools.core.workspace import _merge
-
-        job = _merge.freeze(self, save=save, config=config, serialize_dense=False)
-        _merge.build(job, self.db)
-        _merge.adopt(self, job)

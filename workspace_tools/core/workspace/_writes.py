@@ -176,7 +176,7 @@ class WritePath(WorkspaceBase):
                     state,
                     save=save,
                     config=self._snapshot_config(),
-                    serialize_dense=True,
+                    background=True,
                 )
             _merge.build(job, self._db)
             with self._lock:
@@ -204,7 +204,11 @@ class WritePath(WorkspaceBase):
             return
         if self.embedder is not None:
             self._ensure_vectors()
-        state.merge(save=not self.read_only, config=self._snapshot_config())
+        job = _merge.freeze(
+            state, save=not self.read_only, config=self._snapshot_config(), background=False
+        )
+        _merge.build(job, self._db)
+        _merge.adopt(state, job)
 
     def _snapshot_config(self) -> dict[str, Any]:
         embedder = None

@@ -12,6 +12,7 @@ from tests.support.fakes import FakeEmbedder
 from tests.unit.core.store.test_storage_engine import _rankings, _text
 from workspace_tools import Workspace
 from workspace_tools.core.index import segments
+from workspace_tools.core.store.snapshot import read_pointer
 from workspace_tools.core.workspace import _merge
 
 
@@ -138,3 +139,31 @@ def test_a_failed_background_merge_is_logged_and_the_index_still_answers(
     assert "Background merge of the index" in caplog.text
     assert "No space left on device" in caplog.text
     assert _rankings(ws) == _rankings(_fresh(tmp_path, live))
+
+
+def test_a_background_merge_reuses_the_saved_vectors_and_a_new_process_catches_up(
+    tmp_path: Path, merge_often: None
+) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    ws = Workspace(root, embedder=FakeEmbedder())
+    rng = random.Random(8)
+    live: dict[str, str] = {}
+    for round_ in range(2):
+        for number in range(30):
+            doc_id = f"r{round_}d{number}.txt"
+            live[doc_id] = _text(rng, 100 * round_ + number)
+            ws.index(doc_id, live[doc_id])
+        ws.remove(f"r{round_}d3.txt")
+        del live[f"r{round_}d3.txt"]
+        ws._wait_for_merge()
+    info = read_pointer(ws._db)
+    assert info is not None and info.has_dense
+    assert info.dense_version < info.version  # the second merge linked the first one's file
+    fresh = _fresh(tmp_path, live)
+    reopened = Workspace(root, embedder=FakeEmbedder(), read_only=True)
+    assert _rankings(reopened) == _rankings(fresh)  # vectors caught up from the database
+    ws.save()  # save() writes the index itself
+    info = read_pointer(ws._db)
+    assert info is not None and info.dense_version == info.version
+    assert _rankings(Workspace(root, embedder=FakeEmbedder(), read_only=True)) == _rankings(fresh)
