@@ -188,21 +188,28 @@ class SparseSegments:
 
     def add(self, key: int, terms: npt.NDArray[np.int32]) -> None:
         """Add a document (its key must be new)."""
-        if key in self._row_of_key:
-            self.remove(key)
+        self.add_many([key], [terms])
+
+    def add_many(self, keys: Sequence[int], terms: Sequence[npt.NDArray[np.int32]]) -> None:
+        """Add documents (one growth of the row arrays for all of them)."""
+        for key in keys:
+            if key in self._row_of_key:
+                self.remove(key)
         row = len(self.base.keys) + len(self._recent_keys)
-        self._recent_keys.append(key)
-        self._recent_terms.append(terms)
-        self._alive = np.append(self._alive, True)
-        self._row_of_key[key] = row
-        unique = np.unique(terms)
-        if len(unique) and int(unique[-1]) >= len(self._df):
-            grown = np.zeros(max(int(unique[-1]) + 1, 2 * len(self._df)), dtype=np.int64)
-            grown[: len(self._df)] = self._df
-            self._df = grown
-        self._df[unique] += 1
-        self._live += 1
-        self._total_length += len(terms)
+        for key, ids in zip(keys, terms, strict=True):
+            self._recent_keys.append(key)
+            self._recent_terms.append(ids)
+            self._row_of_key[key] = row
+            row += 1
+            unique = np.unique(ids)
+            if len(unique) and int(unique[-1]) >= len(self._df):
+                grown = np.zeros(max(int(unique[-1]) + 1, 2 * len(self._df)), dtype=np.int64)
+                grown[: len(self._df)] = self._df
+                self._df = grown
+            self._df[unique] += 1
+            self._live += 1
+            self._total_length += len(ids)
+        self._alive = np.concatenate([self._alive, np.ones(len(keys), dtype=bool)])
         self._changed()
 
     def remove(self, key: int) -> bool:

@@ -168,12 +168,13 @@ def adopt(state: IndexState, job: MergeJob) -> bool:
         for word, number in state.tokenizer.vocab.items():
             words[number] = word
         setdefault = vocab.setdefault
+        replayed = []
         for key in added.tolist():
             row = current.row_of(key)
             assert row is not None
             old = current.terms_of_row(row).tolist()
-            ids = [setdefault(words[t], len(vocab)) for t in old]
-            fresh.add(key, np.asarray(ids, dtype=np.int32))
+            replayed.append(np.asarray([setdefault(words[t], len(vocab)) for t in old], np.int32))
+        fresh.add_many(added.tolist(), replayed)
     state.tokenizer.set_vocabulary(list(vocab))
     state.sparse = fresh
     state.payload = job.new_payload
