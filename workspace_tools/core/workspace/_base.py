@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from workspace_tools.core.backends.base import SearchBackend
 from workspace_tools.core.convert import ConversionCache, ConversionLimits
 from workspace_tools.core.errors import InvalidInputError, ReadOnlyWorkspaceError
 from workspace_tools.core.index.embedder import Embedder
@@ -19,7 +20,6 @@ from workspace_tools.core.text.scan import ScanConfig, normalise_id
 from workspace_tools.core.text.tokenizer import Tokenizer
 from workspace_tools.core.types import Chunk
 from workspace_tools.core.workspace._ingest import embed_texts, progress_bar
-from workspace_tools.core.workspace._state import IndexState
 
 __all__ = ["WorkspaceBase", "chunk_of"]
 
@@ -47,7 +47,7 @@ class WorkspaceBase:
     _converted_live: frozenset[str] | None
     _lock: threading.RLock
     _write_lock: threading.RLock
-    _state: IndexState
+    _state: SearchBackend
     _clear_on_commit: bool
     _chunk_cache: dict[int, Chunk]
     _saved_settings: dict[str, Any] | None
@@ -130,13 +130,14 @@ class WorkspaceBase:
         }
 
     def _ensure_vectors(self) -> None:
-        """Load the FAISS index and embed chunks indexed before vectors were enabled."""
+        """Ready the backend's vectors and embed chunks indexed before vectors were enabled."""
         if self.embedder is None:
             return
         with self._write_lock:
             with self._lock:
                 self._state.refresh()
-                pending = self._state.ensure_dense(self.embedder.dimension, self.embedder.model_id)
+                embedder = self.embedder
+                pending = self._state.ensure_vectors(embedder.dimension, embedder.model_id)
             if not pending:
                 return
             texts = {r.hash: r.text for r in self._db.chunks(list(pending)).values()}
@@ -146,7 +147,7 @@ class WorkspaceBase:
                     writer.put_vectors(vectors)
                     writer.set_meta("settings", json.dumps(self._settings(), sort_keys=True))
             with self._lock:
-                self._state.add_dense(vectors)
+                self._state.add_vectors(vectors)
 
 
 def chunk_of(record: ChunkRecord) -> Chunk:

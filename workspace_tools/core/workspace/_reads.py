@@ -119,7 +119,7 @@ class ReadPath(WorkspaceBase):
 
         Rows read from the database are kept in memory (a key's chunk never changes).
         """
-        found: dict[int, Chunk | ChunkFields] = dict(self._state.base_chunks(keys))
+        found: dict[int, Chunk | ChunkFields] = dict(self._state.cached_chunks(keys))
         if len(found) == len(keys):
             return found
         cache = self._chunk_cache
@@ -147,22 +147,20 @@ class ReadPath(WorkspaceBase):
         filter: Mapping[str, Any] | None,  # noqa: A002 - as in search()
         vector_weight: float,
     ) -> list[tuple[int, float, dict[str, float]]]:
-        """``(key, score, details)`` best first, from the state in memory (lock held)."""
+        """``(key, score, details)`` best first, from the search backend (lock held)."""
         state = self._state
         total = len(state)
         if total == 0:
             return []
         k = min(top_k, total)
-        mask = state.filter_mask(filter) if filter else None
         pool = min(total, max(2 * k, 100))
-        bm25_hits: list[tuple[int, float]] = []
-        vector_hits: list[tuple[int, float]] = []
-        if chosen in {"bm25", "hybrid"} and counts:
-            bm25_hits = state.bm25_top(counts, k=k if chosen == "bm25" else pool, mask=mask)
-        if query_vector is not None:
-            vector_hits = state.vector_top(
-                query_vector, k=k if chosen == "vector" else pool, mask=mask
-            )
+        bm25_hits, vector_hits = state.search(
+            terms=counts if chosen in {"bm25", "hybrid"} else None,
+            vector=query_vector,
+            bm25_k=k if chosen == "bm25" else pool,
+            vector_k=k if chosen == "vector" else pool,
+            filter=filter or None,
+        )
         return fuse(
             chosen,
             bm25_hits,

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
+from workspace_tools.core.store.snapshot import ChunkFields
 from workspace_tools.core.text.chunking import heading_path_at, is_markdown_heading
 from workspace_tools.core.text.snippets import best_snippet
 from workspace_tools.core.text.tokenizer import Tokenizer
 from workspace_tools.core.types import Chunk, LineRange, SearchResult
 
 __all__ = ["ChunkFields", "build_result", "chunk_of_fields", "snippet_lines"]
-
-ChunkFields = tuple[str, str, int, int, tuple[str, ...], tuple[int, ...], dict[str, Any], str]
-"""``(id, source, start, end, headings, levels, metadata, text)`` of a chunk, as the snapshot's
-result payload decodes it (a :class:`Chunk` is made only when a snippet is asked for)."""
 
 
 def chunk_of_fields(fields: ChunkFields) -> Chunk:

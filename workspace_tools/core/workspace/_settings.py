@@ -60,16 +60,8 @@ def workspace_options(config: ProjectConfig) -> tuple[dict[str, Any], list[str] 
     Raises:
         InvalidInputError: an unknown key or a value of the wrong shape, naming the key.
     """
-    raw = config.settings.get(SECTION) or {}
+    raw = config.section(SECTION, known=_KEYS)
     where = f"'{SECTION}' in {config.path}"
-    if not isinstance(raw, Mapping):
-        msg = f"{where} must be a mapping of settings, got {type(raw).__name__}."
-        raise InvalidInputError(msg)
-    unknown = sorted(set(raw) - _KEYS)
-    if unknown:
-        known = ", ".join(sorted(_KEYS))
-        msg = f"Unknown setting(s) {', '.join(unknown)} in {where}. Known: {known}."
-        raise InvalidInputError(msg)
     options: dict[str, Any] = {}
     if "index_dir" in raw:
         options["index_dir"] = Path(config.root, str(raw["index_dir"]))

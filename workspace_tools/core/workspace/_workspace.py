@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from workspace_tools.core.backends.embedded import EmbeddedBackend
 from workspace_tools.core.config import ProjectConfig
 from workspace_tools.core.convert import (
     DEFAULT_LIMITS,
@@ -55,7 +56,6 @@ from workspace_tools.core.workspace._ingest import (
 )
 from workspace_tools.core.workspace._reads import MAX_QUERY_CHARS, ReadPath
 from workspace_tools.core.workspace._settings import workspace_options
-from workspace_tools.core.workspace._state import IndexState
 from workspace_tools.core.workspace._writes import WritePath
 
 __all__ = ["DEFAULT_EMBEDDER", "MAX_QUERY_CHARS", "MODES", "SearchMode", "Workspace"]
@@ -211,7 +211,7 @@ class Workspace(ReadPath, WritePath):
         self._converted_live: frozenset[str] | None = None
         self._lock = threading.RLock()
         self._write_lock = threading.RLock()
-        self._state = IndexState(
+        self._state = EmbeddedBackend(
             db=self._db,
             tokenizer=self.tokenizer,
             bm25_config=self.bm25_config,
@@ -286,13 +286,10 @@ class Workspace(ReadPath, WritePath):
         """Counts and settings, for people and tools."""
         with self._lock:
             self._state.refresh()
-            dense = self._state.dense
-            if dense is not None:
-                vectors = len(dense)
-            elif self.embedder is None or self._state.empty or not self._db.exists():
-                vectors = 0
-            else:
-                vectors = self._db.count_embedded()
+            vectors = self._state.vector_count()
+            if vectors is None:
+                no_vectors = self.embedder is None or self._state.empty or not self._db.exists()
+                vectors = 0 if no_vectors else self._db.count_embedded()
             return {
                 "root": str(self.root),
                 "index_dir": str(self.index_dir),

@@ -11,6 +11,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from workspace_tools.core.backends.base import MergesInBackground
 from workspace_tools.core.convert import DOCUMENT_FORMAT_NAMES
 from workspace_tools.core.errors import IndexCorruptError
 from workspace_tools.core.store.corpus import SourceRecord
@@ -23,7 +24,6 @@ from workspace_tools.core.store.database import (
 from workspace_tools.core.store.migrate import migrate_legacy, remove_legacy
 from workspace_tools.core.text.hashing import text_hash
 from workspace_tools.core.types import Chunk, SyncReport
-from workspace_tools.core.workspace import _merge
 from workspace_tools.core.workspace._base import WorkspaceBase
 from workspace_tools.core.workspace._compat import check_settings
 from workspace_tools.core.workspace._ingest import embed_texts, gc_paused, indexed_text
@@ -136,19 +136,16 @@ class WritePath(WorkspaceBase):
             self._state.reset()
             remove_legacy(self.index_dir)
         self._state.refresh(force=True)
-        if self._state.dense is not None and vectors:
-            self._state.add_dense(vectors)
+        if vectors:
+            self._state.add_vectors(vectors)
         self._prune_due = True  # replaced or removed texts may leave unused cached vectors
-        if self._merge_due():
-            self._merge_soon()
+        if self._state.wants_merge(snapshot_minimum=_SNAPSHOT_MINIMUM):
+            if isinstance(self._state, MergesInBackground):
+                self._merge_soon()
+            else:
+                self._merge(prune=bool(removed))
         if documents_left:  # a converted document left or changed: its conversion goes too
             self._prune_conversions()
-
-    def _merge_due(self) -> bool:
-        state = self._state
-        return state.sparse.wants_merge() or (
-            state.snapshot_version < 0 and len(state) >= _SNAPSHOT_MINIMUM
-        )
 
     def _merge_soon(self) -> None:
         """Merge in a background thread (unless one runs): the write does not wait for it.
@@ -164,23 +161,16 @@ class WritePath(WorkspaceBase):
         thread.start()
 
     def _merge_in_background(self) -> None:
+        state = self._state
+        assert isinstance(state, MergesInBackground)
         try:
             with self._lock:
-                state = self._state
-                if state.empty or not self._merge_due():
+                if self._state.empty or not self._state.wants_merge(
+                    snapshot_minimum=_SNAPSHOT_MINIMUM
+                ):
                     return
-                # A snapshot without the vectors would make the next process rebuild them: with
-                # an embedder, save only while FAISS holds every vector (writes load it).
-                save = not self.read_only and (self.embedder is None or state.dense_current())
-                job = _merge.freeze(
-                    state,
-                    save=save,
-                    config=self._snapshot_config(),
-                    background=True,
-                )
-            _merge.build(job, self._db)
-            with self._lock:
-                _merge.adopt(self._state, job)
+                config = self._snapshot_config()
+            state.merge_in_background(save=not self.read_only, config=config, lock=self._lock)
         except Exception:  # a failed merge loses nothing: the next write or save() retries
             logger.warning(
                 "Background merge of the index in %s failed", self.index_dir, exc_info=True
@@ -193,22 +183,18 @@ class WritePath(WorkspaceBase):
             thread.join()
 
     def _merge(self, *, prune: bool) -> None:
-        """New BM25 base and snapshot now; with ``prune``, drop cached vectors no text uses."""
+        """Merge and save now; with ``prune``, drop cached vectors no text uses any more."""
         state = self._state
-        current = state.sparse.changes == 0 and state.snapshot_version == state.version
-        if prune and not self.read_only and (self._prune_due or not current):
+        unsaved = state.has_unsaved()
+        if prune and not self.read_only and (self._prune_due or unsaved):
             with self._db.write("forget unused vectors") as writer:
                 writer.prune_vectors()
             self._prune_due = False
-        if current:
+        if not unsaved:
             return
         if self.embedder is not None:
             self._ensure_vectors()
-        job = _merge.freeze(
-            state, save=not self.read_only, config=self._snapshot_config(), background=False
-        )
-        _merge.build(job, self._db)
-        _merge.adopt(state, job)
+        state.merge(save=not self.read_only, config=self._snapshot_config())
 
     def _snapshot_config(self) -> dict[str, Any]:
         embedder = None

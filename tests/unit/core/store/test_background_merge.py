@@ -11,9 +11,9 @@ import pytest
 from tests.support.fakes import FakeEmbedder
 from tests.unit.core.store.test_storage_engine import _rankings, _text
 from workspace_tools import Workspace
+from workspace_tools.core.backends import _merge
 from workspace_tools.core.index import segments
 from workspace_tools.core.store.snapshot import read_pointer
-from workspace_tools.core.workspace import _merge
 
 
 @pytest.fixture

@@ -1,9 +1,9 @@
-"""IndexState: what one process holds in memory of an index, kept in step with the database.
+"""The embedded backend: what one process holds of an index in memory, in step with the database.
 
-The database (``index_db.py``) is the truth. This process holds what search needs: the BM25
-segments (``bm25_segments.py``), the FAISS index (loaded on the first vector search), the source
+The database (``store/database.py``) is the truth. This process holds what search needs: the BM25
+segments (``index/segments.py``), the FAISS index (loaded on the first vector search), the source
 rows (loaded on first use) and chunk metadata (loaded on the first filtered search). Each part
-records the database version it reflects; :meth:`IndexState.refresh` applies the rows written
+records the database version it reflects; :meth:`EmbeddedBackend.refresh` applies the rows written
 and deleted since, by this process or any other, so a change another process committed is seen
 on the next search or write without reopening. Chunk texts stay in the database until a result
 needs them. The Workspace holds the locks; this class is not thread-safe on its own.
@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from workspace_tools.core.backends import _merge
 from workspace_tools.core.index.dense import DenseIndex
 from workspace_tools.core.index.filters import compile_filter, missing
 from workspace_tools.core.index.segments import SparseSegments
@@ -25,6 +27,7 @@ from workspace_tools.core.index.sparse import BM25Config, query_tf_weights
 from workspace_tools.core.store.corpus import SourceRecord
 from workspace_tools.core.store.database import TERM_SEPARATOR, Changes, IndexDatabase, SourceRow
 from workspace_tools.core.store.snapshot import (
+    ChunkFields,
     Payload,
     load_base,
     load_dense,
@@ -32,9 +35,9 @@ from workspace_tools.core.store.snapshot import (
     read_pointer,
 )
 from workspace_tools.core.text.tokenizer import Tokenizer
-from workspace_tools.core.workspace._results import ChunkFields
+from workspace_tools.core.types import Chunk
 
-__all__ = ["IndexState", "record_of"]
+__all__ = ["EmbeddedBackend", "record_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,8 +56,10 @@ def record_of(row: SourceRow) -> SourceRecord:
     )
 
 
-class IndexState:
-    """In-memory views of an index database (see the module docstring).
+class EmbeddedBackend:
+    """In-memory views of an index database: bm25s segments and FAISS (see the module docstring).
+
+    The default :class:`~workspace_tools.core.backends.base.SearchBackend`.
 
     Args:
         db: The index database.
@@ -95,6 +100,8 @@ class IndexState:
         """Pretend the database is empty (``rebuild=True`` until its first commit)."""
         self.generation = 0
         """Bumped whenever the BM25 state is replaced (a merge in progress then gives up)."""
+
+    name = "embedded"
 
     # -- catching up -------------------------------------------------------------------------
 
@@ -237,14 +244,14 @@ class IndexState:
 
     # -- search --------------------------------------------------------------------------------
 
-    def base_chunks(self, keys: list[int]) -> dict[int, ChunkFields]:
+    def cached_chunks(self, keys: list[int]) -> dict[int, Chunk | ChunkFields]:
         """Decoded payload rows of these keys, when the snapshot holds them (else: the database)."""
         payload = self.payload
         if payload is None:
             return {}
         base_rows = len(self.sparse.base.keys)
         row_of = self.sparse.row_of
-        out = {}
+        out: dict[int, Chunk | ChunkFields] = {}
         for key in keys:
             row = row_of(key)
             if row is not None and row < base_rows:
@@ -281,6 +288,21 @@ class IndexState:
             mask[row] = holds(lookup)
         return mask
 
+    def search(
+        self,
+        *,
+        terms: Mapping[str, int] | None,
+        vector: npt.NDArray[np.float32] | None,
+        bm25_k: int,
+        vector_k: int,
+        filter: Mapping[str, Any] | None,  # noqa: A002 - as in Workspace.search
+    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        """BM25 and vector hits (see :meth:`SearchBackend.search`)."""
+        mask = self.filter_mask(filter) if filter else None
+        bm25_hits = self.bm25_top(terms, k=bm25_k, mask=mask) if terms else []
+        vector_hits = self.vector_top(vector, k=vector_k, mask=mask) if vector is not None else []
+        return bm25_hits, vector_hits
+
     def bm25_top(
         self, terms: Mapping[str, int], *, k: int, mask: npt.NDArray[np.bool_] | None
     ) -> list[tuple[int, float]]:
@@ -309,12 +331,16 @@ class IndexState:
 
     # -- vectors ---------------------------------------------------------------------------------
 
-    def ensure_dense(self, dimension: int, model_id: str) -> dict[int, str]:
+    def vector_count(self) -> int | None:
+        """Vectors in the FAISS index (``None`` while it is not loaded)."""
+        return None if self.dense is None else len(self.dense)
+
+    def ensure_vectors(self, dimension: int, model_id: str) -> dict[int, str]:
         """Load the FAISS index (or rebuild it from the embedding cache).
 
         Returns:
             ``key -> hash`` of the chunks still without a vector (the caller embeds them and
-            calls :meth:`add_dense`).
+            calls :meth:`add_vectors`).
         """
         if self.dense is not None:
             return dict(self._dense_pending)
@@ -352,7 +378,7 @@ class IndexState:
                 np.asarray(keys, dtype=np.int64), np.vstack([found[hashes[k]] for k in keys])
             )
 
-    def add_dense(self, vectors: Mapping[str, npt.NDArray[np.float32]]) -> None:
+    def add_vectors(self, vectors: Mapping[str, npt.NDArray[np.float32]]) -> None:
         """Add vectors for pending chunks (computed by the caller)."""
         if self.dense is None:
             return
@@ -371,3 +397,42 @@ class IndexState:
             and self._dense_version == self.version
             and not self._dense_pending
         )
+
+    def wants_merge(self, *, snapshot_minimum: int) -> bool:
+        """Whether the write that just committed should merge (segments grew, or no snapshot)."""
+        return self.sparse.wants_merge() or (
+            self.snapshot_version < 0 and len(self) >= snapshot_minimum
+        )
+
+    def has_unsaved(self) -> bool:
+        """Whether :meth:`merge` has anything to fold in or save."""
+        return not (self.sparse.changes == 0 and self.snapshot_version == self.version)
+
+    def close(self) -> None:
+        """Nothing to release: everything lives in this process."""
+
+    def merge(self, *, save: bool, config: dict[str, Any]) -> None:
+        """Fold recent rows and deletions into a new BM25 base now (vocabulary compacted).
+
+        With ``save``, also write a snapshot of it and of the vectors (the caller holds the
+        lock throughout; see :meth:`merge_in_background` for merges beside writes).
+        """
+        job = _merge.freeze(self, save=save, config=config, background=False)
+        _merge.build(job, self.db)
+        _merge.adopt(self, job)
+
+    def merge_in_background(
+        self, *, save: bool, config: dict[str, Any], lock: AbstractContextManager[Any]
+    ) -> None:
+        """Merge while writes go on: only the freeze and the swap hold ``lock`` (``_merge.py``).
+
+        Called from a background thread that does not hold ``lock``.
+        """
+        with lock:
+            # A snapshot without the vectors would make the next process rebuild them: with an
+            # embedder, save only while FAISS holds every vector (the writes loaded it).
+            save = save and (config.get("embedder") is None or self.dense_current())
+            job = _merge.freeze(self, save=save, config=config, background=True)
+        _merge.build(job, self.db)
+        with lock:
+            _merge.adopt(self, job)

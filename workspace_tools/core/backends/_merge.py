@@ -34,7 +34,6 @@ from workspace_tools.core.store.snapshot import Payload, read_pointer, write_sna
 if TYPE_CHECKING:
     from workspace_tools.core.index.dense import DenseIndex, FrozenDense
     from workspace_tools.core.store.database import IndexDatabase
-    from workspace_tools.core.workspace._state import IndexState
 
 __all__ = ["MergeJob", "adopt", "build", "freeze"]
 
@@ -72,7 +71,7 @@ class MergeJob:
     saved: bool = False
 
 
-def freeze(state: IndexState, *, save: bool, config: dict[str, Any], background: bool) -> MergeJob:
+def freeze(state: Any, *, save: bool, config: dict[str, Any], background: bool) -> MergeJob:
     """Step 1 (workspace lock held): what the merge will fold.
 
     With ``background``, the FAISS index is not written again while the previous snapshot's
@@ -147,7 +146,7 @@ def build(job: MergeJob, db: IndexDatabase) -> None:
     job.saved = True
 
 
-def adopt(state: IndexState, job: MergeJob) -> bool:
+def adopt(state: Any, job: MergeJob) -> bool:
     """Step 3 (workspace lock held): swap the new base in and replay later changes on it.
 
     Returns:
