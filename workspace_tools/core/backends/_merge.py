@@ -39,9 +39,10 @@ __all__ = ["MergeJob", "adopt", "build", "freeze"]
 
 _READ_BATCH = 2000
 """Chunk rows read from the database per query while building a payload."""
-DENSE_LAG_MERGES = 4
-"""A background merge writes the FAISS index again once the saved one lags behind by this many
-merge thresholds (a process opening the snapshot catches the rest up from the database)."""
+DENSE_LAG = 3.0
+"""A background merge writes the FAISS index again once the saved one lags behind by more rows
+(chunks written or deleted) than this many merge thresholds; below, the saved file is reused and
+a process that loads it catches the rest up from the database."""
 
 
 @dataclass(slots=True)
@@ -75,10 +76,10 @@ def freeze(state: Any, *, save: bool, config: dict[str, Any], background: bool) 
     """Step 1 (workspace lock held): what the merge will fold.
 
     With ``background``, the FAISS index is not written again while the previous snapshot's
-    file can be reused (hard-linked: see :func:`write_snapshot`) and lags behind by less than
-    :data:`DENSE_LAG_MERGES` merges; else it is serialized in memory here, the one costly part
-    of a freeze (~0.3 s for 50k HNSW vectors on a busy machine). In the foreground (``save()``)
-    the index itself is written.
+    file can be reused (hard-linked: see :func:`write_snapshot`) and lags behind by at most three
+    merge thresholds (:data:`DENSE_LAG`); else it is serialized in memory here, the one costly
+    part of a freeze (~0.3 s for 50k HNSW vectors on a busy machine). In the foreground
+    (``save()``) the index itself is written.
     """
     save = save and state.version >= 0
     dense: DenseIndex | FrozenDense | None = None
@@ -94,7 +95,7 @@ def freeze(state: Any, *, save: bool, config: dict[str, Any], background: bool) 
                 info is not None
                 and info.has_dense
                 and info.config.get("embedder") == config.get("embedder")
-                and state.version - info.dense_version <= DENSE_LAG_MERGES * threshold
+                and _rows_changed_since(state.db, info.dense_version) <= DENSE_LAG * threshold
             )
             dense = None if reuse else state.dense.frozen()
     return MergeJob(
@@ -179,8 +180,14 @@ def adopt(state: Any, job: MergeJob) -> bool:
     state.payload = job.new_payload
     if job.saved:
         state.snapshot_version = job.version
+        state.snapshot_dense_current = not job.reuse_dense
     state.generation += 1
     return True
+
+
+def _rows_changed_since(db: IndexDatabase, version: int) -> int:
+    """Chunk rows written and deletions logged after ``version`` (what a catch-up applies)."""
+    return db.count("chunks", since=version) + db.count("removed", since=version)
 
 
 def _payload_for(job: MergeJob, rows: npt.NDArray[np.int64], db: IndexDatabase) -> Payload:

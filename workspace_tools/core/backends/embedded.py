@@ -85,6 +85,9 @@ class EmbeddedBackend:
         """Database version of :attr:`sparse` (``-1``: not loaded)."""
         self.snapshot_version = -1
         """Version of the snapshot the BM25 base came from (or was saved as)."""
+        self.snapshot_dense_current = True
+        """The last snapshot this process wrote holds the FAISS index of its own version (not a
+        file linked from an older snapshot by a background merge)."""
         self.payload: Payload | None = None
         """What results show of the BM25 base rows (from the snapshot), when available."""
         self.dense: DenseIndex | None = None
@@ -405,8 +408,9 @@ class EmbeddedBackend:
         )
 
     def has_unsaved(self) -> bool:
-        """Whether :meth:`merge` has anything to fold in or save."""
-        return not (self.sparse.changes == 0 and self.snapshot_version == self.version)
+        """Whether :meth:`merge` has anything to fold in or save (a lagging FAISS file too)."""
+        saved = self.sparse.changes == 0 and self.snapshot_version == self.version
+        return not saved or (not self.snapshot_dense_current and self.dense_current())
 
     def close(self) -> None:
         """Nothing to release: everything lives in this process."""

@@ -59,7 +59,8 @@ __all__ = [
 
 
 PAGE_SIZE: Final = 8192
-"""SQLite page size of a new index database (an existing file keeps its own)."""
+"""SQLite page size of a new index database (an existing file keeps its own): three ~2.4 KB chunk
+rows share a page, where a 4 KiB page held one and was 40% empty."""
 
 
 class IndexDatabase:
@@ -138,9 +139,7 @@ class IndexDatabase:
                 conn = sqlite3.connect(
                     self.path, timeout=60, isolation_level=None, check_same_thread=False
                 )
-                # Before the first table (a new file only): 8 KiB pages hold three ~2.4 KB chunk
-                # rows where 4 KiB pages held one (40% of the chunk pages were left empty).
-                conn.execute(f"PRAGMA page_size={PAGE_SIZE}")
+                conn.execute(f"PRAGMA page_size={PAGE_SIZE}")  # before the first table
                 conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
                 conn.execute("PRAGMA secure_delete=ON")
                 conn.executescript(SCHEMA)
@@ -314,11 +313,12 @@ class IndexDatabase:
                 .fetchone()[0]
             )
 
-    def count(self, table: str) -> int:
-        """Rows of ``sources`` or ``chunks``."""
-        assert table in {"sources", "chunks"}
+    def count(self, table: str, *, since: int = -1) -> int:
+        """Rows of ``sources``, ``chunks`` or ``removed`` (written after version ``since``)."""
+        assert table in {"sources", "chunks", "removed"}
         with self._lock, self.guard("read the index"):
-            return int(self.connection().execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])  # noqa: S608 - constant names, bound values
+            query = f"SELECT COUNT(*) FROM {table} WHERE version>?"  # noqa: S608 - constant
+            return int(self.connection().execute(query, (since,)).fetchone()[0])
 
     def chunks(self, keys: Sequence[int]) -> dict[int, ChunkRecord]:
         """Chunks by key (missing keys are left out)."""

@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import shutil
+import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -299,10 +300,17 @@ def _write_snapshot(
     with FileLock(str(directory / "snapshot.lock"), timeout=120):
         current = read_pointer(db)
         if current is not None and current.version >= version:
-            return  # another process saved one at least as recent
+            if dense is None or current.dense_version >= version:
+                return  # another process saved one at least as recent
+            if current.version > version:
+                return
         for stale in directory.glob(f".tmp-{_PREFIX}*"):  # left by a crash (we hold the lock)
             shutil.rmtree(stale, ignore_errors=True)
         final = directory / f"{_PREFIX}{version:010d}"
+        if current is not None and current.folder.name.startswith(final.name):
+            # The same version again, with its own FAISS file: a new folder, so that readers
+            # of the current one never see its files change under its record.
+            final = directory / f"{final.name}-{time.time_ns():x}"
         staging = directory / f".tmp-{final.name}-{os.getpid()}"
         staging.mkdir(parents=True)
         try:
