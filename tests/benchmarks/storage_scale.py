@@ -1,7 +1,8 @@
 """Storage at scale: open, one-document write and remove, first search after a write, BM25 p50.
 
 Run: ``.venv/bin/python tests/benchmarks/storage_scale.py [--sizes 10000 50000 200000]
-[--baseline /work/wt/storage-baseline] [--repeat 5]``
+[--baseline /work/wt-before] [--baseline-sizes 10000 50000] [--repeat 5] [--rounds 3]
+[--series 2000 --merge-every 500]``
 
 For each size a workspace of that many chunks is built from synthetic text (Zipf-distributed words,
 one ~1,000-character chunk per document) with a fast fake embedder (384-d vectors seeded by the
@@ -14,10 +15,15 @@ text's CRC, so only storage is timed). Then a fresh process, with everything imp
 * ``bm25 p50``: median of 40 BM25 queries on an unchanged index (after one warm-up query);
 * ``peak RSS``: the measuring process's peak resident memory.
 
-Write, first search and remove are repeated ``--repeat`` times and the median is reported. The
-same children run against a second checkout (``--baseline``: the code before the storage engine,
-e.g. ``git worktree add /work/wt/storage-baseline 734010d``) in the same run, with the same venv,
-so the ratios compare like with like on a shared, noisy machine.
+Write, first search and remove are repeated ``--repeat`` times and the median is reported;
+each measuring process runs ``--rounds`` times per code and size, the codes interleaved
+(alternating which goes first), and the median of the rounds is reported. ``--series N`` then
+times ``N`` one-document writes in a row in the new code with a low merge threshold
+(``--merge-every``), so merges happen during them: the first write after opening apart (it loads
+the vectors), then p50/p90/p99/max. The same children run against a second checkout
+(``--baseline``: the code before the storage engine, e.g. ``git worktree add /work/wt-before
+734010d``) in the same run, with the same venv, so the ratios compare like with like on a
+shared, noisy machine.
 """
 
 from __future__ import annotations
@@ -136,6 +142,7 @@ def measure(root: Path, repeat: int) -> dict[str, Any]:
         ws.remove(doc_id)
         removes.append(time.perf_counter() - started)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    ws.save()  # the next round starts from an unchanged, saved index too
     import workspace_tools
 
     return {
@@ -206,11 +213,39 @@ def _fmt(seconds: float) -> str:
     return f"{seconds * 1000:,.1f} ms" if seconds < 10 else f"{seconds:,.1f} s"
 
 
+def _median_of(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per-measure median over rounds (the ``code`` path of the first)."""
+    out: dict[str, Any] = {"code": results[0]["code"]}
+    for key, value in results[0].items():
+        if isinstance(value, int | float):
+            out[key] = statistics.median(r[key] for r in results)
+    return out
+
+
+def _print_row(name: str, size: int, result: dict[str, Any]) -> None:
+    print(
+        f"{name:>5} {size:>7,} chunks: build {_fmt(result['build'])}, "
+        f"open {_fmt(result['open'])}, write {_fmt(result['write'])}, "
+        f"first search after write {_fmt(result['first_search_after_write'])}, "
+        f"remove {_fmt(result['remove'])}, bm25 p50 {_fmt(result['bm25_p50'])} "
+        f"(rounds: {', '.join(_fmt(v) for v in result['bm25_p50_rounds'])}), "
+        f"first search after open {_fmt(result['first_search_after_open'])}, "
+        f"peak RSS {result['peak_rss_mb']:,.0f} MB, disk {result['disk_mb']:,.0f} MB",
+        flush=True,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 50_000])
     parser.add_argument("--baseline", type=Path, default=None, help="checkout of the old code")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="measuring processes per code and size, interleaved (medians reported)",
+    )
     parser.add_argument(
         "--baseline-sizes",
         type=int,
@@ -243,50 +278,57 @@ def main() -> None:
         codes["today"] = args.baseline.resolve()
     rows: dict[tuple[str, int], dict[str, Any]] = {}
     for size in args.sizes:
-        for name, code in codes.items():
-            if name == "today" and args.baseline_sizes and size not in args.baseline_sizes:
-                continue
-            root = Path(tempfile.mkdtemp(prefix=f"storage-{name}-{size}-"))
-            try:
-                built = _child(code, "--build", str(root), "--size", str(size))
-                result = _child(code, "--measure", str(root), "--repeat", str(args.repeat))
-                index = root / ".workspace_tools" / "index"
+        names = [
+            name
+            for name in codes
+            if name == "new" or not args.baseline_sizes or size in args.baseline_sizes
+        ]
+        roots = {name: Path(tempfile.mkdtemp(prefix=f"storage-{name}-{size}-")) for name in names}
+        try:
+            built = {
+                name: _child(codes[name], "--build", str(roots[name]), "--size", str(size))
+                for name in names
+            }
+            rounds: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+            for number in range(args.rounds):  # interleaved, alternating who goes first
+                for name in names if number % 2 == 0 else names[::-1]:
+                    rounds[name].append(
+                        _child(
+                            codes[name], "--measure", str(roots[name]), "--repeat", str(args.repeat)
+                        )
+                    )
+            for name in names:
+                result = _median_of(rounds[name])
+                index = roots[name] / ".workspace_tools" / "index"
                 result["disk_mb"] = sum(
                     p.stat().st_size for p in index.rglob("*") if p.is_file()
                 ) / (1 << 20)
-                result["build"] = built["build"]
+                result["build"] = built[name]["build"]
+                result["bm25_p50_rounds"] = [r["bm25_p50"] for r in rounds[name]]
                 rows[(name, size)] = result
+                _print_row(name, size, result)
+            if args.series:
+                runs = _child(
+                    codes["new"],
+                    "--measure",
+                    str(roots["new"]),
+                    "--series",
+                    str(args.series),
+                    "--merge-every",
+                    str(args.merge_every),
+                )
+                rows[("new", size)]["series"] = runs
                 print(
-                    f"{name:>5} {size:>7,} chunks: build {_fmt(result['build'])}, "
-                    f"open {_fmt(result['open'])}, write {_fmt(result['write'])}, "
-                    f"first search after write {_fmt(result['first_search_after_write'])}, "
-                    f"remove {_fmt(result['remove'])}, bm25 p50 {_fmt(result['bm25_p50'])}, "
-                    f"first search after open {_fmt(result['first_search_after_open'])}, "
-                    f"peak RSS {result['peak_rss_mb']:,.0f} MB, "
-                    f"disk {result['disk_mb']:,.0f} MB",
+                    f"  {size:>7,} chunks: first write after open {_fmt(runs['first'])}, then "
+                    f"{runs['writes']:,} writes in a row (merge every "
+                    f"{runs['merge_every']:,} changes, {runs['snapshots_seen']} snapshot "
+                    f"versions seen): p50 {_fmt(runs['p50'])}, p90 {_fmt(runs['p90'])}, "
+                    f"p99 {_fmt(runs['p99'])}, max {_fmt(runs['max'])}, "
+                    f"{runs['over_100ms']} over 100 ms, total {_fmt(runs['total'])}",
                     flush=True,
                 )
-                if args.series and name == "new":
-                    runs = _child(
-                        code,
-                        "--measure",
-                        str(root),
-                        "--series",
-                        str(args.series),
-                        "--merge-every",
-                        str(args.merge_every),
-                    )
-                    result["series"] = runs
-                    print(
-                        f"  {size:>7,} chunks: first write after open {_fmt(runs['first'])}, then "
-                        f"{runs['writes']:,} writes in a row (merge every "
-                        f"{runs['merge_every']:,} changes, {runs['snapshots_seen']} snapshot "
-                        f"versions seen): p50 {_fmt(runs['p50'])}, p90 {_fmt(runs['p90'])}, "
-                        f"p99 {_fmt(runs['p99'])}, max {_fmt(runs['max'])}, "
-                        f"{runs['over_100ms']} over 100 ms, total {_fmt(runs['total'])}",
-                        flush=True,
-                    )
-            finally:
+        finally:
+            for root in roots.values():
                 shutil.rmtree(root, ignore_errors=True)
     if "today" in codes:
         print("\nratios today / new (higher is better for new):")
