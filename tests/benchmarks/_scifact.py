@@ -5,9 +5,14 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 from pathlib import Path
 
-SCIFACT = Path(__file__).resolve().parents[2].parent / "shared" / "benchmarks" / "scifact"
+SHARED = Path(
+    os.environ.get("WORKSPACE_TOOLS_SHARED") or Path(__file__).resolve().parents[3] / "shared"
+)
+SCIFACT = SHARED / "benchmarks" / "scifact"
+"""SciFact in the shared data sets: ``shared/`` beside the repository, or ``$WORKSPACE_TOOLS_SHARED``."""
 
 
 def load_scifact(

@@ -7,6 +7,10 @@ prefix/typo expansion switched off, to show what expansion adds.
 
     .venv/bin/python tests/benchmarks/docs_mastra.py [--root DIR] [--repeat N] [--peer DIR]
 
+Then the 45 written questions of ``_mastra_questions.py`` (TUNE half looked at while choosing the
+page-kind prior, HELD_OUT half only reported) and the twenty queries above, with the page-kind
+prior (``core/docs/kinds.py``) off and on: success@1, success@3 and MRR@10 over distinct pages.
+
 ``--peer DIR`` also runs the peer: MiniSearch (the engine behind lightweight docs servers such as
 Mastra's) configured as the reference server describes it (boosts title 5, description 3,
 heading 2, content 1; prefix search; one edit for tokens of 5+ characters), fed the very same
@@ -17,16 +21,25 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from workspace_tools.core.docs.expand import ExpansionConfig
-from workspace_tools.core.docs.index import DocsIndex
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-DEFAULT_ROOT = Path(__file__).resolve().parents[2].parent / "shared/benchmarks/mastra-docs/en"
+from _mastra_questions import HELD_OUT, TUNE, Question
+
+from workspace_tools.core.docs.expand import ExpansionConfig
+from workspace_tools.core.docs.index import DocsIndex, PagePrior
+
+DEFAULT_ROOT = Path(
+    os.environ.get("WORKSPACE_TOOLS_SHARED", Path(__file__).resolve().parents[2].parent / "shared"),
+    "benchmarks/mastra-docs/en",
+)
 
 # (query as a user would type it, the page that answers it, what the query exercises)
 QUERIES: list[tuple[str, str, str]] = [
@@ -75,6 +88,27 @@ def ranks(index: DocsIndex, queries: list[tuple[str, str, str]] = QUERIES) -> li
         pages = top_pages(index, query)
         out.append(pages.index(expected) + 1 if expected in pages else 0)
     return out
+
+
+def first_hits(index: DocsIndex, questions: list[Question]) -> tuple[int, int, float]:
+    """Success@1, success@3 (counts) and MRR@10 over distinct pages."""
+    ranks_found = []
+    for query, answers in questions:
+        pages = [hit.path for hit in index.search(query, top_k=10, max_per_page=1)]
+        ranks_found.append(next((i + 1 for i, p in enumerate(pages) if p in answers), 0))
+    mrr = sum(1 / r for r in ranks_found if r) / len(ranks_found)
+    return sum(r == 1 for r in ranks_found), sum(0 < r <= 3 for r in ranks_found), mrr
+
+
+def report_page_prior(root: Path) -> None:
+    """The written questions and the twenty queries, page-kind prior off and on."""
+    older = [(query, (expected,)) for query, expected, _ in QUERIES]
+    for label, prior in (("off", PagePrior(guide=1.0, match=1.0)), ("on ", PagePrior())):
+        index = DocsIndex(root, page_prior=prior)
+        for name, group in (("tune", TUNE), ("held-out", HELD_OUT), ("queries", older)):
+            s1, s3, mrr = first_hits(index, group)
+            n = len(group)
+            print(f"page prior {label} {name:9} S@1 {s1:2}/{n}  S@3 {s3:2}/{n}  MRR@10 {mrr:.3f}")
 
 
 def show(label: str, found: list[int]) -> None:
@@ -213,6 +247,7 @@ def main() -> None:
         print(f"  {mark:>4} [{other:>4}] {query!r} ({kind}) -> {expected}")
     show("probes with expansion     ", full)
     show("probes without expansion  ", without)
+    report_page_prior(args.root)
     if args.peer:
         run_peer(index, args.peer, args.repeat)
 

@@ -17,6 +17,9 @@ Everything goes through ``Workspace.index_many`` and ``Workspace.search``: chunk
 deduplicated to document ids, nDCG@10 comes from a ``top_k=10`` search (the candidate pool an
 agent's search uses), Recall@100 from ``top_k=100``. Vectors come from the default embedder
 behind an on-disk cache in ``/tmp`` (``_testsets.CachedEmbedder``), so only the first run embeds.
+
+``--prior``: only bm25, vector and hybrid at the defaults, with the ranking prior off and on, and
+the kinds ``core/index/prior.py`` gave the collection's documents.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from _testsets import (
 
 from workspace_tools import Workspace
 from workspace_tools.core.index.fusion import FUSION_RULES
+from workspace_tools.core.index.prior import KIND_KEY
 from workspace_tools.core.index.sparse import QUERY_TF_RULES, BM25Config
 
 COLLECTIONS = ["scifact-train", "scifact-test", "cisi", "cranfield", "npl"]
@@ -123,6 +127,25 @@ def run_collection(
     return rows
 
 
+def prior_check(name: str, embedder: CachedEmbedder) -> dict[str, Any]:
+    """The default modes with the ranking prior (``core/index/prior.py``) off and on."""
+    _, queries, qrels = load(name)
+    ws = build(name, embedder)
+    kinds: dict[str, int] = {}
+    for source_id in ws.source_ids():
+        chunks = ws.chunks_of(source_id)
+        kind = str(chunks[0].metadata.get(KIND_KEY)) if chunks else "(empty)"
+        kinds[kind] = kinds.get(kind, 0) + 1
+    rows: dict[str, Any] = {"kinds": kinds}
+    for mode in ("bm25", "vector", "hybrid"):
+        for prior in (False, True):
+            ws.ranking_prior = prior
+            rows[f"{mode} prior {'on' if prior else 'off'}"] = measure(
+                ws, queries, qrels, mode=mode
+            )
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--collections", nargs="*", default=COLLECTIONS, choices=list(FOLDERS))
@@ -131,9 +154,21 @@ def main() -> None:
         "--hybrid", nargs="*", help="only these hybrid settings, as rule:weight (zscore:0.5)"
     )
     parser.add_argument("--json", type=Path, help="write the figures to this file")
+    parser.add_argument(
+        "--prior", action="store_true", help="only the default modes, ranking prior off and on"
+    )
     args = parser.parse_args()
     embedder = default_cached_embedder()
     results: dict[str, Any] = {}
+    if args.prior:
+        for name in args.collections:
+            results[name] = rows = prior_check(name, embedder)
+            print(f"\n== {name}: kinds {rows.pop('kinds')}")
+            for system, row in rows.items():
+                print(f"{system:34} {row['ndcg10']:8.4f} {row['recall100']:7.4f}", flush=True)
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=1))
+        return
     for name in args.collections:
         start = time.perf_counter()
         results[name] = run_collection(name, embedder, sweep=args.sweep, hybrids=args.hybrid)

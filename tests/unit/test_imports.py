@@ -8,7 +8,15 @@ import sys
 
 import pytest
 
-HEAVY = ("torch", "faiss", "sentence_transformers", "transformers", "langchain", "langchain_core")
+HEAVY = (
+    "torch",
+    "faiss",
+    "sentence_transformers",
+    "transformers",
+    "langchain",
+    "langchain_core",
+    "ray",
+)
 
 
 @pytest.mark.parametrize(
@@ -17,6 +25,7 @@ HEAVY = ("torch", "faiss", "sentence_transformers", "transformers", "langchain",
         "import workspace_tools",
         "import workspace_tools.core",
         "from workspace_tools import Workspace, SentenceTransformerEmbedder",
+        "from workspace_tools.core.distributed import index_on_ray",
     ],
 )
 def test_import_leaves_heavy_modules_unloaded(statement: str) -> None:

@@ -70,7 +70,14 @@ def cmd_index(args: argparse.Namespace) -> int:
     """Index files under the root (incrementally)."""
     ws = _workspace(args)
     paths = [_root_relative(p, ws.root) for p in args.paths] or None
-    report = ws.sync(paths)
+    if args.ray is None:
+        report = ws.sync(paths)
+    else:
+        from workspace_tools.core.distributed import index_on_ray
+
+        distributed = index_on_ray(ws, paths, address=args.ray or None)
+        print(distributed.summary().rsplit("\n", 1)[0])
+        report = distributed.sync
     _print_report(report, quiet=args.quiet)
     stats = ws.stats()
     print(
@@ -196,6 +203,16 @@ def build_parser() -> argparse.ArgumentParser:
         "to the root)",
     )
     p.add_argument("--rebuild", action="store_true", help="discard the existing index first")
+    p.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        help="convert, chunk and embed on a Ray cluster (the ray extra): ADDRESS 'auto' joins "
+        "the cluster `ray start` made here, 'host:6379' or 'ray://host:10001' a remote one; "
+        "none: $RAY_ADDRESS, else a private local cluster",
+    )
     add_root_option(p)
     p.set_defaults(func=cmd_index)
 

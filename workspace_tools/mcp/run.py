@@ -84,6 +84,31 @@ class _StdinLines:
         return line
 
 
+class _ProtocolOut:
+    """The protocol stream as the SDK's stdio writer uses it, with one thread hand-off a message.
+
+    The SDK awaits ``write`` then ``flush`` for every message; here ``write`` only keeps the
+    text and ``flush`` writes and flushes it in a worker thread, so a client that stops reading
+    blocks a thread, never the event loop.
+    """
+
+    def __init__(self, stream: io.TextIOWrapper) -> None:
+        self._stream = stream
+        self._pending: list[str] = []
+
+    async def write(self, text: str) -> None:
+        self._pending.append(text)
+
+    async def flush(self) -> None:
+        text = "".join(self._pending)
+        self._pending.clear()
+        await anyio.to_thread.run_sync(self._write, text)
+
+    def _write(self, text: str) -> None:
+        self._stream.write(text)
+        self._stream.flush()
+
+
 async def _cancel_on_signal(scope: anyio.CancelScope) -> None:
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async for signum in signals:
@@ -103,7 +128,7 @@ def run_stdio(server: Any, *, stdout: io.TextIOWrapper | None = None) -> None:
     from mcp.server.stdio import stdio_server
 
     stream = stdout if stdout is not None else protect_stdout()
-    out = anyio.wrap_file(stream)
+    out = _ProtocolOut(stream)
     lines = _StdinLines(sys.stdin.fileno())
 
     async def main() -> None:

@@ -4,14 +4,19 @@ Each tool class names its model in ``output_model``; :meth:`WorkspaceBaseTool.st
 checks an artifact against it. Every model's JSON schema is a top-level object, as MCP's
 ``outputSchema`` must be: a tool whose artifact is a list (the search tools, ``docs_list``) is
 described as ``{"results": [...]}``. Items accept extra keys, so adding a field to an artifact
-does not break its schema.
+does not break its schema. ``model_json_schema()`` gives pydantic's schema in a compact form
+(:func:`~workspace_tools.tools._schema.compact_schema`: the same valid instances in fewer
+subschemas), which clients check faster on every call.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import DEFAULT_REF_TEMPLATE, GenerateJsonSchema, JsonSchemaMode
+
+from workspace_tools.tools._schema import compact_schema
 
 __all__ = [
     "RESULTS_KEY",
@@ -31,7 +36,31 @@ RESULTS_KEY: Final = "results"
 """Key under which a list artifact is given as an object."""
 
 
-class _Item(BaseModel):
+class _Output(BaseModel):
+    """Base of the declared shapes: its JSON schema is compact."""
+
+    @classmethod
+    def model_json_schema(
+        cls,
+        by_alias: bool | None = None,  # noqa: FBT001 - pydantic's signature
+        ref_template: str = DEFAULT_REF_TEMPLATE,
+        schema_generator: type[GenerateJsonSchema] = GenerateJsonSchema,
+        mode: JsonSchemaMode = "validation",
+        *,
+        union_format: Literal["any_of", "primitive_type_array"] = "any_of",
+    ) -> dict[str, Any]:
+        """Pydantic's JSON schema of the model, compacted (same valid instances)."""
+        schema = super().model_json_schema(
+            by_alias=by_alias,
+            ref_template=ref_template,
+            schema_generator=schema_generator,
+            mode=mode,
+            union_format=union_format,
+        )
+        return compact_schema(schema)
+
+
+class _Item(_Output):
     model_config = ConfigDict(extra="allow")
 
 
@@ -48,7 +77,7 @@ class SearchHit(_Item):
     score_details: dict[str, Any] = Field(description="Per-mode scores of a fused hit.")
 
 
-class WorkspaceSearchOutput(BaseModel):
+class WorkspaceSearchOutput(_Output):
     """Result of ``workspace_search``."""
 
     results: list[SearchHit] = Field(description="Hits, best first.")
@@ -85,7 +114,7 @@ class DocumentHit(_Item):
     line: int | None = None
 
 
-class SearchDocumentsOutput(BaseModel):
+class SearchDocumentsOutput(_Output):
     """Result of ``search_documents`` (all2md's ``results``, ``mode``, ``total`` and more)."""
 
     results: list[DocumentHit]
@@ -106,7 +135,7 @@ class DocsHitItem(_Item):
     line: int
 
 
-class DocsSearchOutput(BaseModel):
+class DocsSearchOutput(_Output):
     """Result of ``docs_search``."""
 
     results: list[DocsHitItem] = Field(description="Sections, best first.")
@@ -120,7 +149,7 @@ class DocsPageItem(_Item):
     description: str | None = None
 
 
-class DocsListOutput(BaseModel):
+class DocsListOutput(_Output):
     """Result of ``docs_list``."""
 
     results: list[DocsPageItem] = Field(description="Every page, sorted by path.")
@@ -179,7 +208,7 @@ class SkillSearchHit(_Item):
     snippet: str
 
 
-class SkillSearchOutput(BaseModel):
+class SkillSearchOutput(_Output):
     """Result of ``skill_search``."""
 
     results: list[SkillSearchHit] = Field(description="Hits, best first.")

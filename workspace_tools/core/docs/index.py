@@ -10,7 +10,9 @@ Ranking is BM25F-style: one BM25 index per field (title, description, heading, c
 query term scored per field and summed with the field weights. Title and description are indexed
 once per page (so their IDF counts pages, not sections) and lent to every section of the page.
 Query words expand to prefix and typo matches (:mod:`workspace_tools.core.docs.expand`); a section
-scores the best variant of each query word, so exact matches outrank expansions.
+scores the best variant of each query word, so exact matches outrank expansions. Last, a page's
+kind (guide, reference, example, from its folders) weighs its sections against the kind the
+query asks for (:mod:`workspace_tools.core.docs.kinds`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from rapidfuzz import process
 from workspace_tools.core.convert.formats import DOCS_PAGE_SUFFIXES
 from workspace_tools.core.docs._mdx import DocsPage, first_paragraph, parse_page
 from workspace_tools.core.docs.expand import ExpansionConfig, QueryExpander, surface_map
+from workspace_tools.core.docs.kinds import PagePrior, page_factor, page_kind, query_intent
 from workspace_tools.core.errors import InvalidInputError, PathOutsideWorkspaceError
 from workspace_tools.core.index.sparse import BM25Config, SparseIndex
 from workspace_tools.core.text.scan import ScanConfig, read_inside, scan
@@ -39,7 +42,15 @@ from workspace_tools.core.text.snippets import best_snippet, mark_hits
 from workspace_tools.core.text.tokenizer import WORD_PATTERN, Tokenizer
 from workspace_tools.core.text.validate import check_unicode
 
-__all__ = ["DocsHit", "DocsIndex", "DocsPage", "DocsStats", "FieldWeights", "parse_page"]
+__all__ = [
+    "DocsHit",
+    "DocsIndex",
+    "DocsPage",
+    "DocsStats",
+    "FieldWeights",
+    "PagePrior",
+    "parse_page",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -90,7 +101,7 @@ class DocsHit:
     snippet: str
     """Best lines of the section, query hits marked ``<<like this>>``."""
     score: float
-    """Weighted sum of the per-field BM25 scores; higher is better."""
+    """Weighted sum of the per-field BM25 scores times the page-kind factor; higher is better."""
     line: int
     """1-based file line of the snippet's first line."""
 
@@ -134,6 +145,7 @@ class _Snapshot:
     by_path: dict[str, int]
     sections: tuple[_Section, ...]
     section_page: npt.NDArray[np.int64]
+    page_kinds: tuple[str, ...]
     fields: dict[str, SparseIndex | None]
     expander: QueryExpander
     stats: DocsStats
@@ -161,6 +173,7 @@ class DocsIndex:
         expansion: ExpansionConfig | None = None,
         bm25: BM25Config | None = None,
         suffixes: tuple[str, ...] = DOC_SUFFIXES,
+        page_prior: PagePrior | None = None,
     ) -> None:
         """Index the pages under ``root`` (or under ``root/scope``).
 
@@ -172,6 +185,8 @@ class DocsIndex:
             expansion: Prefix and typo settings for query words.
             bm25: BM25 parameters of every field index.
             suffixes: File name endings indexed as pages.
+            page_prior: Multipliers by page kind (guides 1.3, the kind the query asks for 1.5
+                by default; ``PagePrior(guide=1, match=1)`` switches them off).
 
         Raises:
             InvalidInputError: ``root`` or ``scope`` is not a folder.
@@ -192,6 +207,7 @@ class DocsIndex:
         self.expansion = expansion or ExpansionConfig()
         self.bm25 = bm25 or BM25Config()
         self.suffixes = suffixes
+        self.page_prior = page_prior or PagePrior()
         self._builds = 0
         self._lock = threading.Lock()
         self._flight: _Flight | None = None
@@ -263,6 +279,13 @@ class DocsIndex:
             for term, weight in group:
                 np.maximum(best, weight * self._term_scores(snap, term), out=best)
             total += best
+        intent = query_intent(query)
+        factors = np.array(
+            [page_factor(kind, intent, self.page_prior) for kind in snap.page_kinds],
+            dtype=np.float32,
+        )
+        if len(factors) and not np.all(factors == 1.0):
+            total *= factors[snap.section_page]
         if folder is not None:
             pages = {snap.by_path[p.path] for p in self._pages_in(snap, folder)}
             total[~np.isin(snap.section_page, list(pages))] = 0.0
@@ -438,6 +461,7 @@ class DocsIndex:
             by_path={p.path: i for i, p in enumerate(pages)},
             sections=tuple(sections),
             section_page=np.array([s.page for s in sections], dtype=np.int64),
+            page_kinds=tuple(page_kind(p.path) for p in pages),
             fields=fields,
             expander=expander,
             stats=stats,

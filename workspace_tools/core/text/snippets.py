@@ -98,12 +98,20 @@ def mark_hits(line: str, terms: Collection[str], tokenizer: Tokenizer) -> str:
 
 
 def _hit_spans(line: str, terms: frozenset[str], tokenizer: Tokenizer) -> list[_Span]:
-    spans: list[_Span] = []
+    # Each distinct word is analysed once; positions are only looked up in lines with a hit.
     word_terms = tokenizer.word_terms
-    for match in WORD_PATTERN.finditer(line):
-        matched = terms.intersection(word_terms(match.group()))
+    hitting: dict[str, frozenset[str]] = {}
+    for word in set(WORD_PATTERN.findall(line)):
+        matched = terms.intersection(word_terms(word))
         if matched:
-            spans.append((match.start(), match.end(), matched))
+            hitting[word] = matched
+    if not hitting:
+        return []
+    spans: list[_Span] = []
+    for match in WORD_PATTERN.finditer(line):
+        word = match.group()
+        if word in hitting:
+            spans.append((match.start(), match.end(), hitting[word]))
     return spans
 
 

@@ -36,6 +36,7 @@ class WorkspaceBase:
     scan_config: ScanConfig
     fusion: str
     vector_weight: float
+    ranking_prior: bool
     read_only: bool
     autosave: bool
     show_progress: bool

@@ -12,6 +12,7 @@ import numpy.typing as npt
 from workspace_tools.core.convert import convert_bytes
 from workspace_tools.core.errors import ConversionError, InvalidInputError
 from workspace_tools.core.index.embedder import embed_query
+from workspace_tools.core.index.prior import KIND_KEY, reweigh
 from workspace_tools.core.index.ranking import filter_mask, fuse, resolve_mode
 from workspace_tools.core.text.scan import normalise_id, read_inside, resolve_inside
 from workspace_tools.core.types import Chunk, SearchResult
@@ -154,13 +155,20 @@ class ReadPath(WorkspaceBase):
             return []
         k = min(top_k, total)
         pool = min(total, max(2 * k, 100))
+        prior = self.ranking_prior
         bm25_hits, vector_hits = state.search(
             terms=counts if chosen in {"bm25", "hybrid"} else None,
             vector=query_vector,
-            bm25_k=k if chosen == "bm25" else pool,
-            vector_k=k if chosen == "vector" else pool,
+            bm25_k=k if chosen == "bm25" and not prior else pool,
+            vector_k=k if chosen == "vector" and not prior else pool,
             filter=filter or None,
         )
+        if prior:
+            # Each side's scores weighed by the kind of file (core/index/prior.py), before fusion.
+            found = self._chunks(list({key for key, _ in bm25_hits + vector_hits}))
+            kind = {key: chunk.metadata.get(KIND_KEY) for key, chunk in found.items()}
+            bm25_hits = reweigh(bm25_hits, kind.get)
+            vector_hits = reweigh(vector_hits, kind.get)
         return fuse(
             chosen,
             bm25_hits,

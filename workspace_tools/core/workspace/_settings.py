@@ -9,6 +9,7 @@ Example::
       paths: [docs, src]                  # what `sync()` and `workspace-tools index` scan
       fusion: zscore                      # zscore | weighted | rrf | minmax | spread
       vector_weight: 0.5
+      ranking_prior: true                 # weigh scores by kind of file (navigation, lockfile)
       bm25: {k1: 1.2, b: 0.6}
       chunking: {max_chars: 4000, overlap_lines: 3}
       scan: {max_depth: 10, max_file_bytes: 20971520, include_hidden: false}
@@ -40,6 +41,7 @@ _KEYS: Final = {
     "paths",
     "fusion",
     "vector_weight",
+    "ranking_prior",
     "bm25",
     "chunking",
     "scan",
@@ -68,7 +70,7 @@ def workspace_options(config: ProjectConfig) -> tuple[dict[str, Any], list[str] 
     if "embedder" in raw:
         value = raw["embedder"]
         options["embedder"] = None if value in (None, "none", False) else str(value)
-    for key in ("fusion", "vector_weight", "read_only"):
+    for key in ("fusion", "vector_weight", "ranking_prior", "read_only"):
         if key in raw:
             options[key] = raw[key]
     for key, cls in _SECTIONS.items():

@@ -118,6 +118,9 @@ class Workspace(ReadPath, WritePath):
             SciFact and three classic collections), ``"weighted"`` (Mastra's), ``"rrf"``,
             ``"minmax"`` or ``"spread"``; see docs/benchmarks.md, "Fusion rules".
         vector_weight: Weight of the vector side in hybrid fusion, in [0, 1] (default 0.5).
+        ranking_prior: Weigh scores by the kind of file (``core/index/prior.py``): navigation
+            files, lockfiles, minified bundles, sitemaps and generated files count less than
+            the pages that answer (default True; see docs/benchmarks.md, "Ranking prior").
         read_only: Refuse every change to the index (default False).
         autosave: Save after every call that changed the index.
         rebuild: Ignore (and replace) an existing index instead of loading it.
@@ -146,6 +149,7 @@ class Workspace(ReadPath, WritePath):
         conversion_limits: ConversionLimits | None = None,
         fusion: str | None = None,
         vector_weight: float | None = None,
+        ranking_prior: bool | None = None,
         read_only: bool | None = None,
         autosave: bool = True,
         rebuild: bool = False,
@@ -177,6 +181,11 @@ class Workspace(ReadPath, WritePath):
         vector_weight = vector_weight if vector_weight is not None else file.get("vector_weight")
         vector_weight = 0.5 if vector_weight is None else vector_weight
         read_only = bool(read_only if read_only is not None else file.get("read_only", False))
+        if ranking_prior is None:
+            ranking_prior = file.get("ranking_prior", True)
+        if not isinstance(ranking_prior, bool):
+            msg = f"ranking_prior must be true or false, got {ranking_prior!r}."
+            raise InvalidInputError(msg)
         self.embedder: Embedder | None = _make_embedder(embedder)
         if not bm25 and self.embedder is None:
             msg = "A workspace needs at least one index: keep bm25=True or pass an embedder."
@@ -194,6 +203,7 @@ class Workspace(ReadPath, WritePath):
         self.scan_config = scan_config or ScanConfig()
         self.fusion = fusion
         self.vector_weight = vector_weight
+        self.ranking_prior = ranking_prior
         self.read_only = read_only
         self.autosave = autosave
         self.show_progress = show_progress

@@ -44,3 +44,13 @@ def test_words_already_marked_in_the_text_are_not_marked_twice() -> None:
     assert mark_hits("see <<install>> and install", TOK.query_terms("install"), TOK) == (
         "see <<install>> and <<install>>"
     )
+
+
+def test_every_occurrence_of_a_repeated_word_is_marked() -> None:
+    line = "Cells, cells and CELLS: cell-cycle of cells.cell p53 cells"
+    marked = mark_hits(line, TOK.query_terms("cell"), TOK)
+    assert marked == (
+        "<<Cells>>, <<cells>> and <<CELLS>>: <<cell-cycle>> of <<cells.cell>> p53 <<cells>>"
+    )
+    assert mark_hits(line, TOK.query_terms("p53 zebra"), TOK) == line.replace("p53", "<<p53>>")
+    assert mark_hits(line, TOK.query_terms("zebra"), TOK) == line

@@ -1,0 +1,90 @@
+"""Page kinds (guide, reference, example) and what kind of page a query asks for.
+
+Documentation trees keep three kinds of page apart (the Diátaxis split): guides that explain how
+to do something, reference pages that list an API's options, and examples. A question says which
+it wants: "how do I suspend a workflow" wants the guide, "what options does createTool accept"
+the reference, "example of a human in the loop workflow" an example. BM25 alone cannot tell: an
+example or reference page on the topic repeats the topic's words as often as the guide does.
+
+The kind of a page comes from its folders (``reference/``, ``api/`` ... and ``examples/``,
+``cookbook/`` ...; anything else is a guide); the kind a query asks for from its wording. A
+page's score is multiplied by :attr:`PagePrior.guide` when it is a guide (keyword queries with no
+stated intent are mostly answered by guides) and by :attr:`PagePrior.match` when its kind is the
+one the query asks for. Both were chosen on the tuning half of the Mastra questions and the older
+keyword queries (``tests/benchmarks/docs_mastra.py``) and reported on the held-out half.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Final
+
+__all__ = ["PAGE_KINDS", "PagePrior", "page_factor", "page_kind", "query_intent"]
+
+PAGE_KINDS: Final = ("guide", "reference", "example")
+"""Every page kind."""
+
+_REFERENCE_DIRS: Final = frozenset(
+    {"reference", "references", "api", "api-reference", "api_reference", "apis"}
+)
+_EXAMPLE_DIRS: Final = frozenset(
+    {"examples", "example", "cookbook", "cookbooks", "recipes", "samples", "showcase"}
+)
+_EXAMPLE_WORDS = re.compile(r"\b(?:examples?|samples?|demos?|snippets?)\b")
+_REFERENCE_WORDS = re.compile(
+    r"\b(?:options|parameters|params|arguments|args|props|properties|signature|returns?|"
+    r"return type|accepts?|constructor|fields|methods|api reference)\b"
+)
+_GUIDE_START = re.compile(r"^(?:how|why|when|where|can|should|is it|what is|what are)\b")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PagePrior:
+    """Score multipliers by page kind (``1.0`` and ``1.0`` switch the prior off)."""
+
+    guide: float = 1.3
+    """For guide pages (neither reference nor example)."""
+    match: float = 1.5
+    """For a page whose kind is the one the query asks for."""
+
+    def __post_init__(self) -> None:
+        if not (self.guide > 0 and self.match > 0):
+            msg = f"Page prior factors must be > 0, got guide={self.guide}, match={self.match}."
+            raise ValueError(msg)
+
+
+def page_kind(path: str) -> str:
+    """``guide``, ``reference`` or ``example``, from the page's folders."""
+    folders = {part.lower() for part in PurePosixPath(path).parts[:-1]}
+    if folders & _REFERENCE_DIRS:
+        return "reference"
+    if folders & _EXAMPLE_DIRS:
+        return "example"
+    return "guide"
+
+
+def query_intent(query: str) -> str | None:
+    """The page kind a query asks for, or ``None`` when its wording does not say.
+
+    "example"/"sample" asks for an example; options, parameters, arguments, props, signature,
+    return type, constructor ask for the reference; a question (how/why/when/can/what is...)
+    for a guide.
+    """
+    text = " ".join(query.lower().split())
+    if _EXAMPLE_WORDS.search(text):
+        return "example"
+    if _REFERENCE_WORDS.search(text):
+        return "reference"
+    if _GUIDE_START.search(text):
+        return "guide"
+    return None
+
+
+def page_factor(kind: str, intent: str | None, prior: PagePrior) -> float:
+    """The multiplier of a page of ``kind`` for a query asking for ``intent``."""
+    factor = prior.guide if kind == "guide" else 1.0
+    if intent is not None and kind == intent:
+        factor *= prior.match
+    return factor

@@ -1,0 +1,249 @@
+r"""A document prior: what kind of file a source is, and how much that kind should count in ranking.
+
+Real repositories hold files that match many query words but answer nothing: navigation files
+(``_meta.tsx``, ``SUMMARY.md``, sidebars), lockfiles, minified bundles, sitemaps, generated code.
+BM25's length normalisation even favours the short ones (a six-line ``_meta.tsx`` that lists
+"Agent Memory" outranks the page about agent memory). This module tells those kinds apart from
+the content's shape, with the path as a hint, once at index time:
+
+- **minified**: few, very long lines (mean line length, longest line's share of the text) that
+  are dense (under 10% whitespace, not sentences) or packed text (many ``\n`` escapes, as in a
+  JSON bundle); a long line of plain prose stays prose;
+- **lockfile**: lockfile names and the shape of one (``lockfileVersion``, many hash tokens);
+- **sitemap**: an XML ``<urlset>``/``<sitemapindex>``, or a name ``sitemap*.xml``/``.txt``
+  whose lines are mostly URLs;
+- **generated**: a ``@generated`` / "do not edit" / "auto-generated" header in the first lines;
+- **navigation**: little prose, and either most lines are links alone (a list of Markdown or HTML
+  links, or URLs: ``SUMMARY.md``, an index page) or a navigation name (``_meta``, ``SUMMARY``,
+  ``sidebars``, ``toc``...) whose lines are mostly entries (``"slug": "Title",``, ``title: "X"``,
+  bare names, brackets);
+- otherwise **prose** (sentences make up a fair share of the lines), **code** or **data**.
+
+:func:`content_kind` is stored in each chunk's metadata under :data:`KIND_KEY` (so it can also be
+filtered on); :func:`reweigh` multiplies a side's scores by :data:`PRIORS` of the kind at query
+time, so the weights can change without re-indexing. A kind set by the caller's metadata wins.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import PurePosixPath
+from typing import Final
+
+__all__ = ["KINDS", "KIND_KEY", "PRIORS", "content_kind", "prior_of", "reweigh", "shape"]
+
+KIND_KEY: Final = "content_kind"
+"""Chunk metadata key holding the kind of its source."""
+
+PRIORS: Final[Mapping[str, float]] = {
+    "prose": 1.0,
+    "code": 1.0,
+    "data": 1.0,
+    "navigation": 0.35,
+    "generated": 0.5,
+    "sitemap": 0.25,
+    "minified": 0.2,
+    "lockfile": 0.15,
+}
+"""Score multiplier of each kind (1.0: no change). Unknown kinds count 1.0."""
+
+KINDS: Final[tuple[str, ...]] = tuple(PRIORS)
+"""Every kind :func:`content_kind` returns."""
+
+_LOCKFILES: Final = frozenset(
+    {
+        "package-lock.json",
+        "npm-shrinkwrap.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "bun.lockb",
+        "bun.lock",
+        "cargo.lock",
+        "poetry.lock",
+        "pipfile.lock",
+        "uv.lock",
+        "pdm.lock",
+        "gemfile.lock",
+        "composer.lock",
+        "go.sum",
+        "flake.lock",
+        "podfile.lock",
+        "mix.lock",
+        "pubspec.lock",
+        "packages.lock.json",
+        "gradle.lockfile",
+    }
+)
+_NAV_STEMS: Final = frozenset(
+    {
+        "_meta",
+        "meta",
+        "_sidebar",
+        "sidebar",
+        "sidebars",
+        "summary",
+        "toc",
+        "_toc",
+        "nav",
+        "navigation",
+        "menu",
+        "mint",
+    }
+)
+_MINIFIED_SUFFIXES: Final = (".min.js", ".min.css", ".min.mjs", ".js.map", ".css.map", ".map")
+_DATA_SUFFIXES: Final = frozenset(
+    {".json", ".jsonl", ".yaml", ".yml", ".toml", ".csv", ".tsv", ".xml", ".ini", ".cfg", ".lock"}
+)
+_GENERATED = re.compile(
+    r"^\s*(?://|#|/?\*|<!--|--|;|\{?\s*\"_comment\").*"
+    r"(?:@generated|do not (?:edit|modify)|auto-?generated|generated (?:by|from|with)|"
+    r"this file (?:is|was) generated)",
+    re.IGNORECASE | re.MULTILINE,
+)
+_HASH = re.compile(r"(?:sha\d+-[A-Za-z0-9+/=]{20,}|\b[0-9a-f]{32,}\b|h1:[A-Za-z0-9+/=]{20,})")
+_PROSE_WORD = re.compile(r"^[(\"'“‘]?[^\W\d_]+(?:['’][^\W\d_]+)?[.,;:!?)\"'”’]*$")
+_URL = re.compile(r"^\s*(?:<loc>)?\s*https?://\S+\s*(?:</loc>)?\s*$")
+_LINK = re.compile(
+    r"^\s*(?:[-*+]|\d+\.)?\s*(?:\[[^\]]*\]\([^)]*\)|<a\s[^>]*>[^<]*</a>|https?://\S+)\s*[,;]?\s*$"
+)
+_ENTRY = re.compile(
+    r"""^\s*(?:
+        [-*+]\s*\[[^\]]*\]\([^)]*\)\s*          # - [Title](path)
+      | [-*+]?\s*["']?[\w./@#-]+["']?\s*[:=]\s*  # key: or "slug": / slug =
+        (?:["'][^"']{0,80}["']|[{\[(<]|[\w.-]+)?\s*[,;]?\s*
+        (?://.*)?                                 # trailing comment
+      | ["']?[\w./@#-]+["']?\s*,?                 # a bare slug or path
+      | https?://\S+                              # a bare URL
+      | [{}\[\]()<>/;,]+                          # brackets only
+      | (?:export\s+default|const|let|var|import|module\.exports)\b.*  # the module frame
+    )\s*$""",
+    re.VERBOSE,
+)
+_ESCAPE = re.compile(r'\\n(?![a-z])|\\"')
+"""A JSON line break or quote escape (not LaTeX's lowercase commands such as ``\\nu``)."""
+_SHAPE_CHARS: Final = 200_000
+"""Characters of a text looked at (the first ones): enough to tell its shape."""
+
+
+def shape(text: str) -> dict[str, float]:
+    r"""Shape measures of a text (the first 200,000 characters), as used by :func:`content_kind`.
+
+    Returns:
+        ``spaces``: share of whitespace characters; ``escapes``: backslash escapes such as
+        ``\n`` per character (text packed into a JSON string); ``lines``: non-blank lines;
+        ``mean_line`` and ``longest_share`` (longest line / all characters); ``prose``: share
+        of lines that read as sentences (five or more plain words, making up 60% of the
+        line's tokens); ``entries``: share that are navigation entries, bare names or
+        brackets; ``urls``: share that are a URL alone; ``links``: share that are a link alone
+        (a Markdown or HTML link list item, or a URL); ``hashes``: hash-like tokens per line.
+    """
+    sample = text[:_SHAPE_CHARS]
+    lines = [line for line in sample.splitlines() if line.strip()]
+    if not lines:
+        return dict.fromkeys(
+            (
+                "spaces",
+                "escapes",
+                "lines",
+                "mean_line",
+                "longest_share",
+                "prose",
+                "entries",
+                "urls",
+                "links",
+                "hashes",
+            ),
+            0.0,
+        )
+    lengths = [len(line) for line in lines]
+    total = sum(lengths)
+    prose = entries = urls = links = 0
+    for line in lines:
+        stripped = line.strip()
+        if _ENTRY.match(stripped):
+            entries += 1
+        if _URL.match(stripped):
+            urls += 1
+        if _LINK.match(stripped):
+            links += 1
+        tokens = stripped.split()
+        words = sum(1 for token in tokens if _PROSE_WORD.match(token))
+        if words >= 5 and words >= 0.6 * len(tokens):
+            prose += 1
+    n = len(lines)
+    return {
+        "spaces": sum(1 for c in sample if c.isspace()) / len(sample),
+        "escapes": len(_ESCAPE.findall(sample)) / len(sample),
+        "lines": float(n),
+        "mean_line": total / n,
+        "longest_share": max(lengths) / total,
+        "prose": prose / n,
+        "entries": entries / n,
+        "urls": urls / n,
+        "links": links / n,
+        "hashes": len(_HASH.findall(sample)) / n,
+    }
+
+
+def content_kind(source_id: str, text: str, *, fmt: str = "text") -> str:
+    """The kind of a source, from its shape and (as a hint) its path.
+
+    Args:
+        source_id: The source's id (a path inside the workspace, or any id).
+        text: Its converted text.
+        fmt: Its format name (``markdown``, ``text``, ``code``, ``pdf``...).
+
+    Returns:
+        One of :data:`KINDS`.
+    """
+    name = PurePosixPath(source_id.lower()).name
+    stem = name.split(".", 1)[0]
+    suffix = PurePosixPath(name).suffix
+    head = "\n".join(text[:2000].splitlines()[:8])
+    m = shape(text)
+    if m["lines"] == 0:
+        return "prose" if fmt not in {"code"} else "code"
+    if name in _LOCKFILES or "lockfileVersion" in head or m["hashes"] >= 0.5:
+        return "lockfile"
+    if (
+        "<urlset" in head
+        or "<sitemapindex" in head
+        or (stem.startswith("sitemap") and m["urls"] >= 0.5)
+    ):
+        return "sitemap"
+    long_lines = m["mean_line"] >= 200 or (m["longest_share"] >= 0.5 and len(text) >= 2000)
+    if name.endswith(_MINIFIED_SUFFIXES) or (
+        long_lines and ((m["spaces"] < 0.1 and m["prose"] < 0.5) or m["escapes"] >= 0.005)
+    ):
+        return "minified"
+    if _GENERATED.search(head):
+        return "generated"
+    if m["prose"] < 0.2 and (m["links"] >= 0.5 or (stem in _NAV_STEMS and m["entries"] >= 0.4)):
+        return "navigation"
+    if fmt not in {"code"} and m["prose"] >= 0.2:
+        return "prose"
+    if fmt in {"markdown", "pdf", "docx", "pptx", "odt", "html", "epub", "rtf"}:
+        return "prose"
+    return "data" if suffix in _DATA_SUFFIXES else "code"
+
+
+def prior_of(kind: object) -> float:
+    """The multiplier of a kind (1.0 for an unknown or missing one)."""
+    return PRIORS.get(kind, 1.0) if isinstance(kind, str) else 1.0
+
+
+def reweigh(
+    hits: Sequence[tuple[int, float]], kinds: Callable[[int], object]
+) -> list[tuple[int, float]]:
+    """``hits`` with each score weighed by its kind's prior, best first again.
+
+    A positive score is multiplied by the prior and a negative one divided by it, so a lower
+    prior always moves a hit down. Hits whose prior is 1.0 keep their score.
+    """
+    out: list[tuple[int, float]] = []
+    for key, score in hits:
+        p = prior_of(kinds(key))
+        out.append((key, score if p == 1.0 else (score * p if score >= 0 else score / p)))
+    out.sort(key=lambda hit: -hit[1])
+    return out

@@ -1,0 +1,128 @@
+"""Compact JSON schemas for the declared tool outputs: the same rules in fewer subschemas.
+
+MCP clients check a tool's ``outputSchema`` on every call; the ``mcp`` SDK's client runs
+``jsonschema.validate``, which first checks the schema itself against the JSON Schema 2020-12
+meta-schema, at a cost that grows with the number of subschemas (about 4.5 ms a call for the
+``workspace_search`` schema pydantic generates, 3.2 ms for its compact form). Every change here
+keeps the set of valid instances: titles are annotations, ``additionalProperties: true`` is the
+default, a ``$ref`` to a non-recursive definition can be written in place, and a union with
+``null`` whose other member only holds keywords of its own type can be a type list.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+__all__ = ["compact_schema"]
+
+_DEFS_PREFIX: Final = "#/$defs/"
+_ANNOTATIONS: Final = frozenset(
+    {"title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly"}
+)
+"""Keywords that never change which instances are valid."""
+_OWN_TYPE: Final = frozenset(
+    {
+        # arrays
+        "items",
+        "prefixItems",
+        "contains",
+        "minContains",
+        "maxContains",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        # objects
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "required",
+        "minProperties",
+        "maxProperties",
+        "propertyNames",
+        # strings
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        # numbers
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+    }
+)
+"""Keywords that only constrain instances of their own type (``null`` passes them)."""
+_SCHEMA_MAPS: Final = frozenset({"properties", "patternProperties", "$defs"})
+_SCHEMA_LISTS: Final = frozenset({"anyOf", "oneOf", "allOf", "prefixItems"})
+_SCHEMA_VALUES: Final = frozenset(
+    {"items", "additionalProperties", "contains", "propertyNames", "not", "if", "then", "else"}
+)
+
+
+def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` (as pydantic generates it) with the same valid instances and fewer subschemas.
+
+    Titles and ``additionalProperties: true`` are dropped, references to non-recursive
+    ``$defs`` are written in place (``$defs`` stays only for what is still referenced), and
+    ``anyOf: [X, {type: null}]`` becomes ``X`` with ``type: [X's type, "null"]`` when ``X`` has a
+    single type and only keywords of that type. Property names are never touched.
+    """
+    defs: dict[str, Any] = schema.get("$defs", {})
+    compact: dict[str, Any] = _walk(schema, defs, ())
+    if _refers(compact):  # a recursive model: keep its definitions
+        compact["$defs"] = {name: _walk(node, defs, (name,)) for name, node in defs.items()}
+    else:
+        compact.pop("$defs", None)
+    return compact
+
+
+def _walk(node: Any, defs: dict[str, Any], inlined: tuple[str, ...]) -> Any:
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    siblings = {k: v for k, v in node.items() if k != "$ref"}
+    if isinstance(ref, str) and ref.startswith(_DEFS_PREFIX):
+        name = ref.removeprefix(_DEFS_PREFIX)
+        if name in defs and name not in inlined and set(siblings) <= _ANNOTATIONS:
+            node, inlined = {**defs[name], **siblings}, (*inlined, name)
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "title" or (key == "additionalProperties" and value is True) or key == "$defs":
+            continue
+        if key in _SCHEMA_MAPS:
+            out[key] = {name: _walk(sub, defs, inlined) for name, sub in value.items()}
+        elif key in _SCHEMA_LISTS:
+            out[key] = [_walk(sub, defs, inlined) for sub in value]
+        elif key in _SCHEMA_VALUES:
+            out[key] = _walk(value, defs, inlined)
+        else:
+            out[key] = value
+    return _nullable_as_type_list(out)
+
+
+def _refers(node: Any) -> bool:
+    """True when ``node`` still holds a ``$ref`` somewhere."""
+    if isinstance(node, dict):
+        return "$ref" in node or any(_refers(v) for v in node.values())
+    if isinstance(node, list):
+        return any(_refers(v) for v in node)
+    return False
+
+
+def _nullable_as_type_list(node: dict[str, Any]) -> dict[str, Any]:
+    """``{anyOf: [X, {type: null}], ...}`` as ``{...X, type: [X.type, "null"], ...}`` when safe."""
+    members = node.get("anyOf")
+    if not isinstance(members, list) or len(members) != 2 or {"type": "null"} not in members:
+        return node
+    other = members[0] if members[1] == {"type": "null"} else members[1]
+    rest = {k: v for k, v in node.items() if k != "anyOf"}
+    if (
+        not isinstance(other, dict)
+        or not isinstance(other.get("type"), str)
+        or other["type"] == "null"
+        or not set(other) - {"type"} <= _OWN_TYPE | _ANNOTATIONS
+        or not set(rest) <= _ANNOTATIONS
+    ):
+        return node
+    return {**other, **rest, "type": [other["type"], "null"]}
