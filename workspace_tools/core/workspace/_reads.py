@@ -17,7 +17,7 @@ from workspace_tools.core.index.ranking import filter_mask, fuse, resolve_mode
 from workspace_tools.core.text.scan import normalise_id, read_inside, resolve_inside
 from workspace_tools.core.types import Chunk, SearchResult
 from workspace_tools.core.workspace._base import WorkspaceBase, chunk_of
-from workspace_tools.core.workspace._results import ChunkFields, build_result
+from workspace_tools.core.workspace._results import ChunkFields, build_result, metadata_of
 
 __all__ = ["MAX_QUERY_CHARS", "ReadPath"]
 
@@ -166,7 +166,7 @@ class ReadPath(WorkspaceBase):
         if prior:
             # Each side's scores weighed by the kind of file (core/index/prior.py), before fusion.
             found = self._chunks(list({key for key, _ in bm25_hits + vector_hits}))
-            kind = {key: chunk.metadata.get(KIND_KEY) for key, chunk in found.items()}
+            kind = {key: metadata_of(chunk).get(KIND_KEY) for key, chunk in found.items()}
             bm25_hits = reweigh(bm25_hits, kind.get)
             vector_hits = reweigh(vector_hits, kind.get)
         return fuse(

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from workspace_tools.core.store.snapshot import ChunkFields
 from workspace_tools.core.text.chunking import heading_path_at, is_markdown_heading
@@ -10,7 +11,7 @@ from workspace_tools.core.text.snippets import best_snippet
 from workspace_tools.core.text.tokenizer import Tokenizer
 from workspace_tools.core.types import Chunk, LineRange, SearchResult
 
-__all__ = ["ChunkFields", "build_result", "chunk_of_fields", "snippet_lines"]
+__all__ = ["ChunkFields", "build_result", "chunk_of_fields", "metadata_of", "snippet_lines"]
 
 
 def chunk_of_fields(fields: ChunkFields) -> Chunk:
@@ -26,6 +27,11 @@ def chunk_of_fields(fields: ChunkFields) -> Chunk:
         heading_levels=levels,
         metadata=metadata,
     )
+
+
+def metadata_of(chunk: Chunk | ChunkFields) -> Mapping[str, Any]:
+    """The metadata of a :class:`Chunk` or of decoded payload fields."""
+    return chunk.metadata if isinstance(chunk, Chunk) else chunk[6]
 
 
 def snippet_lines(chunk: Chunk, first: int, last: int) -> LineRange:
