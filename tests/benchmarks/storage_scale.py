@@ -1,7 +1,8 @@
 """Storage at scale: open, one-document write and remove, first search after a write, BM25 p50.
 
 Run: ``.venv/bin/python tests/benchmarks/storage_scale.py [--sizes 10000 50000 200000]
-[--baseline /work/wt/storage-baseline] [--repeat 5]``
+[--baseline /work/wt-before] [--baseline-sizes 10000 50000] [--repeat 5] [--rounds 3]
+[--series 2000 --merge-every 500]``
 
 For each size a workspace of that many chunks is built from synthetic text (Zipf-distributed words,
 one ~1,000-character chunk per document) with a fast fake embedder (384-d vectors seeded by the
@@ -14,10 +15,15 @@ text's CRC, so only storage is timed). Then a fresh process, with everything imp
 * ``bm25 p50``: median of 40 BM25 queries on an unchanged index (after one warm-up query);
 * ``peak RSS``: the measuring process's peak resident memory.
 
-Write, first search and remove are repeated ``--repeat`` times and the median is reported. The
-same children run against a second checkout (``--baseline``: the code before the storage engine,
-e.g. ``git worktree add /work/wt/storage-baseline 734010d``) in the same run, with the same venv,
-so the ratios compare like with like on a shared, noisy machine.
+Write, first search and remove are repeated ``--repeat`` times and the median is reported;
+each measuring process runs ``--rounds`` times per code and size, the codes interleaved
+(alternating which goes first), and the median of the rounds is reported. ``--series N`` then
+times ``N`` one-document writes in a row in the new code with a low merge threshold
+(``--merge-every``), so merges happen during them: the first write after opening apart (it loads
+the vectors), then p50/p90/p99/max. The same children run against a second checkout
+(``--baseline``: the code before the storage engine, e.g. ``git worktree add /work/wt-before
+734010d``) in the same run, with the same venv, so the ratios compare like with like on a
+shared, noisy machine.
 """
 
 from __future__ import annotations
@@ -136,6 +142,7 @@ def measure(root: Path, repeat: int) -> dict[str, Any]:
         ws.remove(doc_id)
         removes.append(time.perf_counter() - started)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    ws.save()  # the next round starts from an unchanged, saved index too
     import workspace_tools
 
     return {
@@ -147,6 +154,41 @@ def measure(root: Path, repeat: int) -> dict[str, Any]:
         "remove": statistics.median(removes),
         "bm25_p50": statistics.median(times),
         "peak_rss_mb": rss,
+    }
+
+
+def series(root: Path, writes: int, merge_every: int) -> dict[str, Any]:
+    """Time ``writes`` one-document writes in a row, with merges every ``merge_every`` changes."""
+    from workspace_tools import Workspace
+    from workspace_tools.core.index import segments
+
+    segments.MERGE_MINIMUM, segments.MERGE_FRACTION = merge_every, 0.0  # merge often: seen often
+    ws = Workspace(root, embedder=FastEmbedder())
+    times, snapshots = [], set()
+    started = time.perf_counter()
+    ws.index("series/first.md", "The first write after opening.\nIt loads the vectors.\n")
+    first = time.perf_counter() - started
+    started_all = time.perf_counter()
+    for number in range(writes):
+        started = time.perf_counter()
+        ws.index(f"series/doc-{number}.md", f"Series document {number}.\nIt says blorft{number}.\n")
+        times.append(time.perf_counter() - started)
+        snapshots.add(ws._state.snapshot_version)
+    total = time.perf_counter() - started_all
+    hits = ws.search(f"blorft{writes - 1}", mode="bm25", top_k=1)
+    assert hits and hits[0].source_id == f"series/doc-{writes - 1}.md", hits
+    ordered = sorted(times)
+    return {
+        "writes": writes,
+        "first": first,
+        "merge_every": merge_every,
+        "snapshots_seen": len(snapshots),
+        "p50": statistics.median(times),
+        "p90": ordered[int(0.9 * (writes - 1))],
+        "p99": ordered[int(0.99 * (writes - 1))],
+        "max": ordered[-1],
+        "total": total,
+        "over_100ms": sum(t > 0.1 for t in times),
     }
 
 
@@ -166,7 +208,31 @@ def _child(code: Path, *args: str) -> Any:
 
 
 def _fmt(seconds: float) -> str:
+    if seconds < 0.001:
+        return f"{seconds * 1000:.3f} ms"
     return f"{seconds * 1000:,.1f} ms" if seconds < 10 else f"{seconds:,.1f} s"
+
+
+def _median_of(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per-measure median over rounds (the ``code`` path of the first)."""
+    out: dict[str, Any] = {"code": results[0]["code"]}
+    for key, value in results[0].items():
+        if isinstance(value, int | float):
+            out[key] = statistics.median(r[key] for r in results)
+    return out
+
+
+def _print_row(name: str, size: int, result: dict[str, Any]) -> None:
+    print(
+        f"{name:>5} {size:>7,} chunks: build {_fmt(result['build'])}, "
+        f"open {_fmt(result['open'])}, write {_fmt(result['write'])}, "
+        f"first search after write {_fmt(result['first_search_after_write'])}, "
+        f"remove {_fmt(result['remove'])}, bm25 p50 {_fmt(result['bm25_p50'])} "
+        f"(rounds: {', '.join(_fmt(v) for v in result['bm25_p50_rounds'])}), "
+        f"first search after open {_fmt(result['first_search_after_open'])}, "
+        f"peak RSS {result['peak_rss_mb']:,.0f} MB, disk {result['disk_mb']:,.0f} MB",
+        flush=True,
+    )
 
 
 def main() -> None:
@@ -174,6 +240,26 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 50_000])
     parser.add_argument("--baseline", type=Path, default=None, help="checkout of the old code")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="measuring processes per code and size, interleaved (medians reported)",
+    )
+    parser.add_argument(
+        "--baseline-sizes",
+        type=int,
+        nargs="+",
+        default=None,
+        help="sizes the baseline also runs (default: every size)",
+    )
+    parser.add_argument(
+        "--series",
+        type=int,
+        default=0,
+        help="also time this many one-document writes in a row at each size (new code only)",
+    )
+    parser.add_argument("--merge-every", type=int, default=500, help="merge threshold for --series")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--build", type=Path, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--measure", type=Path, default=None, help=argparse.SUPPRESS)
@@ -182,6 +268,8 @@ def main() -> None:
     if args.child:
         if args.build is not None:
             print(json.dumps({"build": build(args.build, args.size)}))
+        elif args.series:
+            print(json.dumps(series(args.measure, args.series, args.merge_every)))
         else:
             print(json.dumps(measure(args.measure, args.repeat)))
         return
@@ -190,35 +278,66 @@ def main() -> None:
         codes["today"] = args.baseline.resolve()
     rows: dict[tuple[str, int], dict[str, Any]] = {}
     for size in args.sizes:
-        for name, code in codes.items():
-            root = Path(tempfile.mkdtemp(prefix=f"storage-{name}-{size}-"))
-            try:
-                built = _child(code, "--build", str(root), "--size", str(size))
-                result = _child(code, "--measure", str(root), "--repeat", str(args.repeat))
-                index = root / ".workspace_tools" / "index"
+        names = [
+            name
+            for name in codes
+            if name == "new" or not args.baseline_sizes or size in args.baseline_sizes
+        ]
+        roots = {name: Path(tempfile.mkdtemp(prefix=f"storage-{name}-{size}-")) for name in names}
+        try:
+            built = {
+                name: _child(codes[name], "--build", str(roots[name]), "--size", str(size))
+                for name in names
+            }
+            rounds: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+            for number in range(args.rounds):  # interleaved, alternating who goes first
+                for name in names if number % 2 == 0 else names[::-1]:
+                    rounds[name].append(
+                        _child(
+                            codes[name], "--measure", str(roots[name]), "--repeat", str(args.repeat)
+                        )
+                    )
+            for name in names:
+                result = _median_of(rounds[name])
+                index = roots[name] / ".workspace_tools" / "index"
                 result["disk_mb"] = sum(
                     p.stat().st_size for p in index.rglob("*") if p.is_file()
                 ) / (1 << 20)
-                result["build"] = built["build"]
+                result["build"] = built[name]["build"]
+                result["bm25_p50_rounds"] = [r["bm25_p50"] for r in rounds[name]]
                 rows[(name, size)] = result
+                _print_row(name, size, result)
+            if args.series:
+                runs = _child(
+                    codes["new"],
+                    "--measure",
+                    str(roots["new"]),
+                    "--series",
+                    str(args.series),
+                    "--merge-every",
+                    str(args.merge_every),
+                )
+                rows[("new", size)]["series"] = runs
                 print(
-                    f"{name:>5} {size:>7,} chunks: build {_fmt(result['build'])}, "
-                    f"open {_fmt(result['open'])}, write {_fmt(result['write'])}, "
-                    f"first search after write {_fmt(result['first_search_after_write'])}, "
-                    f"remove {_fmt(result['remove'])}, bm25 p50 {_fmt(result['bm25_p50'])}, "
-                    f"first search after open {_fmt(result['first_search_after_open'])}, "
-                    f"peak RSS {result['peak_rss_mb']:,.0f} MB, "
-                    f"disk {result['disk_mb']:,.0f} MB",
+                    f"  {size:>7,} chunks: first write after open {_fmt(runs['first'])}, then "
+                    f"{runs['writes']:,} writes in a row (merge every "
+                    f"{runs['merge_every']:,} changes, {runs['snapshots_seen']} snapshot "
+                    f"versions seen): p50 {_fmt(runs['p50'])}, p90 {_fmt(runs['p90'])}, "
+                    f"p99 {_fmt(runs['p99'])}, max {_fmt(runs['max'])}, "
+                    f"{runs['over_100ms']} over 100 ms, total {_fmt(runs['total'])}",
                     flush=True,
                 )
-            finally:
+        finally:
+            for root in roots.values():
                 shutil.rmtree(root, ignore_errors=True)
     if "today" in codes:
         print("\nratios today / new (higher is better for new):")
         for size in args.sizes:
+            if ("today", size) not in rows:
+                continue
             new, old = rows[("new", size)], rows[("today", size)]
             parts = [
-                f"{key} {old[key] / new[key]:,.1f}x"
+                f"{key} {old[key] / new[key]:,.2f}x"
                 for key in ("open", "write", "first_search_after_write", "remove", "bm25_p50")
             ]
             print(f"  {size:>7,} chunks: " + ", ".join(parts))

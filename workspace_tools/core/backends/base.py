@@ -15,15 +15,17 @@ Two backends exist: ``embedded`` (bm25s segments + FAISS in this process, the de
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 from workspace_tools.core.store.corpus import SourceRecord
+from workspace_tools.core.store.snapshot import ChunkFields
 from workspace_tools.core.types import Chunk
 
-__all__ = ["Hits", "SearchBackend"]
+__all__ = ["Hits", "MergesInBackground", "SearchBackend"]
 
 Hits = list[tuple[int, float]]
 """``(chunk key, score)`` pairs, best first."""
@@ -64,8 +66,12 @@ class SearchBackend(Protocol):
         """One source (without loading them all when possible)."""
         ...
 
-    def cached_chunks(self, keys: list[int]) -> dict[int, Chunk]:
-        """Chunks this backend holds itself (the rest are read from the database)."""
+    def cached_chunks(self, keys: list[int]) -> dict[int, Chunk | ChunkFields]:
+        """Chunks this backend holds itself (the rest are read from the database).
+
+        As :class:`Chunk` objects or as the decoded fields of a snapshot payload row (cheaper:
+        the result builds a :class:`Chunk` only if its snippet is read).
+        """
         ...
 
     def search(
@@ -127,4 +133,22 @@ class SearchBackend(Protocol):
 
     def close(self) -> None:
         """Release connections (the Workspace may be reopened later)."""
+        ...
+
+
+@runtime_checkable
+class MergesInBackground(Protocol):
+    """A backend whose merges can run beside writes (the embedded one).
+
+    The Workspace then merges from a background thread instead of inside the write that crossed
+    the merge threshold.
+    """
+
+    def merge_in_background(
+        self, *, save: bool, config: dict[str, Any], lock: AbstractContextManager[Any]
+    ) -> None:
+        """Like :meth:`SearchBackend.merge`, called without ``lock`` held.
+
+        Hold ``lock`` only to read the state and to swap the result in: writes go on meanwhile.
+        """
         ...

@@ -11,14 +11,15 @@ needs them. The Workspace holds the locks; this class is not thread-safe on its 
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from workspace_tools.core.backends import _merge
 from workspace_tools.core.index.dense import DenseIndex
 from workspace_tools.core.index.filters import compile_filter, missing
 from workspace_tools.core.index.segments import SparseSegments
@@ -26,12 +27,12 @@ from workspace_tools.core.index.sparse import BM25Config, query_tf_weights
 from workspace_tools.core.store.corpus import SourceRecord
 from workspace_tools.core.store.database import TERM_SEPARATOR, Changes, IndexDatabase, SourceRow
 from workspace_tools.core.store.snapshot import (
+    ChunkFields,
     Payload,
     load_base,
     load_dense,
     load_payload,
     read_pointer,
-    write_snapshot,
 )
 from workspace_tools.core.text.tokenizer import Tokenizer
 from workspace_tools.core.types import Chunk
@@ -84,6 +85,9 @@ class EmbeddedBackend:
         """Database version of :attr:`sparse` (``-1``: not loaded)."""
         self.snapshot_version = -1
         """Version of the snapshot the BM25 base came from (or was saved as)."""
+        self.snapshot_dense_current = True
+        """The last snapshot this process wrote holds the FAISS index of its own version (not a
+        file linked from an older snapshot by a background merge)."""
         self.payload: Payload | None = None
         """What results show of the BM25 base rows (from the snapshot), when available."""
         self.dense: DenseIndex | None = None
@@ -97,6 +101,8 @@ class EmbeddedBackend:
         self._data_version: int | None = None
         self.empty = False
         """Pretend the database is empty (``rebuild=True`` until its first commit)."""
+        self.generation = 0
+        """Bumped whenever the BM25 state is replaced (a merge in progress then gives up)."""
 
     name = "embedded"
 
@@ -136,6 +142,7 @@ class EmbeddedBackend:
         self._data_version = None
 
     def _reset(self) -> None:
+        self.generation += 1
         self.payload = None
         self.sparse = SparseSegments(self.bm25_config)
         self.version = self.snapshot_version = -1
@@ -240,27 +247,20 @@ class EmbeddedBackend:
 
     # -- search --------------------------------------------------------------------------------
 
-    def cached_chunks(self, keys: list[int]) -> dict[int, Chunk]:
-        """Chunks of these keys that the snapshot's payload holds (the rest: ask the database)."""
+    def cached_chunks(self, keys: list[int]) -> dict[int, Chunk | ChunkFields]:
+        """Decoded payload rows of these keys, when the snapshot holds them (else: the database)."""
         payload = self.payload
         if payload is None:
             return {}
         base_rows = len(self.sparse.base.keys)
-        out = {}
+        row_of = self.sparse.row_of
+        out: dict[int, Chunk | ChunkFields] = {}
         for key in keys:
-            row = self.sparse.row_of(key)
+            row = row_of(key)
             if row is not None and row < base_rows:
-                cid, source, start, end, headings, levels, metadata, text = payload.row(row)
-                out[key] = Chunk(
-                    id=cid,
-                    source_id=source,
-                    text=text,
-                    start_line=int(start),
-                    end_line=int(end),
-                    headings=tuple(headings),
-                    heading_levels=tuple(levels),
-                    metadata=metadata,
-                )
+                fields = payload.row(row)
+                if fields is not None:  # else deleted before the payload was written
+                    out[key] = fields
         return out
 
     def __len__(self) -> int:
@@ -315,8 +315,11 @@ class EmbeddedBackend:
         ``query_tf`` rule turns counts into term weights.
         """
         counts = self.tokenizer.id_counts(terms)
-        weights = query_tf_weights(list(counts.values()), self.sparse.config.query_tf)
-        return self.sparse.top(list(counts), k=k, mask=mask, weights=weights.tolist())
+        repeats = list(counts.values())
+        weights = None  # every rule weighs a term that occurs once by exactly 1
+        if any(n != 1 for n in repeats):
+            weights = query_tf_weights(repeats, self.sparse.config.query_tf).tolist()
+        return self.sparse.top(list(counts), k=k, mask=mask, weights=weights)
 
     def vector_top(
         self, vector: npt.NDArray[np.float32], *, k: int, mask: npt.NDArray[np.bool_] | None
@@ -350,7 +353,7 @@ class EmbeddedBackend:
         if info is not None and info.has_dense and info.config.get("embedder") == embedder:
             dense = load_dense(info, dimension=dimension, hnsw_threshold=self.hnsw_threshold)
         if dense is not None and info is not None:
-            self.dense, self._dense_version = dense, info.version
+            self.dense, self._dense_version = dense, info.dense_version
             self._dense_pending = {}
             self.refresh(force=True)
             return dict(self._dense_pending)
@@ -390,6 +393,14 @@ class EmbeddedBackend:
 
     # -- merging and snapshots --------------------------------------------------------------------
 
+    def dense_current(self) -> bool:
+        """The FAISS index holds every vector of the version held (a snapshot may save it)."""
+        return (
+            self.dense is not None
+            and self._dense_version == self.version
+            and not self._dense_pending
+        )
+
     def wants_merge(self, *, snapshot_minimum: int) -> bool:
         """Whether the write that just committed should merge (segments grew, or no snapshot)."""
         return self.sparse.wants_merge() or (
@@ -397,70 +408,35 @@ class EmbeddedBackend:
         )
 
     def has_unsaved(self) -> bool:
-        """Whether :meth:`merge` has anything to fold in or save."""
-        return not (self.sparse.changes == 0 and self.snapshot_version == self.version)
+        """Whether :meth:`merge` has anything to fold in or save (a lagging FAISS file too)."""
+        saved = self.sparse.changes == 0 and self.snapshot_version == self.version
+        return not saved or (not self.snapshot_dense_current and self.dense_current())
 
     def close(self) -> None:
         """Nothing to release: everything lives in this process."""
 
     def merge(self, *, save: bool, config: dict[str, Any]) -> None:
-        """Fold recent rows and deletions into a new BM25 base (vocabulary compacted).
+        """Fold recent rows and deletions into a new BM25 base now (vocabulary compacted).
 
-        With ``save``, also write a snapshot of it and of the vectors.
+        With ``save``, also write a snapshot of it and of the vectors (the caller holds the
+        lock throughout; see :meth:`merge_in_background` for merges beside writes).
         """
-        keys, terms = self.sparse.live_rows()
-        vocab = self.tokenizer.vocab
-        words = [""] * len(vocab)
-        for word, number in vocab.items():
-            words[number] = word
-        used = (np.unique(np.concatenate(terms)) if terms else np.zeros(0, dtype=np.int64)).astype(
-            np.int64
-        )
-        remap = np.full(max(len(vocab), 1), -1, dtype=np.int32)
-        remap[used] = np.arange(len(used), dtype=np.int32)
-        compact = [words[i] for i in used.tolist()]
-        payload = self._payload_for(keys) if save else None
-        self.tokenizer.set_vocabulary(compact)
-        self.sparse.build(keys, [remap[t] for t in terms], len(compact))
-        self.payload = payload
-        if save and self.version >= 0:
-            dense = (
-                self.dense
-                if self._dense_version == self.version and not self._dense_pending
-                else None
-            )
-            write_snapshot(
-                self.db,
-                version=self.version,
-                base=self.sparse.base,
-                vocab=compact,
-                dense=dense,
-                config={
-                    **config,
-                    "embedder": config.get("embedder") if dense is not None else None,
-                },
-                payload=payload,
-            )
-            self.snapshot_version = self.version
+        job = _merge.freeze(self, save=save, config=config, background=False)
+        _merge.build(job, self.db)
+        _merge.adopt(self, job)
 
-    def _payload_for(self, keys: list[int]) -> Payload:
-        """Result payload of ``keys`` (in this order): reused from the snapshot, else read."""
-        lines: dict[int, bytes] = {}
-        payload, base_rows = self.payload, len(self.sparse.base.keys)
-        if payload is not None:
-            for key in keys:
-                row = self.sparse.row_of(key)
-                if row is not None and row < base_rows:
-                    start, stop = int(payload.offsets[row]), int(payload.offsets[row + 1])
-                    lines[key] = payload.blob[start:stop].tobytes()
-        missing = [k for k in keys if k not in lines]
-        for start in range(0, len(missing), 2000):
-            for key, r in self.db.chunks(missing[start : start + 2000]).items():
-                fields = [r.id, r.source, r.start_line, r.end_line, r.headings, r.levels]
-                row_json = json.dumps([*fields, r.metadata, r.text], ensure_ascii=False)
-                lines[key] = row_json.encode("utf-8", "surrogatepass")
-        parts = [lines.get(k, b"null") for k in keys]
-        offsets = np.zeros(len(parts) + 1, dtype=np.int64)
-        np.cumsum([len(p) for p in parts], out=offsets[1:])
-        blob = np.frombuffer(b"".join(parts), dtype=np.uint8)
-        return Payload(blob=blob, offsets=offsets)
+    def merge_in_background(
+        self, *, save: bool, config: dict[str, Any], lock: AbstractContextManager[Any]
+    ) -> None:
+        """Merge while writes go on: only the freeze and the swap hold ``lock`` (``_merge.py``).
+
+        Called from a background thread that does not hold ``lock``.
+        """
+        with lock:
+            # A snapshot without the vectors would make the next process rebuild them: with an
+            # embedder, save only while FAISS holds every vector (the writes loaded it).
+            save = save and (config.get("embedder") is None or self.dense_current())
+            job = _merge.freeze(self, save=save, config=config, background=True)
+        _merge.build(job, self.db)
+        with lock:
+            _merge.adopt(self, job)

@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from workspace_tools.core.errors import IndexCorruptError
 
-__all__ = ["HNSW_THRESHOLD", "DenseIndex"]
+__all__ = ["HNSW_THRESHOLD", "DenseIndex", "FrozenDense"]
 
 _COMPACT_FRACTION: Final = 0.2
 """HNSW graphs are rebuilt once tombstones exceed this fraction of their vectors."""
@@ -180,6 +180,12 @@ class DenseIndex:
             dead = np.fromiter(sorted(self._dead), dtype=np.int64)
             np.save(_dead_path(path), dead, allow_pickle=False)
 
+    def frozen(self) -> FrozenDense:
+        """The index as it is now, serialized in memory (a merge writes it without a lock)."""
+        faiss = _faiss()
+        dead = np.fromiter(sorted(self._dead), dtype=np.int64)
+        return FrozenDense(np.asarray(faiss.serialize_index(self._index)), dead, len(self))
+
     @classmethod
     def load(
         cls, path: Path, *, dimension: int, hnsw_threshold: int = HNSW_THRESHOLD
@@ -218,6 +224,23 @@ class DenseIndex:
                 raise IndexCorruptError(msg)
             dense._dead = {int(i) for i in dead}
         return dense
+
+
+class FrozenDense:
+    """A serialized :class:`DenseIndex` that saves the same files as the index itself."""
+
+    def __init__(self, data: npt.NDArray[np.uint8], dead: npt.NDArray[np.int64], live: int) -> None:
+        self._data, self._dead, self._live = data, dead, live
+
+    def __len__(self) -> int:
+        return self._live
+
+    def save(self, path: Path) -> None:
+        """Write the same files as :meth:`DenseIndex.save`."""
+        with open(path, "wb") as handle:
+            handle.write(self._data.data)
+        if len(self._dead):
+            np.save(_dead_path(path), self._dead, allow_pickle=False)
 
 
 def _dead_path(path: Path) -> Path:

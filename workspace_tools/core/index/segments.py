@@ -15,6 +15,7 @@ the deletions pass a fraction of the base, everything is merged into a new base 
 
 from __future__ import annotations
 
+import copy as _copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -25,7 +26,7 @@ import numpy.typing as npt
 from workspace_tools.core.index._sparse_build import build_scores_from_pairs, count_pairs, make_bm25
 from workspace_tools.core.index.sparse import BM25Config, top_positive
 
-__all__ = ["BaseArrays", "SparseSegments"]
+__all__ = ["BaseArrays", "SparseSegments", "build_base"]
 
 MERGE_FRACTION: Final = 0.1
 """Recent and deleted documents, as a fraction of the live ones, that trigger a merge."""
@@ -82,6 +83,11 @@ class SparseSegments:
 
     def __contains__(self, key: int) -> bool:
         return key in self._row_of_key
+
+    @property
+    def model(self) -> Any:
+        """The bm25s model whose scoring functions (and build) this index uses."""
+        return self._model
 
     @property
     def changes(self) -> int:
@@ -144,66 +150,66 @@ class SparseSegments:
         self, keys: Sequence[int], terms: Sequence[npt.NDArray[np.int32]], n_vocab: int
     ) -> None:
         """A new base of these rows."""
-        lengths = np.fromiter(map(len, terms), dtype=np.int64, count=len(terms))
-        flat = (
-            np.concatenate([np.asarray(t, dtype=np.int32) for t in terms])
-            if terms
-            else np.zeros(0, dtype=np.int32)
-        )
-        offsets = np.zeros(len(terms) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        pair_terms, pair_docs, tf = count_pairs(flat, lengths, dtype=self._model.dtype)
-        df = np.bincount(pair_terms, minlength=n_vocab).astype(np.int64)
-        indptr = np.zeros(n_vocab + 1, dtype=np.int64)
-        np.cumsum(df, out=indptr[1:])
-        docs = pair_docs.astype(np.int32)
-        scores, nonoccurrence = (
-            build_scores_from_pairs(
-                self._model, pair_terms=pair_terms, pair_docs=docs, tf=tf, lengths=lengths, df=df
-            )
-            if len(terms)
-            else (np.zeros(0, dtype=np.float32), None)
-        )
-        self.load(
-            BaseArrays(
-                keys=np.asarray(keys, dtype=np.int64),
-                terms=flat,
-                offsets=offsets,
-                indptr=indptr,
-                docs=docs,
-                tf=tf,
-                scores=scores,
-            )
-        )
+        self.load_built(*build_base(self._model, keys, terms, n_vocab))
+
+    def load_built(self, base: BaseArrays, nonoccurrence: Any) -> None:
+        """Start from a base made by :func:`build_base` (every row alive)."""
+        self.load(base)
         self._nonoccurrence = nonoccurrence
         self._pristine = True
 
+    def frozen(self) -> SparseSegments:
+        """A copy that later changes to this one do not reach (cheap: arrays are shared).
+
+        It answers :meth:`live_rows` as of now; a merge reads it without holding any lock.
+        """
+        copy = _copy.copy(self)
+        copy._recent_keys = list(self._recent_keys)
+        copy._recent_terms = list(self._recent_terms)
+        copy._alive = self._alive.copy()
+        copy._row_of_key = {}  # not needed by live_rows
+        copy._df = self._df.copy()
+        copy._invalidate()
+        return copy
+
     def live_rows(self) -> tuple[list[int], list[npt.NDArray[np.int32]]]:
         """Keys and terms of every live row, in key order (what a merge indexes)."""
+        keys, rows = self.live_row_numbers()
+        return keys.tolist(), [self.terms_of_row(int(r)) for r in rows]
+
+    def live_row_numbers(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """Keys and row numbers of every live row, in key order."""
         keys = self.row_keys()
         rows = np.flatnonzero(self._alive)
         rows = rows[np.argsort(keys[rows], kind="stable")]
-        return [int(keys[r]) for r in rows], [self.terms_of_row(int(r)) for r in rows]
+        return keys[rows], rows
 
     # -- changes ---------------------------------------------------------------------------------
 
     def add(self, key: int, terms: npt.NDArray[np.int32]) -> None:
         """Add a document (its key must be new)."""
-        if key in self._row_of_key:
-            self.remove(key)
+        self.add_many([key], [terms])
+
+    def add_many(self, keys: Sequence[int], terms: Sequence[npt.NDArray[np.int32]]) -> None:
+        """Add documents (one growth of the row arrays for all of them)."""
+        for key in keys:
+            if key in self._row_of_key:
+                self.remove(key)
         row = len(self.base.keys) + len(self._recent_keys)
-        self._recent_keys.append(key)
-        self._recent_terms.append(terms)
-        self._alive = np.append(self._alive, True)
-        self._row_of_key[key] = row
-        unique = np.unique(terms)
-        if len(unique) and int(unique[-1]) >= len(self._df):
-            grown = np.zeros(max(int(unique[-1]) + 1, 2 * len(self._df)), dtype=np.int64)
-            grown[: len(self._df)] = self._df
-            self._df = grown
-        self._df[unique] += 1
-        self._live += 1
-        self._total_length += len(terms)
+        for key, ids in zip(keys, terms, strict=True):
+            self._recent_keys.append(key)
+            self._recent_terms.append(ids)
+            self._row_of_key[key] = row
+            row += 1
+            unique = np.unique(ids)
+            if len(unique) and int(unique[-1]) >= len(self._df):
+                grown = np.zeros(max(int(unique[-1]) + 1, 2 * len(self._df)), dtype=np.int64)
+                grown[: len(self._df)] = self._df
+                self._df = grown
+            self._df[unique] += 1
+            self._live += 1
+            self._total_length += len(ids)
+        self._alive = np.concatenate([self._alive, np.ones(len(keys), dtype=bool)])
         self._changed()
 
     def remove(self, key: int) -> bool:
@@ -259,8 +265,9 @@ class SparseSegments:
     ) -> npt.NDArray[np.float32]:
         """BM25 score of every row (0 for dead rows) for distinct ids (``weights``: one per id)."""
         rows = len(self.base.keys) + len(self._recent_keys)
-        weight_of = dict(zip(ids, weights, strict=True)) if weights is not None else {}
-        known = [i for i in dict.fromkeys(ids) if 0 <= i < len(self._df) and self._df[i] > 0]
+        df = self._df
+        vocabulary = len(df)
+        known = [i for i in dict.fromkeys(ids) if 0 <= i < vocabulary and df[i] > 0]
         if not known or self._live == 0:
             return np.zeros(rows, dtype=np.float32)
         model = self._model
@@ -268,13 +275,15 @@ class SparseSegments:
             self.merge_in_place()  # those variants shift every score: rebuild (exact, slower)
         if self._pristine:
             base = self.base
-            used = [i for i in known if i < len(base.indptr) - 1]
-            query = np.asarray(used, dtype=np.int64)
+            limit = len(base.indptr) - 1
+            used = [i for i in known if i < limit]
+            query = np.asarray(used, dtype=model.int_dtype)
             data, indptr, docs = base.scores, base.indptr, base.docs
         else:
             used = known
             data, indptr, docs = self._query_postings(known)
-            query = np.arange(len(known), dtype=np.int64)
+            query = np.arange(len(known), dtype=model.int_dtype)
+        weight_of = dict(zip(ids, weights, strict=True)) if weights is not None else {}
         if weight_of and any(weight_of[i] != 1 for i in used):
             return self._weighted(data, indptr, docs, query, [weight_of[i] for i in used], rows)
         scores = model._compute_relevance_from_scores(  # bm25s's own summation
@@ -282,7 +291,7 @@ class SparseSegments:
             indptr=indptr,
             indices=docs,
             num_docs=rows,
-            query_tokens_ids=query.astype(model.int_dtype),
+            query_tokens_ids=query,
             dtype=np.dtype(model.dtype),
         )
         if self._nonoccurrence is not None:  # as bm25s's get_scores_from_ids adds it
@@ -390,6 +399,45 @@ class SparseSegments:
         """Rebuild the base from the live rows (same term ids)."""
         keys, terms = self.live_rows()
         self.build(keys, terms, len(self._df))
+
+
+def build_base(
+    model: Any, keys: Sequence[int], terms: Sequence[npt.NDArray[np.int32]], n_vocab: int
+) -> tuple[BaseArrays, Any]:
+    """A base segment of these rows and its non-occurrence scores (``None`` for most variants).
+
+    Pure (no shared state): a merge runs it outside every lock.
+    """
+    lengths = np.fromiter(map(len, terms), dtype=np.int64, count=len(terms))
+    flat = (
+        np.concatenate([np.asarray(t, dtype=np.int32) for t in terms])
+        if terms
+        else np.zeros(0, dtype=np.int32)
+    )
+    offsets = np.zeros(len(terms) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    pair_terms, pair_docs, tf = count_pairs(flat, lengths, dtype=model.dtype)
+    df = np.bincount(pair_terms, minlength=n_vocab).astype(np.int64)
+    indptr = np.zeros(n_vocab + 1, dtype=np.int64)
+    np.cumsum(df, out=indptr[1:])
+    docs = pair_docs.astype(np.int32)
+    scores, nonoccurrence = (
+        build_scores_from_pairs(
+            model, pair_terms=pair_terms, pair_docs=docs, tf=tf, lengths=lengths, df=df
+        )
+        if len(terms)
+        else (np.zeros(0, dtype=np.float32), None)
+    )
+    base = BaseArrays(
+        keys=np.asarray(keys, dtype=np.int64),
+        terms=flat,
+        offsets=offsets,
+        indptr=indptr,
+        docs=docs,
+        tf=tf,
+        scores=scores,
+    )
+    return base, nonoccurrence
 
 
 def _empty_base() -> BaseArrays:

@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import shutil
+import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,10 +27,11 @@ import numpy as np
 from workspace_tools.core.index.segments import BaseArrays
 
 if TYPE_CHECKING:
-    from workspace_tools.core.index.dense import DenseIndex
+    from workspace_tools.core.index.dense import DenseIndex, FrozenDense
     from workspace_tools.core.store.database import IndexDatabase
 
 __all__ = [
+    "ChunkFields",
     "Payload",
     "SnapshotInfo",
     "load_base",
@@ -44,21 +46,76 @@ logger = logging.getLogger(__name__)
 _PREFIX: Final = "snapshot-"
 _ARRAYS: Final = ("keys", "terms", "offsets", "indptr", "docs", "tf", "scores")
 _DENSE: Final = "dense.faiss"
+_PAYLOAD: Final = "results.npy"
+_PAYLOAD_OFFSETS: Final = "results_offsets.npy"
+ChunkFields = tuple[str, str, int, int, tuple[str, ...], tuple[int, ...], dict[str, Any], str]
+"""``(id, source, start, end, headings, levels, metadata, text)`` of a chunk, as a payload row
+decodes (results make a :class:`~workspace_tools.core.types.Chunk` only if a snippet is read)."""
+_TAILS_KEPT: Final = 4096
+"""Parsed ``[headings, levels, metadata]`` values a payload keeps (most chunks share a few)."""
 
 
-@dataclass(frozen=True, slots=True)
 class Payload:
-    """What a search result shows of each base row (one JSON array per row), memory-mapped."""
+    """What a search result shows of each base row, memory-mapped.
 
-    blob: Any
-    """``uint8`` bytes of every row, one after the other."""
-    offsets: Any
-    """Row ``i`` is ``blob[offsets[i]:offsets[i + 1]]``."""
+    Row ``i`` is two byte ranges of :attr:`blob`: a header at ``offsets[2i]:offsets[2i + 1]``,
+    then the chunk text as raw UTF-8 at ``offsets[2i + 1]:offsets[2i + 2]``. The header is
+    ``id NUL source NUL start NUL end NUL [headings, levels, metadata]`` (the last part JSON;
+    ids never hold NUL). Reading a row decodes two short byte ranges, and the JSON part is
+    parsed once per distinct value (most chunks share a few), where a JSON row per chunk cost
+    ~11 us for 1 KB of text.
+    """
 
-    def row(self, number: int) -> list[Any]:
-        """``[id, source, start, end, headings, levels, metadata, text]`` of a base row."""
-        start, stop = int(self.offsets[number]), int(self.offsets[number + 1])
-        return list(json.loads(self.blob[start:stop].tobytes()))
+    __slots__ = ("_blob_view", "_offsets_view", "_tails", "blob", "offsets")
+
+    def __init__(self, *, blob: Any, offsets: Any) -> None:
+        self.blob = blob
+        """``uint8`` bytes of every row, one after the other."""
+        self.offsets = offsets
+        """``int64``, ``2 * rows + 1`` entries (see the class docstring)."""
+        # memoryviews: slicing and indexing them costs a fraction of numpy's scalar paths
+        self._blob_view = np.ascontiguousarray(blob, dtype=np.uint8).data
+        self._offsets_view = np.ascontiguousarray(offsets, dtype=np.int64).data.cast("B").cast("q")
+        self._tails: dict[str, tuple[tuple[str, ...], tuple[int, ...], dict[str, Any]]] = {}
+
+    def row(self, number: int) -> ChunkFields | None:
+        """``(id, source, start, end, headings, levels, metadata, text)`` of a base row.
+
+        ``None`` for a row that was deleted before the payload was written.
+        """
+        offsets, blob = self._offsets_view, self._blob_view
+        start, middle, stop = offsets[2 * number], offsets[2 * number + 1], offsets[2 * number + 2]
+        if middle == start:
+            return None
+        cid, source, first, last, tail = str(blob[start:middle], "utf-8", "surrogatepass").split(
+            "\0", 4
+        )
+        parsed = self._tails.get(tail)
+        if parsed is None:
+            headings, levels, metadata = json.loads(tail)
+            parsed = (tuple(headings), tuple(levels), metadata)
+            if len(self._tails) >= _TAILS_KEPT:
+                self._tails.clear()
+            self._tails[tail] = parsed
+        text = str(blob[middle:stop], "utf-8", "surrogatepass")
+        return cid, source, int(first), int(last), parsed[0], parsed[1], parsed[2], text
+
+    @staticmethod
+    def encode(
+        *,
+        chunk_id: str,
+        source: str,
+        start: int,
+        end: int,
+        headings: list[str],
+        levels: list[int],
+        metadata: dict[str, Any],
+        text: str,
+    ) -> tuple[bytes, bytes]:
+        """The two byte ranges of a row (see the class docstring)."""
+        tail = json.dumps([headings, levels, metadata], ensure_ascii=False, separators=(",", ":"))
+        head = "\0".join([chunk_id, source, str(start), str(end), tail])
+        return head.encode("utf-8", "surrogatepass"), text.encode("utf-8", "surrogatepass")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +128,9 @@ class SnapshotInfo:
     """Relative path -> ``[size, CRC-32 hex]``."""
     config: dict[str, Any]
     """What the snapshot was built with (BM25 parameters, embedder)."""
+    dense_version: int
+    """Database version the FAISS file reflects (older than :attr:`version` when a background
+    merge kept the previous snapshot's file instead of serializing the index again)."""
 
     @property
     def has_dense(self) -> bool:
@@ -93,6 +153,7 @@ def read_pointer(db: IndexDatabase) -> SnapshotInfo | None:
             version=int(data["version"]),
             files={str(k): list(v) for k, v in dict(data["files"]).items()},
             config=dict(data.get("config") or {}),
+            dense_version=int(data.get("dense_version", data["version"])),
         )
     except (ValueError, KeyError, TypeError):
         logger.warning(
@@ -151,8 +212,10 @@ def load_base(info: SnapshotInfo) -> tuple[BaseArrays, list[str]] | None:
 
 def load_payload(info: SnapshotInfo, rows: int) -> Payload | None:
     """The result payload of the base rows (``None`` when absent or damaged: read the database)."""
-    blob_path = _verified(info, "payload.npy")
-    offsets_path = _verified(info, "payload_offsets.npy")
+    if _PAYLOAD not in info.files:
+        return None  # a snapshot from before this payload format: results come from the database
+    blob_path = _verified(info, _PAYLOAD)
+    offsets_path = _verified(info, _PAYLOAD_OFFSETS)
     if blob_path is None or offsets_path is None:
         return None
     try:
@@ -161,7 +224,7 @@ def load_payload(info: SnapshotInfo, rows: int) -> Payload | None:
     except (OSError, ValueError) as exc:
         _report(blob_path, exc)
         return None
-    if len(offsets) != rows + 1 or (rows and int(offsets[-1]) != len(blob)):
+    if len(offsets) != 2 * rows + 1 or (rows and int(offsets[-1]) != len(blob)):
         logger.warning("Snapshot payload in %s is inconsistent; reading the database", info.folder)
         return None
     return Payload(blob=blob, offsets=offsets)
@@ -191,11 +254,18 @@ def write_snapshot(
     version: int,
     base: BaseArrays | None,
     vocab: list[str],
-    dense: DenseIndex | None,
+    dense: DenseIndex | FrozenDense | None,
     config: dict[str, Any],
     payload: Payload | None = None,
+    reuse_dense: bool = False,
 ) -> None:
-    """Save a snapshot of database version ``version`` and point the database at it."""
+    """Save a snapshot of database version ``version`` and point the database at it.
+
+    With ``reuse_dense`` and no ``dense``, the previous snapshot's FAISS file is hard-linked
+    into the new one (no copy, no serialization) when it was built for the same embedder; its
+    older version is recorded, and the deletion log is kept from there, so a process that loads
+    it catches up from the database.
+    """
     from workspace_tools.core.store.database import storage_error
 
     try:
@@ -207,6 +277,7 @@ def write_snapshot(
             dense=dense,
             config=config,
             payload=payload,
+            reuse_dense=reuse_dense,
         )
     except OSError as exc:
         raise storage_error(exc, db.directory, "save a snapshot") from exc
@@ -218,9 +289,10 @@ def _write_snapshot(
     version: int,
     base: BaseArrays | None,
     vocab: list[str],
-    dense: DenseIndex | None,
+    dense: DenseIndex | FrozenDense | None,
     config: dict[str, Any],
     payload: Payload | None,
+    reuse_dense: bool,
 ) -> None:
     from filelock import FileLock
 
@@ -228,10 +300,17 @@ def _write_snapshot(
     with FileLock(str(directory / "snapshot.lock"), timeout=120):
         current = read_pointer(db)
         if current is not None and current.version >= version:
-            return  # another process saved one at least as recent
+            if dense is None or current.dense_version >= version:
+                return  # another process saved one at least as recent
+            if current.version > version:
+                return
         for stale in directory.glob(f".tmp-{_PREFIX}*"):  # left by a crash (we hold the lock)
             shutil.rmtree(stale, ignore_errors=True)
         final = directory / f"{_PREFIX}{version:010d}"
+        if current is not None and current.folder.name.startswith(final.name):
+            # The same version again, with its own FAISS file: a new folder, so that readers
+            # of the current one never see its files change under its record.
+            final = directory / f"{final.name}-{time.time_ns():x}"
         staging = directory / f".tmp-{final.name}-{os.getpid()}"
         staging.mkdir(parents=True)
         try:
@@ -243,15 +322,23 @@ def _write_snapshot(
                 text = json.dumps(vocab, ensure_ascii=False, separators=(",", ":"))
                 (staging / "vocab.json").write_text(text, encoding="utf-8")
             if payload is not None:
-                np.save(staging / "payload.npy", np.asarray(payload.blob), allow_pickle=False)
+                np.save(staging / _PAYLOAD, np.asarray(payload.blob), allow_pickle=False)
                 np.save(
-                    staging / "payload_offsets.npy",
+                    staging / _PAYLOAD_OFFSETS,
                     np.asarray(payload.offsets, dtype=np.int64),
                     allow_pickle=False,
                 )
+            dense_version = version
+            kept: dict[str, list[Any]] = {}
             if dense is not None and len(dense):
                 dense.save(staging / _DENSE)
-            files = {p.name: [p.stat().st_size, _digest(p)] for p in sorted(staging.iterdir())}
+            elif reuse_dense and current is not None and _same_dense(current, config):
+                kept = _link_dense(current, staging)
+                dense_version = current.dense_version
+            files = {
+                p.name: kept.get(p.name) or [p.stat().st_size, _digest(p)]
+                for p in sorted(staging.iterdir())
+            }
             _fsync_folder(staging)
             if final.exists():
                 shutil.rmtree(final)
@@ -260,13 +347,46 @@ def _write_snapshot(
         finally:
             if staging.exists():
                 shutil.rmtree(staging, ignore_errors=True)
-        record = {"folder": final.name, "version": version, "files": files, "config": config}
+        if not kept:
+            config = {**config, "embedder": config.get("embedder") if _DENSE in files else None}
+        record = {
+            "folder": final.name,
+            "version": version,
+            "dense_version": dense_version,
+            "files": files,
+            "config": config,
+        }
         with db.write("save a snapshot") as writer:
             writer.set_meta("snapshot", json.dumps(record))
-            writer.prune_log(version)
+            writer.prune_log(min(version, dense_version))
         for old in directory.glob(f"{_PREFIX}*"):
             if old.name != final.name:
                 shutil.rmtree(old, ignore_errors=True)
+
+
+def _same_dense(current: SnapshotInfo, config: dict[str, Any]) -> bool:
+    """The current snapshot holds a FAISS file built for the embedder of ``config``."""
+    embedder = config.get("embedder")
+    return current.has_dense and embedder is not None and current.config.get("embedder") == embedder
+
+
+def _link_dense(current: SnapshotInfo, staging: Path) -> dict[str, list[Any]]:
+    """Hard-link (or copy, where links fail) the FAISS files of ``current`` into ``staging``.
+
+    Returns:
+        Their ``[size, CRC-32]`` records, as verified when they were written.
+    """
+    kept: dict[str, list[Any]] = {}
+    for name in (_DENSE, "dense.dead.npy"):
+        if name not in current.files:
+            continue
+        source, target = current.folder / name, staging / name
+        try:
+            os.link(source, target)
+        except OSError:
+            shutil.copyfile(source, target)
+        kept[name] = current.files[name]
+    return kept
 
 
 def _report(path: Path, exc: Exception) -> None:

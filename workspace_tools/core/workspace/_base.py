@@ -53,6 +53,8 @@ class WorkspaceBase:
     _chunk_cache: dict[int, Chunk]
     _kind_cache: dict[int, Any]
     _saved_settings: dict[str, Any] | None
+    _merge_thread: threading.Thread | None
+    _prune_due: bool
 
     @property
     def modes(self) -> tuple[str, ...]:

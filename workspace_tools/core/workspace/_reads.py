@@ -17,7 +17,7 @@ from workspace_tools.core.index.ranking import filter_mask, fuse, resolve_mode
 from workspace_tools.core.text.scan import normalise_id, read_inside, resolve_inside
 from workspace_tools.core.types import Chunk, SearchResult
 from workspace_tools.core.workspace._base import WorkspaceBase, chunk_of
-from workspace_tools.core.workspace._results import build_result
+from workspace_tools.core.workspace._results import ChunkFields, build_result, metadata_of
 
 __all__ = ["MAX_QUERY_CHARS", "ReadPath"]
 
@@ -117,15 +117,22 @@ class ReadPath(WorkspaceBase):
             results = [r for r in results if r.score >= min_score]
         return results
 
-    def _chunks(self, keys: list[int]) -> dict[int, Chunk]:
-        """Chunks by key: from memory when seen before (a key's chunk never changes), else read."""
+    def _chunks(self, keys: list[int]) -> dict[int, Chunk | ChunkFields]:
+        """Chunks by key: decoded from the snapshot's payload (cheap), else from the database.
+
+        Rows read from the database are kept in memory (a key's chunk never changes).
+        """
+        found: dict[int, Chunk | ChunkFields] = dict(self._state.cached_chunks(keys))
+        if len(found) == len(keys):
+            return found
         cache = self._chunk_cache
-        found = {k: cache[k] for k in keys if k in cache}
-        missing = [k for k in keys if k not in found]
-        if missing:
-            for key, chunk in self._state.cached_chunks(missing).items():
-                found[key] = cache[key] = chunk
-            missing = [k for k in keys if k not in found]
+        missing = []
+        for key in keys:
+            if key not in found:
+                if key in cache:
+                    found[key] = cache[key]
+                else:
+                    missing.append(key)
         if missing:
             for key, record in self._db.chunks(missing).items():
                 found[key] = cache[key] = chunk_of(record)
@@ -166,7 +173,7 @@ class ReadPath(WorkspaceBase):
                 if len(kinds) > _KIND_CACHE:
                     kinds.clear()
                 for key, chunk in self._chunks(missing).items():
-                    kinds[key] = chunk.metadata.get(KIND_KEY)
+                    kinds[key] = metadata_of(chunk).get(KIND_KEY)
             bm25_hits = reweigh(bm25_hits, kinds.get)
             vector_hits = reweigh(vector_hits, kinds.get)
         return fuse(

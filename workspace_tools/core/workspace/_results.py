@@ -2,12 +2,36 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from workspace_tools.core.store.snapshot import ChunkFields
 from workspace_tools.core.text.chunking import heading_path_at, is_markdown_heading
 from workspace_tools.core.text.snippets import best_snippet
 from workspace_tools.core.text.tokenizer import Tokenizer
 from workspace_tools.core.types import Chunk, LineRange, SearchResult
 
-__all__ = ["build_result", "snippet_lines"]
+__all__ = ["ChunkFields", "build_result", "chunk_of_fields", "metadata_of", "snippet_lines"]
+
+
+def chunk_of_fields(fields: ChunkFields) -> Chunk:
+    """The :class:`Chunk` of decoded payload fields."""
+    cid, source, start, end, headings, levels, metadata, text = fields
+    return Chunk(
+        id=cid,
+        source_id=source,
+        text=text,
+        start_line=start,
+        end_line=end,
+        headings=headings,
+        heading_levels=levels,
+        metadata=metadata,
+    )
+
+
+def metadata_of(chunk: Chunk | ChunkFields) -> Mapping[str, Any]:
+    """The metadata of a :class:`Chunk` or of decoded payload fields."""
+    return chunk.metadata if isinstance(chunk, Chunk) else chunk[6]
 
 
 def snippet_lines(chunk: Chunk, first: int, last: int) -> LineRange:
@@ -18,15 +42,40 @@ def snippet_lines(chunk: Chunk, first: int, last: int) -> LineRange:
 
 
 def build_result(
-    chunk: Chunk,
+    chunk: Chunk | ChunkFields,
     score: float,
     details: dict[str, float],
     terms: list[str],
     tokenizer: Tokenizer,
 ) -> SearchResult:
-    """A result for ``chunk``; its snippet (best window for ``terms``) is computed on access."""
+    """A result for ``chunk``; its snippet (best window for ``terms``) is computed on access.
+
+    ``chunk`` is a :class:`Chunk` or a snapshot payload's decoded fields (then the
+    :class:`Chunk` is only made if the snippet, line range or headings are read).
+    """
+    make_chunk: Callable[[], Chunk]
+    if isinstance(chunk, Chunk):
+        made = chunk
+        cid, source, start, end, metadata, text = (
+            made.id,
+            made.source_id,
+            made.start_line,
+            made.end_line,
+            made.metadata,
+            made.text,
+        )
+
+        def make_chunk() -> Chunk:
+            return made
+    else:
+        fields = chunk
+        cid, source, start, end, _headings, _levels, metadata, text = fields
+
+        def make_chunk() -> Chunk:
+            return chunk_of_fields(fields)
 
     def resolve() -> tuple[str, LineRange | None, tuple[str, ...]]:
+        chunk = make_chunk()
         snippet = best_snippet(chunk.text, terms, tokenizer)
         headings = chunk.headings
         if chunk.metadata.get("format") == "markdown" or chunk.headings:
@@ -41,17 +90,16 @@ def build_result(
             )
         return snippet.text, snippet_lines(chunk, snippet.first_line, snippet.last_line), headings
 
-    metadata = {
-        **chunk.metadata,
-        "source_id": chunk.source_id,
-        "chunk_start_line": chunk.start_line,
-        "chunk_end_line": chunk.end_line,
-    }
     return SearchResult(
-        id=chunk.id,
-        content=chunk.text,
+        id=cid,
+        content=text,
         score=score,
-        metadata=metadata,
+        metadata={
+            **metadata,
+            "source_id": source,
+            "chunk_start_line": start,
+            "chunk_end_line": end,
+        },
         score_details=details,
         resolver=resolve,
     )

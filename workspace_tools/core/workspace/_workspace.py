@@ -231,6 +231,8 @@ class Workspace(ReadPath, WritePath):
         self._chunk_cache: dict[int, Chunk] = {}
         self._kind_cache: dict[int, Any] = {}
         self._saved_settings: dict[str, Any] | None = None
+        self._merge_thread: threading.Thread | None = None
+        self._prune_due = False
         if rebuild and not read_only:
             # The old index stays until the first commit replaces it in the same transaction,
             # so an interrupted rebuild leaves the previous index, not an empty one.
@@ -459,6 +461,7 @@ class Workspace(ReadPath, WritePath):
         the file system, so the text and terms of deleted documents leave the disk.
         """
         self._check_writable()
+        self._wait_for_merge()
         with self._write_lock, self._lock:
             self._refresh()
             if self._clear_on_commit:

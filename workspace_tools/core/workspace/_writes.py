@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import logging
+import threading
 from collections.abc import Sequence
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
+from workspace_tools.core.backends.base import MergesInBackground
 from workspace_tools.core.convert import DOCUMENT_FORMAT_NAMES
 from workspace_tools.core.errors import IndexCorruptError
 from workspace_tools.core.store.corpus import SourceRecord
@@ -26,6 +29,8 @@ from workspace_tools.core.workspace._compat import check_settings
 from workspace_tools.core.workspace._ingest import embed_texts, gc_paused, indexed_text
 
 __all__ = ["WritePath"]
+
+logger = logging.getLogger(__name__)
 
 _SNAPSHOT_MINIMUM: Final = 1_000
 """An index without a snapshot gets one once it holds this many chunks."""
@@ -133,24 +138,63 @@ class WritePath(WorkspaceBase):
         self._state.refresh(force=True)
         if vectors:
             self._state.add_vectors(vectors)
+        self._prune_due = True  # replaced or removed texts may leave unused cached vectors
         if self._state.wants_merge(snapshot_minimum=_SNAPSHOT_MINIMUM):
-            self._merge(prune=bool(removed))
+            if isinstance(self._state, MergesInBackground):
+                self._merge_soon()
+            else:
+                self._merge(prune=bool(removed))
         if documents_left:  # a converted document left or changed: its conversion goes too
             self._prune_conversions()
 
-    def _merge(self, *, prune: bool) -> None:
-        """New BM25 base and snapshot (and, after deletions, drop unused cached vectors)."""
+    def _merge_soon(self) -> None:
+        """Merge in a background thread (unless one runs): the write does not wait for it.
+
+        The thread is not a daemon, so a process that exits right after a write still leaves
+        the merged snapshot behind (the interpreter waits for it). ``save()`` waits for it too.
+        """
+        thread = self._merge_thread
+        if thread is not None and thread.is_alive():
+            return
+        thread = threading.Thread(target=self._merge_in_background, name="workspace-tools-merge")
+        self._merge_thread = thread
+        thread.start()
+
+    def _merge_in_background(self) -> None:
         state = self._state
-        if not state.has_unsaved():
+        assert isinstance(state, MergesInBackground)
+        try:
+            with self._lock:
+                if self._state.empty or not self._state.wants_merge(
+                    snapshot_minimum=_SNAPSHOT_MINIMUM
+                ):
+                    return
+                config = self._snapshot_config()
+            state.merge_in_background(save=not self.read_only, config=config, lock=self._lock)
+        except Exception:  # a failed merge loses nothing: the next write or save() retries
+            logger.warning(
+                "Background merge of the index in %s failed", self.index_dir, exc_info=True
+            )
+
+    def _wait_for_merge(self) -> None:
+        """Let a background merge finish (called without holding the locks it needs)."""
+        thread = self._merge_thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+
+    def _merge(self, *, prune: bool) -> None:
+        """Merge and save now; with ``prune``, drop cached vectors no text uses any more."""
+        state = self._state
+        unsaved = state.has_unsaved()
+        if prune and not self.read_only and (self._prune_due or unsaved):
+            with self._db.write("forget unused vectors") as writer:
+                writer.prune_vectors()
+            self._prune_due = False
+        if not unsaved:
             return
         if self.embedder is not None:
             self._ensure_vectors()
-        if prune and not self.read_only:
-            with self._db.write("forget unused vectors") as writer:
-                writer.prune_vectors()
         state.merge(save=not self.read_only, config=self._snapshot_config())
-        if prune and not self.read_only:
-            self._db.compact()
 
     def _snapshot_config(self) -> dict[str, Any]:
         embedder = None

@@ -1,0 +1,221 @@
+"""Merging the BM25 segments into a new base, without holding up writes.
+
+A merge folds the recent segment and the deletions into a new base (vocabulary compacted) and
+saves a snapshot of it. Building a base costs seconds at 50k chunks, so a write that crosses the
+merge threshold no longer pays for it: like Lucene's merge scheduler, a background thread does the
+work in three steps, and only the first and the last hold the workspace lock:
+
+1. :func:`freeze` (lock held, milliseconds): a copy of the segments' bookkeeping as it is now
+   (the arrays themselves are never changed in place, so they are shared), the vocabulary, the
+   database version and, when the snapshot will include vectors, the FAISS index serialized in
+   memory.
+2. :func:`build` (no lock): the new base from the frozen rows, the result payload, and the
+   snapshot files and their record in the database.
+3. :func:`adopt` (lock held): the new base replaces the old one; what changed since the freeze
+   (rows added or removed by this process or applied from another one) is replayed on top, so
+   nothing is lost, and rankings equal a fresh build as before. If the state was reloaded in
+   between, the merge is dropped (the snapshot it wrote is still valid for its version).
+
+``save()`` runs the same three steps in a row under the lock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from workspace_tools.core.index import segments
+from workspace_tools.core.index.segments import BaseArrays, SparseSegments, build_base
+from workspace_tools.core.store.snapshot import Payload, read_pointer, write_snapshot
+
+if TYPE_CHECKING:
+    from workspace_tools.core.index.dense import DenseIndex, FrozenDense
+    from workspace_tools.core.store.database import IndexDatabase
+
+__all__ = ["MergeJob", "adopt", "build", "freeze"]
+
+_READ_BATCH = 2000
+"""Chunk rows read from the database per query while building a payload."""
+DENSE_LAG = 3.0
+"""A background merge writes the FAISS index again once the saved one lags behind by more rows
+(chunks written or deleted) than this many merge thresholds; below, the saved file is reused and
+a process that loads it catches the rest up from the database."""
+
+
+@dataclass(slots=True)
+class MergeJob:
+    """One merge: what was frozen, then what was built."""
+
+    rows: SparseSegments
+    """A frozen copy of the segments (see :meth:`SparseSegments.frozen`)."""
+    vocab: dict[str, int]
+    """The tokenizer's vocabulary at the freeze (numbers the frozen rows' terms)."""
+    version: int
+    generation: int
+    payload: Payload | None
+    """The payload of the frozen base rows (rows are copied from it instead of re-read)."""
+    dense: DenseIndex | FrozenDense | None
+    reuse_dense: bool
+    """Link the previous snapshot's FAISS file instead of writing :attr:`dense`."""
+    save: bool
+    config: dict[str, Any]
+    keys: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    words: list[str] = field(default_factory=list)
+    base: BaseArrays | None = None
+    nonoccurrence: Any = None
+    fresh: SparseSegments | None = None
+    """The new segments (built on :attr:`base`), which :func:`adopt` brings up to date."""
+    new_payload: Payload | None = None
+    saved: bool = False
+
+
+def freeze(state: Any, *, save: bool, config: dict[str, Any], background: bool) -> MergeJob:
+    """Step 1 (workspace lock held): what the merge will fold.
+
+    With ``background``, the FAISS index is not written again while the previous snapshot's
+    file can be reused (hard-linked: see :func:`write_snapshot`) and lags behind by at most three
+    merge thresholds (:data:`DENSE_LAG`); else it is serialized in memory here, the one costly
+    part of a freeze (~0.3 s for 50k HNSW vectors on a busy machine). In the foreground
+    (``save()``) the index itself is written.
+    """
+    save = save and state.version >= 0
+    dense: DenseIndex | FrozenDense | None = None
+    reuse = False
+    if save and state.dense_current():
+        assert state.dense is not None
+        if not background:
+            dense = state.dense
+        else:
+            info = read_pointer(state.db)
+            threshold = max(segments.MERGE_MINIMUM, segments.MERGE_FRACTION * len(state))
+            reuse = (
+                info is not None
+                and info.has_dense
+                and info.config.get("embedder") == config.get("embedder")
+                and _rows_changed_since(state.db, info.dense_version) <= DENSE_LAG * threshold
+            )
+            dense = None if reuse else state.dense.frozen()
+    return MergeJob(
+        rows=state.sparse.frozen(),
+        vocab=dict(state.tokenizer.vocab),
+        version=state.version,
+        generation=state.generation,
+        payload=state.payload,
+        dense=dense,
+        reuse_dense=reuse,
+        save=save,
+        config=config,
+    )
+
+
+def build(job: MergeJob, db: IndexDatabase) -> None:
+    """Step 2 (no lock): the new base, its payload and, with ``save``, the snapshot."""
+    frozen = job.rows
+    keys, rows = frozen.live_row_numbers()
+    terms = [frozen.terms_of_row(int(r)) for r in rows]
+    words = [""] * len(job.vocab)
+    for word, number in job.vocab.items():
+        words[number] = word
+    used = (np.unique(np.concatenate(terms)) if terms else np.zeros(0, dtype=np.int64)).astype(
+        np.int64
+    )
+    remap = np.full(max(len(words), 1), -1, dtype=np.int32)
+    remap[used] = np.arange(len(used), dtype=np.int32)
+    job.words = [words[i] for i in used.tolist()]
+    job.keys = keys
+    job.base, job.nonoccurrence = build_base(
+        frozen.model, keys.tolist(), [remap[t] for t in terms], len(job.words)
+    )
+    job.fresh = SparseSegments(frozen.config)
+    job.fresh.load_built(job.base, job.nonoccurrence)  # here, not in adopt(): that holds the lock
+    if not job.save:
+        return
+    job.new_payload = _payload_for(job, rows, db)
+    write_snapshot(
+        db,
+        version=job.version,
+        base=job.base,
+        vocab=job.words,
+        dense=job.dense,
+        config=job.config,
+        payload=job.new_payload,
+        reuse_dense=job.reuse_dense,
+    )
+    job.saved = True
+
+
+def adopt(state: Any, job: MergeJob) -> bool:
+    """Step 3 (workspace lock held): swap the new base in and replay later changes on it.
+
+    Returns:
+        ``False`` when the state was reloaded since the freeze (the merge is dropped).
+    """
+    if job.fresh is None or state.generation != job.generation:
+        return False
+    current, fresh = state.sparse, job.fresh
+    assert fresh is not None
+    vocab = {word: number for number, word in enumerate(job.words)}
+    live = current.live_keys()
+    removed = np.setdiff1d(job.keys, live, assume_unique=True)
+    added = np.setdiff1d(live, job.keys, assume_unique=True)
+    for key in removed.tolist():
+        fresh.remove(key)
+    if len(added):
+        words = [""] * len(state.tokenizer.vocab)
+        for word, number in state.tokenizer.vocab.items():
+            words[number] = word
+        setdefault = vocab.setdefault
+        replayed = []
+        for key in added.tolist():
+            row = current.row_of(key)
+            assert row is not None
+            old = current.terms_of_row(row).tolist()
+            replayed.append(np.asarray([setdefault(words[t], len(vocab)) for t in old], np.int32))
+        fresh.add_many(added.tolist(), replayed)
+    state.tokenizer.set_vocabulary(list(vocab))
+    state.sparse = fresh
+    state.payload = job.new_payload
+    if job.saved:
+        state.snapshot_version = job.version
+        state.snapshot_dense_current = not job.reuse_dense
+    state.generation += 1
+    return True
+
+
+def _rows_changed_since(db: IndexDatabase, version: int) -> int:
+    """Chunk rows written and deletions logged after ``version`` (what a catch-up applies)."""
+    return db.count("chunks", since=version) + db.count("removed", since=version)
+
+
+def _payload_for(job: MergeJob, rows: npt.NDArray[np.int64], db: IndexDatabase) -> Payload:
+    """Result payload of the merged rows: copied from the old payload, else read."""
+    keys = job.keys.tolist()
+    parts: dict[int, tuple[bytes, bytes]] = {}
+    payload, base_rows = job.payload, len(job.rows.base.keys)
+    if payload is not None:
+        blob, offsets = payload.blob, payload.offsets
+        for key, row in zip(keys, rows.tolist(), strict=True):
+            if row < base_rows:
+                start, middle, stop = offsets[2 * row : 2 * row + 3].tolist()
+                if middle > start:
+                    parts[key] = (blob[start:middle].tobytes(), blob[middle:stop].tobytes())
+    missing = [k for k in keys if k not in parts]
+    for start in range(0, len(missing), _READ_BATCH):
+        for key, r in db.chunks(missing[start : start + _READ_BATCH]).items():
+            parts[key] = Payload.encode(
+                chunk_id=r.id,
+                source=r.source,
+                start=r.start_line,
+                end=r.end_line,
+                headings=r.headings,
+                levels=r.levels,
+                metadata=r.metadata,
+                text=r.text,
+            )
+    pieces = [piece for k in keys for piece in parts.get(k, (b"", b""))]
+    offsets = np.zeros(len(pieces) + 1, dtype=np.int64)
+    np.cumsum([len(p) for p in pieces], out=offsets[1:])
+    return Payload(blob=np.frombuffer(b"".join(pieces), dtype=np.uint8), offsets=offsets)

@@ -1,0 +1,218 @@
+"""Rows of the index database: schema, row types, checksums and parsing, storage errors."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from workspace_tools.core.errors import IndexCorruptError, StorageError
+
+__all__ = [
+    "CHUNK_COLUMNS",
+    "DB_NAME",
+    "FORMAT_VERSION",
+    "SCHEMA",
+    "SOURCE_COLUMNS",
+    "TERM_SEPARATOR",
+    "Changes",
+    "ChunkRecord",
+    "SourceRow",
+    "dumps",
+    "parse_chunk",
+    "parse_source",
+    "row_checksum",
+    "storage_error",
+    "translate_error",
+]
+
+FORMAT_VERSION: Final = 2
+"""Version of the on-disk format (1 was generation folders of JSON and arrays)."""
+DB_NAME: Final = "index.sqlite3"
+TERM_SEPARATOR: Final = " "
+"""Terms of a chunk are stored space-separated (the tokenizer never yields whitespace)."""
+
+SCHEMA: Final = """
+BEGIN IMMEDIATE;
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sources(
+    id TEXT PRIMARY KEY, kind TEXT NOT NULL, hash TEXT NOT NULL, chunk_ids TEXT NOT NULL,
+    metadata TEXT NOT NULL, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL,
+    format TEXT NOT NULL, version INTEGER NOT NULL, checksum TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS sources_version ON sources(version);
+CREATE TABLE IF NOT EXISTS chunks(
+    key INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL, source TEXT NOT NULL,
+    start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, headings TEXT NOT NULL,
+    levels TEXT NOT NULL, hash TEXT NOT NULL, metadata TEXT NOT NULL, text TEXT NOT NULL,
+    terms TEXT NOT NULL, version INTEGER NOT NULL, checksum TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS chunks_version ON chunks(version);
+CREATE INDEX IF NOT EXISTS chunks_source ON chunks(source);
+CREATE TABLE IF NOT EXISTS removed(
+    version INTEGER NOT NULL, kind TEXT NOT NULL, ident TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS removed_version ON removed(version);
+CREATE TABLE IF NOT EXISTS vectors(
+    hash TEXT PRIMARY KEY, vector BLOB NOT NULL, checksum TEXT NOT NULL);
+INSERT OR IGNORE INTO meta VALUES ('format_version', '2');
+INSERT OR IGNORE INTO meta VALUES ('version', '0');
+INSERT OR IGNORE INTO meta VALUES ('horizon', '0');
+COMMIT;
+"""
+"""Schema and first rows in one transaction: a crash leaves all of it or none (the format
+version is :data:`FORMAT_VERSION`)."""
+
+
+def row_checksum(*fields: Any) -> str:
+    """Checksum of a row's fields (stored with the row, checked when it is read)."""
+    parts = [
+        value if isinstance(value, bytes) else str(value).encode("utf-8", "surrogatepass")
+        for value in fields
+    ]
+    return hashlib.blake2b(b"\x1f".join(parts), digest_size=8).hexdigest()
+
+
+@dataclass(slots=True)
+class SourceRow:
+    """A source as stored."""
+
+    id: str
+    kind: str
+    hash: str
+    chunk_ids: list[str]
+    metadata: dict[str, Any]
+    mtime_ns: int
+    size: int
+    format: str
+
+
+@dataclass(slots=True)
+class ChunkRecord:
+    """A chunk as stored (``key`` is assigned by the database)."""
+
+    key: int
+    id: str
+    source: str
+    start_line: int
+    end_line: int
+    headings: list[str]
+    levels: list[int]
+    hash: str
+    metadata: dict[str, Any]
+    text: str
+    terms: str
+
+
+@dataclass(slots=True)
+class Changes:
+    """What changed after a version: upserted rows and deleted ids, in commit order."""
+
+    version: int
+    sources: list[SourceRow]
+    source_versions: list[int]
+    """Version that wrote each of ``sources``."""
+    removed: list[tuple[int, str, str]]
+    """``(version, kind, ident)`` of every deletion: kind ``s`` (source id) or ``c`` (chunk key)."""
+    chunks: list[tuple[int, str, str, str, int]]
+    """``(key, source, hash, terms, version)`` of every chunk written after the version."""
+
+
+SOURCE_COLUMNS: Final = "id, kind, hash, chunk_ids, metadata, mtime_ns, size, format, checksum"
+CHUNK_COLUMNS: Final = (
+    "key, id, source, start_line, end_line, headings, levels, hash, metadata, text, terms, checksum"
+)
+
+
+def parse_source(path: Path, row: Sequence[Any]) -> SourceRow:
+    """A ``sources`` row (its columns :data:`SOURCE_COLUMNS`), its checksum checked."""
+    *fields, checksum = row
+    if row_checksum(*fields) != checksum:
+        msg = (
+            f"The index database {path} is damaged (source row {fields[0]!r} fails its "
+            "checksum). Open the workspace with rebuild=True (CLI: --rebuild) to rebuild it."
+        )
+        raise IndexCorruptError(msg)
+    sid, kind, digest, chunk_ids, metadata, mtime_ns, size, fmt = fields
+    return SourceRow(
+        id=sid,
+        kind=kind,
+        hash=digest,
+        chunk_ids=list(json.loads(chunk_ids)),
+        metadata=dict(json.loads(metadata)),
+        mtime_ns=int(mtime_ns),
+        size=int(size),
+        format=fmt,
+    )
+
+
+def parse_chunk(path: Path, row: Sequence[Any]) -> ChunkRecord:
+    """A ``chunks`` row (its columns :data:`CHUNK_COLUMNS`), its checksum checked."""
+    *fields, checksum = row
+    if row_checksum(*fields[1:]) != checksum:
+        msg = (
+            f"The index database {path} is damaged (chunk row {fields[1]!r} fails its "
+            "checksum). Open the workspace with rebuild=True (CLI: --rebuild) to rebuild it."
+        )
+        raise IndexCorruptError(msg)
+    key, cid, source, start, end, headings, levels, digest, metadata, text, terms = fields
+    return ChunkRecord(
+        key=int(key),
+        id=cid,
+        source=source,
+        start_line=int(start),
+        end_line=int(end),
+        headings=list(json.loads(headings)),
+        levels=list(json.loads(levels)),
+        hash=digest,
+        metadata=dict(json.loads(metadata)),
+        text=text,
+        terms=terms,
+    )
+
+
+def dumps(value: Any) -> str:
+    """Compact, sorted JSON of a stored value (checksums depend on the exact text)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def storage_error(exc: OSError, directory: Path, action: str) -> StorageError:
+    """A :class:`StorageError` saying what failed, where, and what to do."""
+    code = exc.errno
+    if code == errno.ENOSPC:
+        advice = "The disk is full: free some space and retry; the index holds the last commit"
+    elif code in (errno.EACCES, errno.EPERM, errno.EROFS):
+        advice = (
+            "The index folder is not writable: fix its permissions, or open the workspace with "
+            "read_only=True to search without changing it"
+        )
+    else:
+        advice = "Check the disk and retry; the index holds the last completed commit"
+    msg = f"Could not {action} in {directory}: {exc.strerror or exc}. {advice}."
+    return StorageError(msg)
+
+
+def translate_error(exc: sqlite3.DatabaseError, action: str, *, path: Path) -> Exception:
+    """The :class:`WorkspaceError` for an SQLite failure while doing ``action`` on ``path``."""
+    directory = path.parent
+    text = str(exc)
+    lowered = text.lower()
+    if "full" in lowered:
+        return storage_error(OSError(errno.ENOSPC, text), directory, action)
+    if "readonly" in lowered or "read-only" in lowered or "unable to open" in lowered:
+        return storage_error(OSError(errno.EACCES, text), directory, action)
+    if "locked" in lowered or "busy" in lowered:
+        msg = (
+            f"The index in {directory} stayed locked by another process for 60 s while "
+            f"trying to {action} ({text}). Retry when the other writer has finished."
+        )
+        return StorageError(msg)
+    if isinstance(exc, sqlite3.OperationalError) and "disk i/o" in lowered:
+        return storage_error(OSError(errno.EIO, text), directory, action)
+    msg = (
+        f"The index database {path} is damaged ({text}). Open the workspace with "
+        "rebuild=True (CLI: --rebuild) to rebuild it."
+    )
+    return IndexCorruptError(msg)

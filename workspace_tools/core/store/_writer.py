@@ -1,0 +1,141 @@
+"""The statements of one write transaction of the index database."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from workspace_tools.core.store._rows import ChunkRecord, SourceRow, dumps, row_checksum
+
+__all__ = ["Writer"]
+
+
+class Writer:
+    """Statements of one write transaction; every row written gets the new version."""
+
+    def __init__(self, conn: sqlite3.Connection, version: int) -> None:
+        self._conn = conn
+        self.version = version
+        self.changed = False
+
+    def meta(self, key: str) -> str | None:
+        """Read a meta value inside the transaction."""
+        row = self._conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set a meta value (does not count as a change of the contents)."""
+        self._conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def source(self, source_id: str) -> tuple[str, str] | None:
+        """``(kind, hash)`` of a stored source, read inside the transaction."""
+        row = self._conn.execute(
+            "SELECT kind, hash FROM sources WHERE id=?", (source_id,)
+        ).fetchone()
+        return None if row is None else (str(row[0]), str(row[1]))
+
+    def source_ids(self) -> list[str]:
+        """Every stored source id, read inside the transaction."""
+        return [str(r[0]) for r in self._conn.execute("SELECT id FROM sources")]
+
+    def remove_source(self, source_id: str) -> bool:
+        """Delete a source and its chunks (logged for other processes); ``False`` if absent."""
+        conn = self._conn
+        gone = conn.execute("DELETE FROM sources WHERE id=?", (source_id,)).rowcount
+        keys = [r[0] for r in conn.execute("SELECT key FROM chunks WHERE source=?", (source_id,))]
+        if keys:
+            conn.execute("DELETE FROM chunks WHERE source=?", (source_id,))
+            conn.executemany(
+                "INSERT INTO removed VALUES (?, 'c', ?)", [(self.version, str(k)) for k in keys]
+            )
+        if gone:
+            conn.execute("INSERT INTO removed VALUES (?, 's', ?)", (self.version, source_id))
+        self.changed = self.changed or bool(gone or keys)
+        return bool(gone)
+
+    def put_source(self, row: SourceRow, chunks: Sequence[ChunkRecord]) -> list[int]:
+        """Replace a source and its chunks; returns the new chunk keys."""
+        self.remove_source(row.id)
+        self._put_source_row(row)
+        keys = []
+        conn = self._conn
+        for c in chunks:
+            fields = (
+                c.id,
+                c.source,
+                c.start_line,
+                c.end_line,
+                dumps(c.headings),
+                dumps(c.levels),
+                c.hash,
+                dumps(c.metadata),
+                c.text,
+                c.terms,
+            )
+            cursor = conn.execute(
+                "INSERT INTO chunks(id, source, start_line, end_line, headings, levels, hash, "
+                "metadata, text, terms, version, checksum) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (*fields, self.version, row_checksum(*fields)),
+            )
+            keys.append(int(cursor.lastrowid or 0))
+        self.changed = True
+        return keys
+
+    def touch_source(self, row: SourceRow) -> None:
+        """Rewrite a source row only (its mtime and size moved, its content did not)."""
+        self._put_source_row(row)
+        self.changed = True
+
+    def _put_source_row(self, row: SourceRow) -> None:
+        fields = (
+            row.id,
+            row.kind,
+            row.hash,
+            dumps(row.chunk_ids),
+            dumps(row.metadata),
+            row.mtime_ns,
+            row.size,
+            row.format,
+        )
+        self._conn.execute(
+            "INSERT OR REPLACE INTO sources(id, kind, hash, chunk_ids, metadata, mtime_ns, size, "
+            "format, version, checksum) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (*fields, self.version, row_checksum(*fields)),
+        )
+
+    def put_vectors(self, vectors: dict[str, npt.NDArray[np.float32]]) -> None:
+        """Add vectors to the embedding cache."""
+        rows = []
+        for digest, vector in vectors.items():
+            blob = np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+            rows.append((digest, blob, row_checksum(digest, blob)))
+        self._conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
+
+    def prune_vectors(self) -> None:
+        """Forget cached vectors of texts no longer indexed."""
+        self._conn.execute(
+            "DELETE FROM vectors WHERE hash NOT IN (SELECT DISTINCT hash FROM chunks)"
+        )
+
+    def clear(self, *, keep_vectors: bool) -> None:
+        """Delete every source and chunk (and cached vectors unless ``keep_vectors``).
+
+        Every process reloads afterwards: the deletion log restarts here.
+        """
+        conn = self._conn
+        conn.execute("DELETE FROM sources")
+        conn.execute("DELETE FROM chunks")
+        conn.execute("DELETE FROM removed")
+        if not keep_vectors:
+            conn.execute("DELETE FROM vectors")
+        conn.execute("DELETE FROM meta WHERE key='snapshot'")
+        self.set_meta("horizon", str(self.version))
+        self.changed = True
+
+    def prune_log(self, horizon: int) -> None:
+        """Forget deletions at or before ``horizon`` (every snapshot reflects them)."""
+        self._conn.execute("DELETE FROM removed WHERE version<=?", (horizon,))
+        self.set_meta("horizon", str(horizon))
