@@ -12,7 +12,7 @@ import numpy.typing as npt
 from workspace_tools.core.convert import convert_bytes
 from workspace_tools.core.errors import ConversionError, InvalidInputError
 from workspace_tools.core.index.embedder import embed_query
-from workspace_tools.core.index.prior import KIND_KEY, reweigh
+from workspace_tools.core.index.prior import KIND_KEY, prior_of, reweigh
 from workspace_tools.core.index.ranking import filter_mask, fuse, resolve_mode
 from workspace_tools.core.text.scan import normalise_id, read_inside, resolve_inside
 from workspace_tools.core.types import Chunk, SearchResult
@@ -158,24 +158,25 @@ class ReadPath(WorkspaceBase):
         k = min(top_k, total)
         pool = min(total, max(2 * k, 100))
         prior = self.ranking_prior
-        bm25_hits, vector_hits = state.search(
-            terms=counts if chosen in {"bm25", "hybrid"} else None,
-            vector=query_vector,
-            bm25_k=k if chosen == "bm25" and not prior else pool,
-            vector_k=k if chosen == "vector" and not prior else pool,
-            filter=filter or None,
-        )
-        if prior:
-            # Each side's scores weighed by the kind of file (core/index/prior.py), before fusion.
-            kinds = self._kind_cache
-            missing = list({key for key, _ in bm25_hits + vector_hits if key not in kinds})
-            if missing:
-                if len(kinds) > _KIND_CACHE:
-                    kinds.clear()
-                for key, chunk in self._chunks(missing).items():
-                    kinds[key] = metadata_of(chunk).get(KIND_KEY)
-            bm25_hits = reweigh(bm25_hits, kinds.get)
-            vector_hits = reweigh(vector_hits, kinds.get)
+        single = chosen in {"bm25", "vector"}
+        # A prior never raises a score, so when none of a single mode's top k is weighed down,
+        # those k are the answer as they are; otherwise the wider pool is fetched and weighed.
+        for want in (k, pool) if prior and single else (k if single else pool,):
+            bm25_hits, vector_hits = state.search(
+                terms=counts if chosen in {"bm25", "hybrid"} else None,
+                vector=query_vector,
+                bm25_k=want,
+                vector_k=want,
+                filter=filter or None,
+            )
+            if not prior:
+                break
+            kinds = self._kinds([key for key, _ in bm25_hits + vector_hits])
+            if want == pool or all(prior_of(kinds.get(key)) == 1.0 for key in kinds):
+                # Each side's scores weighed by the kind of file (core/index/prior.py).
+                bm25_hits = reweigh(bm25_hits, kinds.get)
+                vector_hits = reweigh(vector_hits, kinds.get)
+                break
         return fuse(
             chosen,
             bm25_hits,
@@ -184,6 +185,17 @@ class ReadPath(WorkspaceBase):
             fusion=self.fusion,
             vector_weight=vector_weight,
         )
+
+    def _kinds(self, keys: list[int]) -> dict[int, object]:
+        """The content kind of each chunk key (kept in memory: a key's chunk never changes)."""
+        kinds = self._kind_cache
+        missing = list({key for key in keys if key not in kinds})
+        if missing:
+            if len(kinds) > _KIND_CACHE:
+                kinds.clear()
+            for key, chunk in self._chunks(missing).items():
+                kinds[key] = metadata_of(chunk).get(KIND_KEY)
+        return {key: kinds.get(key) for key in keys}
 
     def read_text(self, path: str) -> str:
         """Text of a file inside the root (converted like ``sync`` does), for tools.

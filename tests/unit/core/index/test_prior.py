@@ -231,3 +231,24 @@ def test_ranking_prior_setting_from_the_argument_and_the_project_file(tmp_path: 
         InvalidInputError, match=r"ranking_prior must be true or false, got 'maybe'"
     ):
         Workspace(tmp_path, embedder=None)
+
+
+@pytest.mark.parametrize("junk", ["docs/agents/_meta.tsx", "static/js/bundle.js"])
+def test_a_single_mode_widens_past_top_k_when_a_hit_is_weighed_down(
+    tmp_path: Path, junk: str
+) -> None:
+    root = make_tree(tmp_path / "tree", junk)
+    for number in range(30):  # prose that shares no query term, so the pool is wider than k
+        (root / f"notes/n{number}.md").parent.mkdir(exist_ok=True)
+        (root / f"notes/n{number}.md").write_text(f"River stone lantern {number}.\n")
+    ws = Workspace(root, index_dir=tmp_path / "index", embedder=None, config=False)
+    ws.sync()
+    ws.ranking_prior = False
+    assert [h.source_id for h in ws.search("agent memory", mode="bm25", top_k=1)] == [junk]
+    ws.ranking_prior = True
+    top = [h.source_id for h in ws.search("agent memory", mode="bm25", top_k=1)]
+    assert top == ["docs/agents/agent-memory.md"]
+    # Top k all prose: the answer is the top k as they are, with their scores.
+    on = [(h.source_id, h.score) for h in ws.search("river stone", mode="bm25", top_k=3)]
+    ws.ranking_prior = False
+    assert on == [(h.source_id, h.score) for h in ws.search("river stone", mode="bm25", top_k=3)]
