@@ -14,9 +14,7 @@ uses other queries):
 * ``workspace-tools search --mode hybrid --no-sync``: a new process per query, as a shell user
   or an agent calling the CLI pays it (import, model and index load, search).
 
-The in-process rows embed queries on one torch thread, as the server does
-(``workspace_tools.mcp.server.QUERY_THREADS``), so that the MCP rows minus the tool row is the
-protocol's own cost.
+The MCP rows minus the in-process tool row is the protocol's own cost.
 
 Usage: ``python tests/benchmarks/mcp_latency.py [--queries 100] [--cli-queries 5] [--http]``.
 The machine is shared: compare the rows of one run, and repeat; the load average is printed.
@@ -46,7 +44,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _scifact import SCIFACT, load_scifact
 
 from workspace_tools.core.workspace import Workspace
-from workspace_tools.mcp.server import QUERY_THREADS
 from workspace_tools.tools.workspace import WorkspaceSearchTool
 
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
@@ -197,7 +194,6 @@ def main() -> None:
 
     ws = Workspace(root, read_only=True)
     ws.embedder.load()  # type: ignore[union-attr]
-    ws.embedder.query_threads = QUERY_THREADS  # type: ignore[union-attr]
     tool = WorkspaceSearchTool(workspace=ws)
     local = in_process(lambda q: ws.search(q, top_k=10, mode="hybrid"), texts, warm_up)
     call = {"type": "tool_call", "name": tool.name, "id": "1"}

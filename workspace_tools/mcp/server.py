@@ -1,10 +1,10 @@
 """The server factory: the chosen tool groups, built once, behind one MCP server.
 
 ``build_tools(options)`` opens the workspace (loading its index and the embedding model now,
-queries embedded on one torch thread, new files indexed unless read-only), builds the docs
-indexes and reads the skills, all once, at start-up. ``create_server(served)`` puts those
-tools, the skills catalogue (a prompt and resources) and logging behind an MCP ``Server``;
-every call runs the LangChain tool in a thread.
+and indexing new files unless read-only), builds the docs indexes and reads the skills, all
+once, at start-up. ``create_server(served)`` puts those tools, the skills catalogue (a prompt
+and resources) and logging behind an MCP ``Server``; every call runs the LangChain tool in a
+thread.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from workspace_tools.mcp.config import ServerOptions
 __all__ = [
     "CATALOGUE_PROMPT",
     "CATALOGUE_URI",
-    "QUERY_THREADS",
     "ServedTools",
     "build_tools",
     "create_server",
@@ -38,12 +37,6 @@ CATALOGUE_PROMPT: Final = "skills_catalogue"
 """Name of the prompt that gives the skills catalogue and how to load skills."""
 CATALOGUE_URI: Final = "skills://catalogue"
 """URI of the skills catalogue resource; each skill's instructions are at ``skills://NAME``."""
-QUERY_THREADS: Final = 1
-"""Torch threads per query embedding in a server (unless the embedder sets its own).
-
-A server owns its process and answers many small queries, often concurrently: one thread per
-query avoids OpenMP hand-offs between threads that would wait for each other (measured in
-docs/benchmarks.md, "MCP server latency")."""
 _LEVELS: Final[dict[str, int]] = {
     "debug": logging.DEBUG,
     "info": logging.INFO,
@@ -138,8 +131,6 @@ def _open_workspace(
     ws = Workspace.from_project(options.workspace, **overrides)
     if ws.embedder is not None and hasattr(ws.embedder, "load"):
         ws.embedder.load()  # once, now, not in the first search
-    if getattr(ws.embedder, "query_threads", QUERY_THREADS) is None:
-        ws.embedder.query_threads = QUERY_THREADS  # type: ignore[union-attr]
     if not ws.read_only and options.sync:
         report = ws.sync(show_progress=show_progress)
         notes.append(f"workspace: indexed {ws.root}: {report.summary()}")

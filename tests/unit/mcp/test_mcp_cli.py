@@ -8,13 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.fakes import FakeEmbedder
 from tests.unit.mcp.conftest import server_env
 from workspace_tools.cli import build_parser
 from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.mcp.config import server_options
 from workspace_tools.mcp.run import parse_address
-from workspace_tools.mcp.server import QUERY_THREADS, build_tools
+from workspace_tools.mcp.server import build_tools
 
 
 def test_no_settings_serve_the_workspace_and_project_skills(project: Path) -> None:
@@ -145,23 +144,3 @@ def test_smoke_command_calls_every_tool_of_the_real_cli_server(project: Path) ->
     assert verdicts["docs_get_page_guides"] == "ok"
     assert verdicts["workspace_search"] == "ok"
     assert verdicts["skill"] == "ok"
-
-
-@pytest.mark.parametrize(("given", "served"), [(None, QUERY_THREADS), (2, 2)])
-def test_a_server_embeds_queries_on_one_thread_unless_set(
-    project: Path, given: int | None, served: int
-) -> None:
-    embedder = FakeEmbedder()
-    embedder.query_threads = given  # type: ignore[attr-defined]
-    options = server_options(project).with_flags(workspace=".", read_only=True)
-    ws = build_tools(options, embedder=embedder).workspace
-    assert ws.embedder is embedder
-    assert embedder.query_threads == served  # type: ignore[attr-defined]
-    assert QUERY_THREADS == 1
-
-
-def test_an_embedder_without_threads_is_left_alone(project: Path) -> None:
-    embedder = FakeEmbedder()
-    options = server_options(project).with_flags(workspace=".", read_only=True)
-    assert build_tools(options, embedder=embedder).workspace.embedder is embedder
-    assert not hasattr(embedder, "query_threads")
