@@ -43,6 +43,11 @@ def _workspace(args: argparse.Namespace, *, read_only: bool = False) -> Any:
         overrides["embedder"] = None if args.embedder == "none" else args.embedder
     if read_only:
         overrides["read_only"] = True
+    backend_uri = getattr(args, "backend_uri", None)
+    if backend_uri is not None:
+        overrides["backend"] = {"type": args.backend or "milvus", "uri": backend_uri}
+    elif getattr(args, "backend", None) is not None:
+        overrides["backend"] = args.backend
     return Workspace(args.root, **overrides)
 
 
@@ -189,6 +194,20 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="'default' (packaged all-MiniLM-L6-v2), 'none', or a sentence-transformers model "
         "name or path (default: the config file's, else 'default')",
+    )
+    parser.add_argument(
+        "--backend",
+        default=None,
+        choices=["embedded", "milvus"],
+        help="search backend (default: the config file's, else 'embedded'); 'milvus' needs "
+        'pip install "workspace-tools[milvus]"',
+    )
+    parser.add_argument(
+        "--backend-uri",
+        default=None,
+        metavar="URI",
+        help="Milvus server URI or Milvus Lite file (implies --backend milvus; token: "
+        "$WORKSPACE_TOOLS_MILVUS_TOKEN)",
     )
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="no progress bars, shorter output"

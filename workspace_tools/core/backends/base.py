@@ -77,6 +77,7 @@ class SearchBackend(Protocol):
     def search(
         self,
         *,
+        query: str,
         terms: Mapping[str, int] | None,
         vector: npt.NDArray[np.float32] | None,
         bm25_k: int,
@@ -86,6 +87,7 @@ class SearchBackend(Protocol):
         """BM25 and vector hits among the chunks matching ``filter``.
 
         Args:
+            query: The query text (for an engine that analyses it itself).
             terms: Query terms of the workspace tokenizer and their counts in the query
                 (``None`` or empty: no BM25 side).
             vector: The unit query vector (``None``: no vector side).

@@ -294,6 +294,7 @@ class EmbeddedBackend:
     def search(
         self,
         *,
+        query: str,
         terms: Mapping[str, int] | None,
         vector: npt.NDArray[np.float32] | None,
         bm25_k: int,
@@ -301,6 +302,7 @@ class EmbeddedBackend:
         filter: Mapping[str, Any] | None,  # noqa: A002 - as in Workspace.search
     ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
         """BM25 and vector hits (see :meth:`SearchBackend.search`)."""
+        del query  # the terms are what bm25s scores
         mask = self.filter_mask(filter) if filter else None
         bm25_hits = self.bm25_top(terms, k=bm25_k, mask=mask) if terms else []
         vector_hits = self.vector_top(vector, k=vector_k, mask=mask) if vector is not None else []

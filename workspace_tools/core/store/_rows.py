@@ -60,6 +60,7 @@ CREATE TABLE IF NOT EXISTS vectors(
 INSERT OR IGNORE INTO meta VALUES ('format_version', '2');
 INSERT OR IGNORE INTO meta VALUES ('version', '0');
 INSERT OR IGNORE INTO meta VALUES ('horizon', '0');
+INSERT OR IGNORE INTO meta VALUES ('database_id', lower(hex(randomblob(16))));
 COMMIT;
 """
 """Schema and first rows in one transaction: a crash leaves all of it or none (the format

@@ -98,6 +98,7 @@ class ReadPath(WorkspaceBase):
             with self._lock, consistent:
                 self._refresh()
                 ranked = self._rank(
+                    query,
                     counts,
                     query_vector,
                     chosen,
@@ -142,6 +143,7 @@ class ReadPath(WorkspaceBase):
 
     def _rank(
         self,
+        query: str,
         counts: Mapping[str, int],
         query_vector: npt.NDArray[np.float32] | None,
         chosen: str,
@@ -163,6 +165,7 @@ class ReadPath(WorkspaceBase):
         # those k are the answer as they are; otherwise the wider pool is fetched and weighed.
         for want in (k, pool) if prior and single else (k if single else pool,):
             bm25_hits, vector_hits = state.search(
+                query=query,
                 terms=counts if chosen in {"bm25", "hybrid"} else None,
                 vector=query_vector,
                 bm25_k=want,

@@ -15,14 +15,17 @@ Example::
       scan: {max_depth: 10, max_file_bytes: 20971520, include_hidden: false}
       conversion: {seconds: 10, memory_bytes: 536870912, per_format: {pdf: {seconds: 30}}}
       read_only: false
+      backend: embedded                   # embedded | milvus | {type: milvus, uri: ..., ...}
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from workspace_tools.core.backends.config import backend_config
 from workspace_tools.core.config import ProjectConfig
 from workspace_tools.core.convert.limits import ConversionLimits
 from workspace_tools.core.errors import InvalidInputError
@@ -47,6 +50,7 @@ _KEYS: Final = {
     "scan",
     "conversion",
     "read_only",
+    "backend",
 }
 _SECTIONS: Final[dict[str, Any]] = {
     "bm25": BM25Config,
@@ -70,6 +74,12 @@ def workspace_options(config: ProjectConfig) -> tuple[dict[str, Any], list[str] 
     if "embedder" in raw:
         value = raw["embedder"]
         options["embedder"] = None if value in (None, "none", False) else str(value)
+    if "backend" in raw:
+        backend = backend_config(raw["backend"], where=f"'backend' under {where}")
+        uri = backend.uri
+        if uri is not None and "://" not in uri and not uri.startswith("unix:"):
+            backend = dataclasses.replace(backend, uri=str(Path(config.root, uri)))
+        options["backend"] = backend
     for key in ("fusion", "vector_weight", "ranking_prior", "read_only"):
         if key in raw:
             options[key] = raw[key]

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from workspace_tools.core.backends.embedded import EmbeddedBackend
+from workspace_tools.core.backends.config import BackendConfig, backend_config, open_backend
 from workspace_tools.core.config import ProjectConfig
 from workspace_tools.core.convert import (
     DEFAULT_LIMITS,
@@ -128,11 +128,16 @@ class Workspace(ReadPath, WritePath):
         hnsw_threshold: Vector count above which FAISS switches from exact to HNSW search.
         config: Read ``<root>/workspace-tools.yaml`` for the settings not passed (``False``: use
             only the arguments).
+        backend: The search backend (``core/backends``): ``"embedded"`` (default: bm25s + FAISS
+            in this process), ``"milvus"`` (a Milvus Lite file ``<index_dir>/milvus.db``), or a
+            :class:`BackendConfig` / mapping (``type``, ``uri``, ``token``, ``collection``,
+            ``analyzer``) for a Milvus server; see docs/milvus.md.
 
     Raises:
         InvalidInputError: ``root`` is not a folder, an argument or a setting of the file is
             invalid.
-        MissingDependencyError: a named embedding model needs the ``vector`` extra.
+        MissingDependencyError: a named embedding model needs the ``vector`` extra, or the
+            Milvus backend the ``milvus`` extra.
     """
 
     def __init__(
@@ -156,6 +161,7 @@ class Workspace(ReadPath, WritePath):
         show_progress: bool = False,
         hnsw_threshold: int = HNSW_THRESHOLD,
         config: bool = True,
+        backend: str | BackendConfig | Mapping[str, Any] | None = None,
     ) -> None:
         self.root = Path(root).expanduser().resolve()
         if not self.root.is_dir():
@@ -186,6 +192,7 @@ class Workspace(ReadPath, WritePath):
         if not isinstance(ranking_prior, bool):
             msg = f"ranking_prior must be true or false, got {ranking_prior!r}."
             raise InvalidInputError(msg)
+        self.backend_config = backend_config(file.get("backend") if backend is None else backend)
         self.embedder: Embedder | None = _make_embedder(embedder)
         if not bm25 and self.embedder is None:
             msg = "A workspace needs at least one index: keep bm25=True or pass an embedder."
@@ -221,11 +228,18 @@ class Workspace(ReadPath, WritePath):
         self._converted_live: frozenset[str] | None = None
         self._lock = threading.RLock()
         self._write_lock = threading.RLock()
-        self._state = EmbeddedBackend(
+        embedder_info = None
+        if self.embedder is not None and self.backend_config.type != "embedded":
+            embedder_info = (self.embedder.model_id, self.embedder.dimension)
+        self._state = open_backend(
+            self.backend_config,
             db=self._db,
+            index_dir=self.index_dir,
             tokenizer=self.tokenizer,
-            bm25_config=self.bm25_config,
+            bm25_config=self.bm25_config if bm25 else None,
+            embedder=embedder_info,
             hnsw_threshold=hnsw_threshold,
+            read_only=read_only,
         )
         self._clear_on_commit = False
         self._chunk_cache: dict[int, Chunk] = {}
@@ -309,6 +323,7 @@ class Workspace(ReadPath, WritePath):
                 "modes": list(self.modes),
                 "embedder": self.embedder.model_id if self.embedder else None,
                 "vectors": vectors,
+                "backend": self._state.name,
             }
 
     # -- indexing ------------------------------------------------------------------------------

@@ -1,0 +1,121 @@
+"""Metadata filters (``index/filters.py``) as Milvus boolean expressions.
+
+Chunk metadata lives in the JSON field ``metadata``; ``source_id`` is a scalar field. The
+translation keeps the embedded semantics: ``$ne``/``$nin`` hold for a missing key (Milvus treats
+a comparison with a missing key as unknown, so ``not exists`` is added), comparisons never hold
+for a missing key or across types (Milvus' own rule), ``$in`` also matches a list value sharing a
+member (``json_contains_any``). What Milvus cannot express raises :class:`InvalidInputError`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from workspace_tools.core.errors import InvalidInputError
+from workspace_tools.core.index.filters import compile_filter
+
+__all__ = ["ALWAYS", "NEVER", "milvus_expression"]
+
+ALWAYS: Final = "key >= 0"
+"""An expression every row satisfies (chunk keys are never negative)."""
+NEVER: Final = "key < 0"
+_COMPARISONS: Final = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
+
+
+def milvus_expression(conditions: Mapping[str, Any]) -> str:
+    """The Milvus expression of a filter (validated first by ``compile_filter``).
+
+    Raises:
+        InvalidInputError: a malformed filter, or a value Milvus cannot compare (``None``,
+            a list or mapping as an ``$eq``/``$ne`` operand, a non-finite number).
+    """
+    compile_filter(conditions)
+    return _all([_entry(str(k), v) for k, v in conditions.items()])
+
+
+def _all(parts: list[str]) -> str:
+    if not parts:
+        return ALWAYS
+    return parts[0] if len(parts) == 1 else " and ".join(f"({p})" for p in parts)
+
+
+def _entry(key: str, value: Any) -> str:
+    if key in {"$and", "$or"}:
+        subs = [milvus_expression(item) for item in value]
+        joiner = " and " if key == "$and" else " or "
+        return joiner.join(f"({s})" for s in subs)
+    if isinstance(value, Mapping) and any(str(op).startswith("$") for op in value):
+        return _all([_operator(key, str(op), operand) for op, operand in value.items()])
+    return _operator(key, "$eq", value)
+
+
+def _field(key: str) -> str:
+    if key == "source_id":
+        return "source_id"
+    return f"metadata[{_literal(key, key='')}]"
+
+
+def _exists(key: str) -> str:
+    return ALWAYS if key == "source_id" else f"exists {_field(key)}"
+
+
+def _operator(key: str, op: str, operand: Any) -> str:
+    field = _field(key)
+    if op == "$exists":
+        return _exists(key) if operand else f"not ({_exists(key)})"
+    if op in {"$eq", "$ne"}:
+        same = f"{field} == {_literal(operand, key=key, op=op)}"
+        if op == "$eq":
+            return same
+        return same.replace(" == ", " != ") if key == "source_id" else _or_missing(key, same)
+    if op in {"$in", "$nin"}:
+        values = list(operand)
+        if not values:
+            return NEVER if op == "$in" else ALWAYS
+        literals = [_literal(v, key=key, op=op) for v in values]
+        if key == "source_id":
+            member = f"source_id in [{', '.join(literals)}]"
+        else:
+            equal = [f"{field} == {lit}" for lit in literals]
+            equal.append(f"json_contains_any({field}, [{', '.join(literals)}])")
+            member = " or ".join(equal)
+        return member if op == "$in" else _or_missing(key, member)
+    symbol = _COMPARISONS[op]
+    return f"{field} {symbol} {_literal(operand, key=key, op=op, ordered=True)}"
+
+
+def _or_missing(key: str, holds: str) -> str:
+    """``not holds``, also true where the key is missing (the embedded rule)."""
+    return f"(not {_exists(key)}) or (not ({holds}))"
+
+
+def _literal(value: Any, *, key: str, op: str = "$eq", ordered: bool = False) -> str:
+    if isinstance(value, bool):
+        if ordered:
+            raise _untranslatable(key, op, value, "booleans cannot be ordered")
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise _untranslatable(key, op, value, "the number is not finite")
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if value is None:
+        raise _untranslatable(key, op, value, "Milvus cannot compare with null")
+    if isinstance(value, Sequence | Mapping):
+        raise _untranslatable(key, op, value, "Milvus compares only numbers, strings, booleans")
+    raise _untranslatable(key, op, value, f"{type(value).__name__} is not a JSON scalar")
+
+
+def _untranslatable(key: str, op: str, value: Any, why: str) -> InvalidInputError:
+    where = f"{op} on {key!r}" if key else "a metadata key"
+    msg = (
+        f"The Milvus backend cannot express the filter condition {where} with value {value!r}: "
+        f"{why}. Use a number, string or boolean (or search with the embedded backend)."
+    )
+    return InvalidInputError(msg)

@@ -1,0 +1,440 @@
+"""The Milvus backend: chunks, BM25 and dense vectors in a Milvus collection (``milvus`` extra).
+
+The index database stays the truth (sources, texts, sync state, the embedding cache). The
+collection holds one row per chunk key: ``source_id``, ``metadata`` (JSON, for filters), the text
+BM25 scores (``text``, turned into a sparse vector by a server-side ``FunctionType.BM25``
+function) and the dense vector from our embedder. Its properties record the database it follows
+(``workspace_tools.database``), the settings it was built with (``workspace_tools.settings``) and
+the database version it has applied (``workspace_tools.version``): :meth:`MilvusBackend.refresh`
+applies the change log since that version, so a reopened workspace catches up incrementally; a
+collection built from another database, with other settings, ahead of the database, or behind
+the change log's horizon is dropped and rebuilt from the database, never trusted.
+
+BM25 analysis: with ``analyzer="workspace"`` (the default) the text field holds this workspace's
+own tokenizer terms (stemmed words, identifier parts, CJK bigrams), each written as a 12-hex-digit
+token the server's ``standard`` analyzer keeps whole, so the server scores exactly the terms the
+embedded backend scores; other analyzers run on the chunk text (``english`` and ``jieba`` exist
+on a Milvus server; Milvus Lite has ``standard`` and ``jieba`` only and ignores stemmer filters).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from workspace_tools.core.backends._milvus_filters import ALWAYS, milvus_expression
+from workspace_tools.core.backends._milvus_schema import SCHEMA_VERSION, connect, create_collection
+from workspace_tools.core.backends.base import Hits
+from workspace_tools.core.backends.embedded import record_of
+from workspace_tools.core.errors import StorageError
+from workspace_tools.core.index.sparse import BM25Config
+from workspace_tools.core.store.corpus import SourceRecord
+from workspace_tools.core.store.database import TERM_SEPARATOR, Changes, ChunkRecord, IndexDatabase
+from workspace_tools.core.types import Chunk
+
+__all__ = ["MilvusBackend", "term_token"]
+
+logger = logging.getLogger(__name__)
+
+MAX_TOP_K: Final = 16_384
+"""Most hits Milvus returns for one search."""
+_BATCH: Final = 500
+"""Rows per insert or upsert call."""
+_PREFIX: Final = "workspace_tools."
+
+
+def term_token(term: str) -> str:
+    """The token a tokenizer term is written as (12 hex digits: one token for any analyzer)."""
+    return hashlib.blake2b(term.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
+
+
+class MilvusBackend:
+    """A Milvus collection kept in step with the index database (see the module docstring).
+
+    Args:
+        db: The index database.
+        uri: A Milvus Lite file path or a server URI.
+        token: The server token, if any.
+        collection: Collection name (default: derived from the index folder).
+        index_dir: The index folder (names the default collection).
+        analyzer: ``workspace`` or a Milvus analyzer name.
+        bm25_config: BM25 parameters (``None``: no BM25 side).
+        embedder: ``(model_id, dimension)`` (``None``: no vector side).
+        read_only: The workspace refuses changes (the collection, derived, still follows the
+            database).
+    """
+
+    name = "milvus"
+
+    def __init__(
+        self,
+        *,
+        db: IndexDatabase,
+        uri: str,
+        token: str | None,
+        collection: str | None,
+        index_dir: Any,
+        analyzer: str,
+        bm25_config: BM25Config | None,
+        embedder: tuple[str, int] | None,
+        read_only: bool,
+    ) -> None:
+        self.db = db
+        self.uri = uri
+        self.analyzer = analyzer
+        self.bm25_config = bm25_config
+        self.embedder = embedder
+        self.read_only = read_only
+        digest = hashlib.blake2b(str(index_dir).encode(), digest_size=6).hexdigest()
+        self.collection = collection or f"workspace_tools_{digest}"
+        self._token = token
+        self._client: Any = None
+        self.version = -1
+        """Database version the collection reflects (``-1``: not checked yet)."""
+        self.empty = False
+        self._data_version: int | None = None
+        self._sources: dict[str, SourceRecord] | None = None
+        self._sources_version = -1
+        self._count = 0
+        self._pending: dict[int, str] = {}
+        """Chunks whose vectors the embedding cache lacks (not in the collection yet)."""
+        self._saved = -1
+
+    @property
+    def client(self) -> Any:
+        """The ``MilvusClient`` (connected on first use)."""
+        if self._client is None:
+            with self._guard("connect"):
+                self._client = connect(self.uri, self._token)
+        return self._client
+
+    # -- settings and identity -----------------------------------------------------------------
+
+    def _settings(self) -> str:
+        bm25 = None
+        if self.bm25_config is not None:
+            bm25 = {"k1": self.bm25_config.k1, "b": self.bm25_config.b}
+        return json.dumps(
+            {
+                "schema": SCHEMA_VERSION,
+                "analyzer": self.analyzer,
+                "bm25": bm25,
+                "embedder": list(self.embedder) if self.embedder else None,
+            },
+            sort_keys=True,
+        )
+
+    def _database_id(self) -> str:
+        return self.db.meta("database_id") or ""
+
+    def _properties(self) -> dict[str, str]:
+        with self._guard("describe the collection"):
+            info = self.client.describe_collection(self.collection)
+        return {str(k): str(v) for k, v in (info.get("properties") or {}).items()}
+
+    def _record(self, version: int) -> None:
+        with self._guard("record the applied version"):
+            self.client.alter_collection_properties(
+                self.collection,
+                properties={
+                    _PREFIX + "version": str(version),
+                    _PREFIX + "database": self._database_id(),
+                    _PREFIX + "settings": self._settings(),
+                },
+            )
+        self.version = version
+
+    def _open_collection(self) -> None:
+        """Trust the collection's recorded version when it follows this database, else rebuild."""
+        if self.version >= 0:
+            return
+        with self._guard("open the collection"):
+            exists = self.client.has_collection(self.collection)
+        if exists:
+            props = self._properties()
+            recorded = int(props.get(_PREFIX + "version", "-1"))
+            trusted = (
+                props.get(_PREFIX + "database") == self._database_id()
+                and props.get(_PREFIX + "settings") == self._settings()
+                and 0 <= recorded <= self.db.version()
+            )
+            if trusted:
+                self.version = recorded
+                return
+            logger.info("Milvus collection %s is stale: rebuilding it", self.collection)
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        with self._guard("create the collection"):
+            if self.client.has_collection(self.collection):
+                self.client.drop_collection(self.collection)
+            create_collection(
+                self.client,
+                self.collection,
+                analyzer=self.analyzer,
+                bm25_config=self.bm25_config,
+                dimension=self.embedder[1] if self.embedder else None,
+            )
+        self._pending = {}
+        version, rows = self.db.snapshot_of_rows()
+        for batch in _chunks([int(r[0]) for r in rows], 2000):
+            self._upsert(batch)
+        self._record(version)
+
+    # -- catching up -------------------------------------------------------------------------
+
+    def refresh(self, *, force: bool = False) -> None:
+        """Apply what the database committed since the collection's version."""
+        if self.empty:
+            return
+        if not self.db.exists():
+            return
+        data_version = self.db.data_version()
+        if not force and self.version >= 0 and data_version == self._data_version:
+            return
+        self._data_version = data_version
+        self._open_collection()
+        for _ in range(3):
+            low = self.version
+            if self._sources is not None:
+                low = min(low, self._sources_version)
+            changes = self.db.changes_since(low)
+            if changes is not None:
+                self._apply(changes)
+                return
+            self._sources, self._sources_version = None, -1
+            self._rebuild()
+        msg = "The index changed too fast to catch up with; retry."
+        raise RuntimeError(msg)
+
+    def reset(self) -> None:
+        """Forget what this process loaded (the collection is checked again on next use)."""
+        self.version = -1
+        self._data_version = None
+        self._sources, self._sources_version = None, -1
+
+    def _apply(self, changes: Changes) -> None:
+        if self.version < changes.version:
+            dead = [int(i) for v, k, i in changes.removed if k == "c" and v > self.version]
+            for key in dead:
+                self._pending.pop(key, None)
+            if dead:
+                with self._guard("delete chunks"):
+                    self.client.delete(self.collection, ids=dead)
+            fresh = [k for k, _s, _h, _t, v in changes.chunks if v > self.version]
+            for batch in _chunks(fresh, 2000):
+                self._upsert(batch)
+            self._record(changes.version)
+        if self._sources is not None and self._sources_version < changes.version:
+            for version, kind, source_id in changes.removed:
+                if kind == "s" and version > self._sources_version:
+                    self._sources.pop(source_id, None)
+            for row, version in zip(changes.sources, changes.source_versions, strict=True):
+                if version > self._sources_version:
+                    self._sources[row.id] = record_of(row)
+            self._sources_version = changes.version
+            self._count = sum(len(r.chunk_ids) for r in self._sources.values())
+
+    def _upsert(self, keys: list[int]) -> None:
+        records = self.db.chunks(keys)
+        vectors: dict[str, npt.NDArray[np.float32]] = {}
+        if self.embedder is not None:
+            vectors = self.db.vectors({r.hash for r in records.values()})
+        rows = []
+        for key, record in records.items():
+            vector = vectors.get(record.hash)
+            if self.embedder is not None and vector is None:
+                self._pending[key] = record.hash
+                continue
+            rows.append(self._row(record, vector))
+        for start in range(0, len(rows), _BATCH):
+            with self._guard("write chunks"):
+                self.client.upsert(self.collection, rows[start : start + _BATCH])
+
+    def _row(self, record: ChunkRecord, vector: npt.NDArray[np.float32] | None) -> dict[str, Any]:
+        row: dict[str, Any] = {
+            "key": record.key,
+            "source_id": record.source,
+            "metadata": record.metadata,
+        }
+        if self.bm25_config is not None:
+            if self.analyzer == "workspace":
+                terms = record.terms.split(TERM_SEPARATOR) if record.terms else []
+                text = " ".join(term_token(t) for t in terms)
+            else:
+                text = record.text
+            row["text"] = _clip(text)
+        if vector is not None:
+            row["dense"] = np.asarray(vector, dtype=np.float32).tolist()
+        return row
+
+    # -- sources -------------------------------------------------------------------------------
+
+    def sources(self) -> dict[str, SourceRecord]:
+        """Every source (loaded from the database on first use, then followed)."""
+        if self.empty or not self.db.exists():
+            return {}
+        if self._sources is None:
+            version, rows = self.db.sources_at()
+            self._sources = {r.id: record_of(r) for r in rows}
+            self._sources_version = version
+            self._count = sum(len(r.chunk_ids) for r in self._sources.values())
+            self.refresh(force=True)
+        return self._sources
+
+    def source(self, source_id: str) -> SourceRecord | None:
+        """One source, without loading them all."""
+        if self.empty or not self.db.exists():
+            return None
+        if self._sources is not None:
+            return self._sources.get(source_id)
+        row = self.db.source(source_id)
+        return None if row is None else record_of(row)
+
+    def __len__(self) -> int:
+        self.sources()
+        return self._count
+
+    def cached_chunks(self, keys: list[int]) -> dict[int, Chunk]:
+        """None: result texts come from the database."""
+        del keys
+        return {}
+
+    # -- search --------------------------------------------------------------------------------
+
+    def search(
+        self,
+        *,
+        query: str,
+        terms: Mapping[str, int] | None,
+        vector: npt.NDArray[np.float32] | None,
+        bm25_k: int,
+        vector_k: int,
+        filter: Mapping[str, Any] | None,  # noqa: A002 - as in Workspace.search
+    ) -> tuple[Hits, Hits]:
+        """BM25 and vector hits from the collection (see :meth:`SearchBackend.search`)."""
+        expression = milvus_expression(filter) if filter else ALWAYS
+        bm25_hits: Hits = []
+        vector_hits: Hits = []
+        if self.empty or self.version < 0:
+            return bm25_hits, vector_hits
+        if terms and self.bm25_config is not None:
+            if self.analyzer == "workspace":
+                query = " ".join(term_token(t) for t in terms)
+            found = self._search(query, "sparse", "BM25", bm25_k, expression)
+            # Milvus Lite returns BM25 scores negated; a server returns them positive.
+            bm25_hits = [(key, abs(score)) for key, score in found if score != 0]
+        if vector is not None and self.embedder is not None:
+            query_vector = np.asarray(vector, dtype=np.float32).tolist()
+            vector_hits = self._search(query_vector, "dense", "COSINE", vector_k, expression)
+        return bm25_hits, vector_hits
+
+    def _search(self, data: Any, field: str, metric: str, k: int, expression: str) -> Hits:
+        with self._guard("search"):
+            found = self.client.search(
+                self.collection,
+                data=[data],
+                anns_field=field,
+                limit=max(1, min(k, MAX_TOP_K)),
+                filter=expression,
+                search_params={"metric_type": metric},
+                output_fields=["key"],
+            )
+        return [(int(hit["key"]), float(hit["distance"])) for hit in found[0]]
+
+    # -- vectors -------------------------------------------------------------------------------
+
+    def vector_count(self) -> int | None:
+        """Chunks with a vector in the collection."""
+        if self.embedder is None:
+            return 0
+        return max(0, len(self) - len(self._pending))
+
+    def ensure_vectors(self, dimension: int, model_id: str) -> dict[int, str]:
+        """Chunks the collection lacks for want of a cached vector."""
+        del dimension, model_id
+        self.refresh()
+        return dict(self._pending)
+
+    def add_vectors(self, vectors: Mapping[str, npt.NDArray[np.float32]]) -> None:
+        """Insert the pending chunks whose vectors arrived."""
+        ready = [k for k, h in self._pending.items() if h in vectors]
+        if not ready:
+            return
+        records = self.db.chunks(ready)
+        rows = [self._row(r, vectors[r.hash]) for r in records.values()]
+        for key in ready:
+            self._pending.pop(key, None)
+        for start in range(0, len(rows), _BATCH):
+            with self._guard("write chunks"):
+                self.client.upsert(self.collection, rows[start : start + _BATCH])
+
+    # -- maintenance ---------------------------------------------------------------------------
+
+    def wants_merge(self, *, snapshot_minimum: int) -> bool:
+        """Never after a write: Milvus compacts on its own."""
+        del snapshot_minimum
+        return False
+
+    def has_unsaved(self) -> bool:
+        """Whether writes happened since the last :meth:`merge` (``save()``)."""
+        return self._saved != self.version
+
+    def merge(self, *, save: bool, config: dict[str, Any]) -> None:
+        """Flush the collection's writes (Milvus merges its segments itself)."""
+        del config
+        if save and self.version >= 0:
+            with self._guard("flush"):
+                self.client.flush(self.collection)
+        self._saved = self.version
+
+    def close(self) -> None:
+        """Close the client connection (reopened on next use)."""
+        client, self._client = self._client, None
+        if client is not None:
+            with self._guard("close"):
+                client.close()
+
+    def _guard(self, action: str) -> _Guard:
+        return _Guard(self, action)
+
+
+class _Guard:
+    """Turn a Milvus failure into a :class:`StorageError` naming the collection and action."""
+
+    def __init__(self, backend: MilvusBackend, action: str) -> None:
+        self.backend, self.action = backend, action
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
+        from pymilvus.exceptions import MilvusException
+
+        if isinstance(exc, MilvusException):
+            b = self.backend
+            msg = (
+                f"Milvus could not {self.action} on collection {b.collection!r} at {b.uri!r}: "
+                f"{getattr(exc, 'message', exc)}. Check that the server is reachable and the "
+                "token is right; rebuild with rebuild=True (CLI: --rebuild) if it persists."
+            )
+            raise StorageError(msg) from exc
+
+
+def _clip(text: str, limit: int = 65_000) -> str:
+    """Text within Milvus' VARCHAR limit (65,535 bytes)."""
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= limit:
+        return text
+    return data[:limit].decode("utf-8", "ignore")
+
+
+def _chunks(items: list[int], size: int) -> Iterator[list[int]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
