@@ -97,6 +97,11 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=0, help="first N test queries (0: all)")
     parser.add_argument("--docs", type=int, default=0, help="first N documents (0: all; smoke)")
     parser.add_argument(
+        "--fake-embedder",
+        action="store_true",
+        help="the tests' hashed bag-of-words embedder (fast; only BM25 and equality are meaningful)",
+    )
+    parser.add_argument(
         "--keep", type=Path, help="keep the embedded index in this folder and reuse it next time"
     )
     args = parser.parse_args()
@@ -106,8 +111,17 @@ def main() -> None:
         qrels = {q: qrels[q] for q in queries}
     if args.docs:
         corpus = dict(list(corpus.items())[: args.docs])
-    embedder = SentenceTransformerEmbedder()
-    out: dict[str, Any] = {"docs": len(corpus), "queries": len(queries)}
+    embedder: Any = SentenceTransformerEmbedder()
+    if args.fake_embedder:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+        from tests.support.fakes import FakeEmbedder
+
+        embedder = FakeEmbedder(384)
+    out: dict[str, Any] = {
+        "docs": len(corpus),
+        "queries": len(queries),
+        "embedder": embedder.model_id,
+    }
     with tempfile.TemporaryDirectory() as tmp:
         base = args.keep or Path(tmp, "embedded")
         base.mkdir(exist_ok=True)
@@ -160,7 +174,10 @@ def main() -> None:
                     mws, queries, WeightedRanker(0.5, 0.5)
                 )
             mws._state.close()
-    print(f"SciFact test: {out['docs']} docs, {out['queries']} queries; top_k={TOP_K}")
+    print(
+        f"SciFact test: {out['docs']} docs, {out['queries']} queries; top_k={TOP_K}; "
+        f"embedder {out['embedder']}"
+    )
     print(f"{'configuration':42} {'nDCG@10':>8} {'R@100':>7} {'p50 ms':>8}")
     results = {}
     for name, result in runs.items():

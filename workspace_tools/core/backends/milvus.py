@@ -28,7 +28,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.backends._milvus_filters import ALWAYS, milvus_expression
+from workspace_tools.core.backends._milvus_filters import milvus_expression
 from workspace_tools.core.backends._milvus_schema import SCHEMA_VERSION, connect, create_collection
 from workspace_tools.core.backends.base import Hits
 from workspace_tools.core.backends.embedded import record_of
@@ -319,7 +319,7 @@ class MilvusBackend:
         filter: Mapping[str, Any] | None,  # noqa: A002 - as in Workspace.search
     ) -> tuple[Hits, Hits]:
         """BM25 and vector hits from the collection (see :meth:`SearchBackend.search`)."""
-        expression = milvus_expression(filter) if filter else ALWAYS
+        expression = milvus_expression(filter) if filter else ""  # "": no per-row check
         bm25_hits: Hits = []
         vector_hits: Hits = []
         if self.empty or self.version < 0:
