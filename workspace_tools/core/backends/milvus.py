@@ -36,6 +36,7 @@ from workspace_tools.core.errors import StorageError
 from workspace_tools.core.index.sparse import BM25Config
 from workspace_tools.core.store.corpus import SourceRecord
 from workspace_tools.core.store.database import TERM_SEPARATOR, Changes, ChunkRecord, IndexDatabase
+from workspace_tools.core.store.snapshot import ChunkFields
 from workspace_tools.core.types import Chunk
 
 __all__ = ["MilvusBackend", "term_token"]
@@ -301,7 +302,7 @@ class MilvusBackend:
         self.sources()
         return self._count
 
-    def cached_chunks(self, keys: list[int]) -> dict[int, Chunk]:
+    def cached_chunks(self, keys: list[int]) -> dict[int, Chunk | ChunkFields]:
         """None: result texts come from the database."""
         del keys
         return {}

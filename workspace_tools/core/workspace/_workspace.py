@@ -128,10 +128,8 @@ class Workspace(ReadPath, WritePath):
         hnsw_threshold: Vector count above which FAISS switches from exact to HNSW search.
         config: Read ``<root>/workspace-tools.yaml`` for the settings not passed (``False``: use
             only the arguments).
-        backend: The search backend (``core/backends``): ``"embedded"`` (default: bm25s + FAISS
-            in this process), ``"milvus"`` (a Milvus Lite file ``<index_dir>/milvus.db``), or a
-            :class:`BackendConfig` / mapping (``type``, ``uri``, ``token``, ``collection``,
-            ``analyzer``) for a Milvus server; see docs/milvus.md.
+        backend: Search backend: ``"embedded"`` (default), ``"milvus"`` (Lite file in the index
+            folder) or a :class:`BackendConfig` / mapping for a Milvus server (docs/milvus.md).
 
     Raises:
         InvalidInputError: ``root`` is not a folder, an argument or a setting of the file is
@@ -228,16 +226,14 @@ class Workspace(ReadPath, WritePath):
         self._converted_live: frozenset[str] | None = None
         self._lock = threading.RLock()
         self._write_lock = threading.RLock()
-        embedder_info = None
-        if self.embedder is not None and self.backend_config.type != "embedded":
-            embedder_info = (self.embedder.model_id, self.embedder.dimension)
+        e, named = self.embedder, self.backend_config.type != "embedded"
         self._state = open_backend(
             self.backend_config,
             db=self._db,
             index_dir=self.index_dir,
             tokenizer=self.tokenizer,
             bm25_config=self.bm25_config if bm25 else None,
-            embedder=embedder_info,
+            embedder=(e.model_id, e.dimension) if named and e is not None else None,
             hnsw_threshold=hnsw_threshold,
             read_only=read_only,
         )
