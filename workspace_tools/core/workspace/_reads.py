@@ -97,6 +97,7 @@ class ReadPath(WorkspaceBase):
             consistent = self._db.reading() if attempt else contextlib.nullcontext()
             with self._lock, consistent:
                 self._refresh()
+                fetched: dict[int, Chunk | ChunkFields] = {}  # rows the ranking already read
                 ranked = self._rank(
                     query,
                     counts,
@@ -105,8 +106,12 @@ class ReadPath(WorkspaceBase):
                     top_k=top_k,
                     filter=filter,
                     vector_weight=float(weight),
+                    fetched=fetched,
                 )
-                found = self._chunks([key for key, _score, _details in ranked])
+                keys = [key for key, _score, _details in ranked]
+                found = {key: fetched[key] for key in keys if key in fetched}
+                if len(found) < len(keys):
+                    found.update(self._chunks([key for key in keys if key not in found]))
                 if all(key in found for key, _s, _d in ranked) or attempt + 1 == _SEARCH_ATTEMPTS:
                     results = [
                         build_result(found[key], score, details, terms, self.tokenizer)
@@ -151,8 +156,12 @@ class ReadPath(WorkspaceBase):
         top_k: int,
         filter: Mapping[str, Any] | None,  # noqa: A002 - as in search()
         vector_weight: float,
+        fetched: dict[int, Chunk | ChunkFields],
     ) -> list[tuple[int, float, dict[str, float]]]:
-        """``(key, score, details)`` best first, from the search backend (lock held)."""
+        """``(key, score, details)`` best first, from the search backend (lock held).
+
+        Chunks read to learn their kind are left in ``fetched`` for the results.
+        """
         state = self._state
         total = len(state)
         if total == 0:
@@ -174,8 +183,11 @@ class ReadPath(WorkspaceBase):
             )
             if not prior:
                 break
-            kinds = self._kinds([key for key, _ in bm25_hits + vector_hits])
-            if want == pool or all(prior_of(kinds.get(key)) == 1.0 for key in kinds):
+            kinds = self._kinds([key for key, _ in bm25_hits + vector_hits], fetched)
+            plain = all(prior_of(kind) == 1.0 for kind in kinds.values())
+            if plain:
+                break  # every weight is 1.0: the scores stand as they are
+            if want == pool:
                 # Each side's scores weighed by the kind of file (core/index/prior.py).
                 bm25_hits = reweigh(bm25_hits, kinds.get)
                 vector_hits = reweigh(vector_hits, kinds.get)
@@ -189,8 +201,11 @@ class ReadPath(WorkspaceBase):
             vector_weight=vector_weight,
         )
 
-    def _kinds(self, keys: list[int]) -> dict[int, object]:
-        """The content kind of each chunk key (kept in memory: a key's chunk never changes)."""
+    def _kinds(self, keys: list[int], fetched: dict[int, Chunk | ChunkFields]) -> dict[int, object]:
+        """The content kind of each chunk key (kept in memory: a key's chunk never changes).
+
+        Chunks read for it are added to ``fetched``.
+        """
         kinds = self._kind_cache
         missing = list({key for key in keys if key not in kinds})
         if missing:
@@ -198,6 +213,7 @@ class ReadPath(WorkspaceBase):
                 kinds.clear()
             for key, chunk in self._chunks(missing).items():
                 kinds[key] = metadata_of(chunk).get(KIND_KEY)
+                fetched[key] = chunk
         return {key: kinds.get(key) for key in keys}
 
     def read_text(self, path: str) -> str:
