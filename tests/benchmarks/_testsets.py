@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _scifact import recall_at  # noqa: F401 - one definition, re-exported for the benchmarks
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "benchmarks"
 if not SHARED.is_dir():  # worktrees live one level deeper than the main checkout
@@ -78,18 +79,6 @@ def per_query_ndcg(ranked: dict[str, list[str]], qrels: dict[str, dict[str, int]
         idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
         out.append(dcg / idcg if idcg else 0.0)
     return out
-
-
-def recall_at(
-    ranked: dict[str, list[str]], qrels: dict[str, dict[str, int]], k: int = 100
-) -> float:
-    """Mean recall@k."""
-    total = 0.0
-    for qid, judged in qrels.items():
-        relevant = {d for d, g in judged.items() if g > 0}
-        found = relevant.intersection(ranked.get(qid, [])[:k])
-        total += len(found) / len(relevant) if relevant else 0.0
-    return total / len(qrels)
 
 
 def _digest(text: str) -> str:

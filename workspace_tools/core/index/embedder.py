@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final, Protocol, runtime_checkable
 
@@ -22,16 +22,12 @@ import numpy.typing as npt
 from workspace_tools.core.errors import InvalidInputError
 
 __all__ = [
-    "DEFAULT_BATCH_LIMIT",
     "DEFAULT_MODEL_ID",
-    "BatchAdapter",
     "Embedder",
-    "EmbeddingsAdapter",
-    "FunctionEmbedder",
     "SentenceTransformerEmbedder",
-    "as_embedder",
     "bf16_supported",
     "embed_query",
+    "normalise",
 ]
 
 logger = logging.getLogger(__name__)
@@ -332,154 +328,6 @@ class SentenceTransformerEmbedder:
         return np.asarray(normalise(np.asarray(vectors, dtype=np.float32))[0], dtype=np.float32)
 
 
-class EmbeddingsAdapter:
-    """Wraps any object with LangChain's ``embed_documents``/``embed_query`` interface."""
-
-    def __init__(
-        self, embeddings: Any, *, model_id: str | None = None, max_batch_size: int = 256
-    ) -> None:
-        self._embeddings = embeddings
-        self._model_id = model_id or _describe(embeddings)
-        self._max_batch_size = max_batch_size
-        self._dimension: int | None = None
-
-    @property
-    def model_id(self) -> str:
-        """Name derived from the wrapped object (class and model name)."""
-        return self._model_id
-
-    @property
-    def dimension(self) -> int:
-        """Vector length, found by embedding a probe text once."""
-        if self._dimension is None:
-            self._dimension = int(
-                np.asarray(self._embeddings.embed_query("dimension probe")).shape[-1]
-            )
-        return self._dimension
-
-    @property
-    def max_batch_size(self) -> int:
-        """Most texts per :meth:`embed` call."""
-        return self._max_batch_size
-
-    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Vectors of ``texts``, L2-normalised."""
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        array = np.asarray(self._embeddings.embed_documents(list(texts)), dtype=np.float32)
-        if array.ndim != 2 or array.shape[0] != len(texts):
-            count = array.shape[0] if array.ndim else 0
-            msg = f"Embedder returned {count} embeddings for {len(texts)} inputs."
-            raise ValueError(msg)
-        self._dimension = int(array.shape[1])
-        return normalise(array)
-
-    def embed_query(self, text: str) -> npt.NDArray[np.float32]:
-        """Vector of one search query, through the wrapped object's ``embed_query``."""
-        vector = np.asarray(self._embeddings.embed_query(text), dtype=np.float32)
-        return _one_vector(vector, self._model_id)
-
-
-DEFAULT_BATCH_LIMIT: Final = 256
-"""Texts per call for an embedder that does not say its ``max_batch_size`` (Mastra's default)."""
-
-
-class FunctionEmbedder:
-    """A plain single-text function ``f(text) -> list[float]`` as an embedder (called per text).
-
-    Args:
-        function: The embedding function.
-        model_id: Name stored with the index (default: the function's qualified name).
-    """
-
-    def __init__(self, function: Callable[[str], Any], *, model_id: str | None = None) -> None:
-        self._function = function
-        self._model_id = model_id or _function_name(function)
-        self._dimension: int | None = None
-
-    @property
-    def model_id(self) -> str:
-        """Name of the function (or the one given)."""
-        return self._model_id
-
-    @property
-    def dimension(self) -> int:
-        """Vector length, found by embedding a probe text once."""
-        if self._dimension is None:
-            self._dimension = int(self.embed_query("dimension probe").shape[0])
-        return self._dimension
-
-    @property
-    def max_batch_size(self) -> int:
-        """Texts per :meth:`embed` call (each is still embedded on its own)."""
-        return DEFAULT_BATCH_LIMIT
-
-    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Vectors of ``texts``, one function call each, L2-normalised."""
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        rows = [self.embed_query(text) for text in texts]
-        return normalise(np.stack(rows))
-
-    def embed_query(self, text: str) -> npt.NDArray[np.float32]:
-        """Vector of one text."""
-        vector = _one_vector(np.asarray(self._function(text), dtype=np.float32), self._model_id)
-        self._dimension = int(vector.shape[0])
-        return vector
-
-
-class BatchAdapter:
-    """An object with ``embed(texts)`` that lacks some of :class:`Embedder`'s properties.
-
-    Missing ``max_batch_size`` becomes :data:`DEFAULT_BATCH_LIMIT`, a missing ``model_id`` the
-    class name, a missing ``dimension`` is found by embedding a probe text. An ``embed_query``
-    method, if the object has one, is used for queries.
-    """
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-        limit: Any = getattr(inner, "max_batch_size", None)
-        usable = isinstance(limit, int) and not isinstance(limit, bool) and limit > 0
-        self._max_batch_size: int = limit if usable else DEFAULT_BATCH_LIMIT
-        name = getattr(inner, "model_id", None)
-        self._model_id = name if isinstance(name, str) and name else _describe(inner)
-        dimension = getattr(inner, "dimension", None)
-        self._dimension = dimension if isinstance(dimension, int) else None
-
-    @property
-    def model_id(self) -> str:
-        """The wrapped object's ``model_id``, or its class name."""
-        return self._model_id
-
-    @property
-    def dimension(self) -> int:
-        """The wrapped object's ``dimension``, or the length of a probe vector."""
-        if self._dimension is None:
-            self._dimension = int(self.embed(["dimension probe"]).shape[1])
-        return self._dimension
-
-    @property
-    def max_batch_size(self) -> int:
-        """The wrapped object's ``max_batch_size``, or :data:`DEFAULT_BATCH_LIMIT`."""
-        return self._max_batch_size
-
-    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Vectors of ``texts``, L2-normalised."""
-        array = np.asarray(self._inner.embed(list(texts)), dtype=np.float32)
-        if array.ndim != 2 or array.shape[0] != len(texts):
-            count = array.shape[0] if array.ndim else 0
-            msg = f"Embedder returned {count} embeddings for {len(texts)} inputs."
-            raise ValueError(msg)
-        return normalise(array)
-
-    def embed_query(self, text: str) -> npt.NDArray[np.float32]:
-        """Vector of one query: the wrapped ``embed_query`` if there is one, else ``embed``."""
-        method = getattr(self._inner, "embed_query", None)
-        if callable(method):
-            return _one_vector(np.asarray(method(text), dtype=np.float32), self._model_id)
-        return np.asarray(self.embed([text])[0], dtype=np.float32)
-
-
 def embed_query(embedder: Embedder, text: str) -> npt.NDArray[np.float32]:
     """Vector of a search query: the embedder's ``embed_query`` when it has one.
 
@@ -492,50 +340,8 @@ def embed_query(embedder: Embedder, text: str) -> npt.NDArray[np.float32]:
     return np.asarray(embedder.embed([text])[0], dtype=np.float32)
 
 
-def _one_vector(vector: npt.NDArray[np.float32], model_id: str) -> npt.NDArray[np.float32]:
-    if vector.ndim != 1 or vector.shape[0] == 0:
-        msg = (
-            f"Embedder {model_id} returned an array of shape {vector.shape} for one text; "
-            "expected one flat list of numbers."
-        )
-        raise ValueError(msg)
-    return np.asarray(normalise(vector[None, :])[0], dtype=np.float32)
-
-
-def _function_name(function: Callable[..., Any]) -> str:
-    name = getattr(function, "__qualname__", None) or type(function).__name__
-    module = getattr(function, "__module__", None)
-    return f"{module}.{name}" if module else str(name)
-
-
 def normalise(array: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     """Rows scaled to unit length (zero rows stay zero)."""
     norms = np.linalg.norm(array, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return np.ascontiguousarray(array / norms, dtype=np.float32)
-
-
-def as_embedder(value: Any) -> Embedder:
-    """Turn a model name or path, an :class:`Embedder` or LangChain ``Embeddings`` into one."""
-    if isinstance(value, str):
-        return SentenceTransformerEmbedder(value)
-    if isinstance(value, Embedder):
-        return value
-    if hasattr(value, "embed_documents") and hasattr(value, "embed_query"):
-        return EmbeddingsAdapter(value)
-    if callable(getattr(value, "embed", None)):
-        return BatchAdapter(value)
-    if callable(value):
-        return FunctionEmbedder(value)
-    msg = (
-        f"Cannot use {type(value).__name__} as an embedder. Pass a sentence-transformers model "
-        "name or path, an object with embed(texts), one with embed_documents/embed_query, or a "
-        "function f(text) -> list[float]."
-    )
-    raise TypeError(msg)
-
-
-def _describe(embeddings: Any) -> str:
-    name = getattr(embeddings, "model_name", None) or getattr(embeddings, "model", None)
-    cls = type(embeddings).__name__
-    return f"{cls}:{name}" if isinstance(name, str) else cls

@@ -23,12 +23,9 @@ from workspace_tools.core.errors import (
     InvalidInputError,
 )
 from workspace_tools.core.extras import VECTOR_INSTALL, missing_vector_packages, require_vector
+from workspace_tools.core.index.adapters import as_embedder
 from workspace_tools.core.index.dense import HNSW_THRESHOLD
-from workspace_tools.core.index.embedder import (
-    Embedder,
-    SentenceTransformerEmbedder,
-    as_embedder,
-)
+from workspace_tools.core.index.embedder import Embedder, SentenceTransformerEmbedder
 from workspace_tools.core.index.fusion import DEFAULT_FUSION, FUSION_RULES
 from workspace_tools.core.index.ranking import MODES, SearchMode
 from workspace_tools.core.index.sparse import BM25Config

@@ -13,7 +13,7 @@ import pytest
 
 from tests.support.fakes import FakeEmbedder
 from workspace_tools.core.errors import InvalidInputError
-from workspace_tools.core.index.embedder import (
+from workspace_tools.core.index.adapters import (
     DEFAULT_BATCH_LIMIT,
     BatchAdapter,
     FunctionEmbedder,
