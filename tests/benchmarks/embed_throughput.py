@@ -55,19 +55,28 @@ def sub_corpus(
 
 def settings() -> list[tuple[str, dict[str, Any]]]:
     out: list[tuple[str, dict[str, Any]]] = [
-        ("today: auto precision (bf16 here), batch 32, 2 threads", {"precision": "auto"}),
-        ("fp32, batch 32, 2 threads", {"precision": "fp32"}),
-        ("fp32, batch 32, 1 thread", {"precision": "fp32", "threads": 1}),
-        ("bf16, batch 16, 2 threads", {"precision": "bf16", "batch_size": 16}),
-        ("bf16, batch 64, 2 threads", {"precision": "bf16", "batch_size": 64}),
-        ("bf16, batch 128, 2 threads", {"precision": "bf16", "batch_size": 128}),
-        ("bf16, batch 32, 1 thread", {"precision": "bf16", "threads": 1}),
+        (TODAY, {"precision": "auto", "engine": "torch"}),
+        ("torch fp32, batch 32, 2 threads", {"precision": "fp32", "engine": "torch"}),
+        ("torch fp32, batch 32, 1 thread", {"precision": "fp32", "threads": 1, "engine": "torch"}),
+        ("torch bf16, batch 16, 2 threads", {"precision": "bf16", "batch_size": 16}),
+        ("torch bf16, batch 64, 2 threads", {"precision": "bf16", "batch_size": 64}),
+        ("torch bf16, batch 128, 2 threads", {"precision": "bf16", "batch_size": 128}),
+        ("torch bf16, batch 32, 1 thread", {"precision": "bf16", "threads": 1}),
     ]
     for backend in ("onnx", "openvino"):
         out.append((f"ST backend={backend}", {"backend": backend}))
     out.append(("onnxruntime fp32 (own export), batch 32, 2 threads", {"ort": "fp32"}))
     out.append(("onnxruntime int8 dynamic (own export), batch 32, 2 thr.", {"ort": "int8"}))
+    out.append((NEW_DEFAULT, {"precision": "auto", "engine": "openvino"}))
+    out.append(("OpenVINO bf16, batch 32", {"precision": "bf16", "engine": "openvino"}))
+    out.append(("OpenVINO fp32, batch 32", {"precision": "fp32", "engine": "openvino"}))
+    out.append(("OpenVINO int8, batch 16", {"engine": "openvino", "batch_size": 16}))
+    out.append(("OpenVINO int8, batch 64", {"engine": "openvino", "batch_size": 64}))
     return out
+
+
+TODAY = "before: torch bf16 (auto), batch 32, 2 threads"
+NEW_DEFAULT = "default now: OpenVINO int8 (auto), batch 32"
 
 
 ONNX_DIR = Path("/tmp/wt-quality-onnx")
@@ -172,7 +181,9 @@ def make_encoder(options: dict[str, Any]) -> Any:
     from workspace_tools.core.index.embedder import SentenceTransformerEmbedder
 
     embedder = SentenceTransformerEmbedder(
-        precision=options.get("precision", "auto"), batch_size=options.get("batch_size", 32)
+        precision=options.get("precision", "auto"),
+        batch_size=options.get("batch_size", 32),
+        backend=options.get("engine", "torch"),
     )
     embedder.load()
     threads = options.get("threads")
@@ -231,7 +242,7 @@ def main() -> None:
             timings[name].append((len(texts) / wall, cpu / wall, cpu / len(texts) * 1000))
             print(f"  run {repeat}: {name}: {len(texts) / wall:.1f} docs/s", flush=True)
     rows: dict[str, Any] = {}
-    today = "today: auto precision (bf16 here), batch 32, 2 threads"
+    today = TODAY
     for name, encode in encoders.items():
         if not callable(encode):
             rows[name] = {"status": encode}

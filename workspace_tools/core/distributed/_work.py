@@ -75,17 +75,23 @@ def chunk_batch(batch: Batch, *, chunking: ChunkingConfig, limits: ConversionLim
 class SentenceTransformerSpec:
     """Builds, on a cluster node, the sentence-transformers embedder the driver uses.
 
-    The precision is the driver's resolved one (``bf16`` or ``fp32``), not ``"auto"``: a node
-    with another CPU must still compute the same vectors.
+    The backend and precision are the driver's resolved ones (``openvino``/``int8``,
+    ``torch``/``bf16``, ...), not ``"auto"``: a node with another CPU or without OpenVINO must
+    still compute the same vectors (or fail saying why).
     """
 
     model: str | None
     precision: str
     batch_size: int
+    backend: str = "torch"
 
     def __call__(self) -> Embedder:
         return SentenceTransformerEmbedder(
-            self.model, device="cpu", precision=self.precision, batch_size=self.batch_size
+            self.model,
+            device="cpu",
+            precision=self.precision,
+            batch_size=self.batch_size,
+            backend=self.backend,
         )
 
 
@@ -111,6 +117,7 @@ def embedder_factory(embedder: Embedder) -> Callable[[], Embedder]:
             model=None if name == DEFAULT_MODEL_ID else name,
             precision=embedder.precision,
             batch_size=embedder.batch_size,
+            backend=embedder.backend,
         )
     return _Shipped(embedder)
 
@@ -122,7 +129,8 @@ class EmbedActor:
         factory: Builds the embedder (see :func:`embedder_factory`).
         model_id: The driver's model id; the actor's must match.
         dimension: The driver's vector length; the actor's must match.
-        threads: Torch intra-op threads (one per actor was measured the most efficient).
+        threads: Torch intra-op (or OpenVINO inference) threads (one per actor was measured the
+            most efficient).
 
     Raises:
         InvalidInputError: The embedder built on the node is another model.
@@ -143,6 +151,8 @@ class EmbedActor:
                 f"({dimension}). Pass an embedder_factory that builds the workspace's model."
             )
             raise InvalidInputError(msg)
+        if isinstance(self.embedder, SentenceTransformerEmbedder) and self.embedder.threads is None:
+            self.embedder.threads = threads  # OpenVINO's inference threads, read when it loads
         load = getattr(self.embedder, "load", None)
         if callable(load):
             load()  # once per actor, before the first batch
