@@ -11,6 +11,7 @@ import pytest
 
 from workspace_tools import Workspace
 from workspace_tools.core.index.embedder import DEFAULT_MODEL_ID, SentenceTransformerEmbedder
+from workspace_tools.core.index.openvino_model import openvino_available
 
 pytestmark = pytest.mark.requires_model
 
@@ -38,6 +39,8 @@ def real_embedder() -> Iterator[SentenceTransformerEmbedder]:
 def test_shape_dtype_and_unit_norm(real_embedder: SentenceTransformerEmbedder) -> None:
     vectors = real_embedder.embed([GUITAR, PASSWORD, TAXES])
     assert real_embedder.model_id == DEFAULT_MODEL_ID
+    if openvino_available():
+        assert (real_embedder.backend, real_embedder.precision) == ("openvino", "int8")
     assert real_embedder.dimension == 384
     assert vectors.shape == (3, 384)
     assert vectors.dtype == np.float32
@@ -95,11 +98,10 @@ def test_workspace_vector_mode_finds_a_paraphrase(
     )
 
 
-def test_query_runs_on_one_thread_and_restores_the_count(
-    real_embedder: SentenceTransformerEmbedder,
-) -> None:
+def test_query_runs_on_one_thread_and_restores_the_count() -> None:
     import torch
 
+    real_embedder = SentenceTransformerEmbedder(backend="torch")  # query_threads is torch's
     seen: list[int] = []
     model = real_embedder.model
     encode = model.encode
