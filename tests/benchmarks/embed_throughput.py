@@ -3,10 +3,12 @@
 Run: ``.venv/bin/python tests/benchmarks/embed_throughput.py [--repeats 2] [--json out.json]``
 
 Settings tried side by side (same process, same texts, alternating order over the repeats):
-torch intra-op threads (1, 2), batch size (16, 32, 64, 128), precision (fp32, bf16), and the
+torch intra-op threads (1, 2), batch size (16, 32, 64, 128), precision (fp32, bf16), the
 sentence-transformers ONNX / OpenVINO backends when they can be loaded (ST 6.x needs
 ``optimum-onnx``/``optimum-intel``; their current releases pin older transformers, so pip would
-downgrade sentence-transformers: the script reports them as unavailable rather than installing).
+downgrade sentence-transformers: the script reports them as unavailable rather than installing),
+and the workspace's own OpenVINO backend (``openvino`` + ``nncf``, no Optimum) in int8, bf16 and
+fp32. "today" (the ``x today`` columns) is the default before the OpenVINO backend: torch, bf16.
 
 Quality per setting: nDCG@10 of the 300 SciFact test queries over a 1,000-document sub-corpus
 (every judged document of those queries plus the first others of the corpus) with that setting's

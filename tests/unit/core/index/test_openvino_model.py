@@ -3,7 +3,6 @@ converted once into a cache, clear errors when it cannot run."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,10 +43,10 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture(scope="module")
-def torch_fp32() -> Iterator[SentenceTransformerEmbedder]:
+def torch_fp32() -> SentenceTransformerEmbedder:
     embedder = SentenceTransformerEmbedder(precision="fp32", backend="torch")
     embedder.load()
-    yield embedder
+    return embedder
 
 
 def test_cache_root_follows_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -67,7 +66,9 @@ def test_calibration_passages_ship_with_the_package() -> None:
 
 
 def test_bad_backend_and_precision_are_refused() -> None:
-    with pytest.raises(ValueError, match=r"backend must be 'auto', 'torch' or 'openvino', got 'tpu'"):
+    with pytest.raises(
+        ValueError, match=r"backend must be 'auto', 'torch' or 'openvino', got 'tpu'"
+    ):
         SentenceTransformerEmbedder(backend="tpu")
     with pytest.raises(ValueError, match=r"precision 'int8' needs backend 'openvino'"):
         SentenceTransformerEmbedder(backend="torch", precision="int8")
