@@ -71,6 +71,23 @@ class BackendConfig:
         if self.type not in BACKENDS:
             msg = f"Unknown search backend {self.type!r}. Use one of: {', '.join(BACKENDS)}."
             raise InvalidInputError(msg)
+        milvus_only = [
+            name
+            for name, value in (
+                ("uri", self.uri),
+                ("token", self.token),
+                ("collection", self.collection),
+                ("analyzer", None if self.analyzer == "workspace" else self.analyzer),
+            )
+            if value is not None
+        ]
+        if self.type == "embedded" and milvus_only:
+            msg = (
+                f"The embedded backend takes no {', '.join(milvus_only)}: those settings are the "
+                "Milvus backend's (the embedded index lives in the index folder). Set the type "
+                "to 'milvus' (the CLI's --backend-uri implies it) or drop them."
+            )
+            raise InvalidInputError(msg)
         if self.analyzer not in MILVUS_ANALYZERS:
             msg = (
                 f"Unknown Milvus analyzer {self.analyzer!r}. Use one of: "

@@ -31,6 +31,11 @@ def test_the_default_backend_is_embedded(tmp_path: Path) -> None:
         ({"type": "milvus", "collection": "1bad-name"}, r"collection name '1bad-name' is invalid"),
         ({"type": "milvus", "uri": 19530}, r"backend: 'uri' must be a string, got 19530\."),
         (3, r"backend must be a backend name \(embedded, milvus\).*got int\."),
+        (
+            {"type": "embedded", "uri": "m.db", "collection": "c"},
+            r"The embedded backend takes no uri, collection: those settings are the Milvus",
+        ),
+        ({"analyzer": "english"}, r"The embedded backend takes no analyzer"),
     ],
 )
 def test_invalid_backend_settings_are_refused(value: Any, message: str, tmp_path: Path) -> None:
@@ -66,6 +71,17 @@ def test_the_cli_passes_the_backend() -> None:
     assert args.backend == "milvus"
     with pytest.raises(SystemExit):
         build_parser().parse_args(["--backend", "qdrant", "search", "x"])
+
+
+def test_the_cli_refuses_a_uri_for_the_embedded_backend(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from workspace_tools.cli import main
+
+    argv = ["--root", str(tmp_path), "--embedder", "none", "--backend", "embedded"]
+    assert main([*argv, "--backend-uri", "m.db", "search", "x"]) == 2
+    assert "The embedded backend takes no uri" in capsys.readouterr().err
+    assert not (tmp_path / "m.db").exists()
 
 
 def test_a_missing_milvus_extra_names_the_install_command(
