@@ -28,6 +28,8 @@ _K3_TERMS_PER_UNIT: Final = 4.0
 """The ``saturated`` rule's k3 is the number of distinct query terms over this."""
 _BLOCK_ROWS: Final = 64
 """Shortest block for :func:`top_positive`'s lower bound (shorter: no bound, rank every match)."""
+_SORT_ALL: Final = 256
+"""Up to this many candidates :func:`top_positive` sorts them all (cheaper than selecting)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -223,12 +225,12 @@ def top_positive(scores: npt.NDArray[np.float32], k: int) -> list[tuple[int, flo
     if rows.size == 0:
         return []
     values = scores[rows]
-    if rows.size > k:
+    if rows.size > max(k, _SORT_ALL):  # many candidates (ties at the bound): keep k first
         kth = np.sort(values)[rows.size - k]  # the k-th largest
         above = np.flatnonzero(values > kth)
         tied = np.flatnonzero(values == kth)[: k - above.size]  # the lowest rows among ties
         chosen = np.concatenate([above, tied])
         rows, values = rows[chosen], values[chosen]
-    order = np.lexsort((rows, -values)).tolist()
+    order = np.lexsort((rows, -values))[:k].tolist()
     rows_list, values_list = rows.tolist(), values.tolist()
     return [(rows_list[i], values_list[i]) for i in order]
