@@ -26,6 +26,10 @@ QUERY_TF_RULES: Final[tuple[str, ...]] = ("saturated", "count", "distinct")
 """How often a repeated query term counts; see :func:`query_tf_weights`."""
 _K3_TERMS_PER_UNIT: Final = 4.0
 """The ``saturated`` rule's k3 is the number of distinct query terms over this."""
+_BLOCK_ROWS: Final = 64
+"""Shortest block for :func:`top_positive`'s lower bound (shorter: no bound, rank every match)."""
+_SORT_ALL: Final = 256
+"""Up to this many candidates :func:`top_positive` sorts them all (cheaper than selecting)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -203,13 +207,30 @@ class SparseIndex:
 
 
 def top_positive(scores: npt.NDArray[np.float32], k: int) -> list[tuple[int, float]]:
-    """Indices and values of the ``k`` largest positive scores, best first (ties: lower index)."""
-    positive = np.flatnonzero(scores > 0)
-    if positive.size == 0 or k <= 0:
+    """Indices and values of the ``k`` largest positive scores, best first (ties: lower index).
+
+    Exact and deterministic, and several times faster than a partition of every positive score
+    (BM25 scores tie a lot: a few dozen distinct values among thousands of matches, where numpy's
+    partition slows down). The maxima of ``k`` equal blocks of ``scores`` are ``k`` different
+    rows, so the ``k``-th largest score is at least the smallest of them: only the rows at or
+    above that bound (usually a few dozen) are ranked.
+    """
+    if k <= 0 or scores.size == 0:
         return []
-    values = scores[positive]
-    if positive.size > k:
-        part = np.argpartition(-values, k - 1)[:k]
-        positive, values = positive[part], values[part]
-    order = np.lexsort((positive, -values))
-    return [(int(positive[i]), float(values[i])) for i in order]
+    blocks = scores.size // k
+    bound = np.float32(0)
+    if blocks >= _BLOCK_ROWS:
+        bound = scores[: k * blocks].reshape(k, blocks).max(axis=1).min()
+    rows = np.flatnonzero(scores >= bound) if bound > 0 else np.flatnonzero(scores > 0)
+    if rows.size == 0:
+        return []
+    values = scores[rows]
+    if rows.size > max(k, _SORT_ALL):  # many candidates (ties at the bound): keep k first
+        kth = np.sort(values)[rows.size - k]  # the k-th largest
+        above = np.flatnonzero(values > kth)
+        tied = np.flatnonzero(values == kth)[: k - above.size]  # the lowest rows among ties
+        chosen = np.concatenate([above, tied])
+        rows, values = rows[chosen], values[chosen]
+    order = np.lexsort((rows, -values))[:k].tolist()
+    rows_list, values_list = rows.tolist(), values.tolist()
+    return [(rows_list[i], values_list[i]) for i in order]
