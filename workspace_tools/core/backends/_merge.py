@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from workspace_tools.core.index.dense import DenseIndex, FrozenDense
     from workspace_tools.core.store.database import IndexDatabase
 
-__all__ = ["MergeJob", "adopt", "build", "freeze"]
+__all__ = ["MergeJob", "adopt", "build", "dense_reusable", "freeze"]
 
 _READ_BATCH = 2000
 """Chunk rows read from the database per query while building a payload."""
@@ -89,15 +89,14 @@ def freeze(state: Any, *, save: bool, config: dict[str, Any], background: bool) 
         if not background:
             dense = state.dense
         else:
-            info = read_pointer(state.db)
-            threshold = max(segments.MERGE_MINIMUM, segments.MERGE_FRACTION * len(state))
-            reuse = (
-                info is not None
-                and info.has_dense
-                and info.config.get("embedder") == config.get("embedder")
-                and _rows_changed_since(state.db, info.dense_version) <= DENSE_LAG * threshold
-            )
+            reuse = dense_reusable(state, config)
             dense = None if reuse else state.dense.frozen()
+    elif save and state.dense is None and config.get("embedder") is not None:
+        # This process has not loaded FAISS (writes leave it to the first vector search): the
+        # snapshot links the previous file while it lags little, else there is no snapshot
+        # this time (the vectors stay in the database; save() writes one).
+        reuse = background and dense_reusable(state, config)
+        save = reuse
     return MergeJob(
         rows=state.sparse.frozen(),
         vocab=dict(state.tokenizer.vocab),
@@ -183,6 +182,18 @@ def adopt(state: Any, job: MergeJob) -> bool:
         state.snapshot_dense_current = not job.reuse_dense
     state.generation += 1
     return True
+
+
+def dense_reusable(state: Any, config: dict[str, Any]) -> bool:
+    """The previous snapshot's FAISS file may be linked: same embedder, lagging little."""
+    info = read_pointer(state.db)
+    threshold = max(segments.MERGE_MINIMUM, segments.MERGE_FRACTION * len(state))
+    return (
+        info is not None
+        and info.has_dense
+        and info.config.get("embedder") == config.get("embedder")
+        and _rows_changed_since(state.db, info.dense_version) <= DENSE_LAG * threshold
+    )
 
 
 def _rows_changed_since(db: IndexDatabase, version: int) -> int:

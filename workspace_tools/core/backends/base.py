@@ -154,3 +154,10 @@ class MergesInBackground(Protocol):
         Hold ``lock`` only to read the state and to swap the result in: writes go on meanwhile.
         """
         ...
+
+    def vectors_can_wait(self, config: dict[str, Any]) -> bool:
+        """Writes may leave the vector index unloaded (its saved copy will catch up later).
+
+        ``config`` is the snapshot configuration :meth:`merge_in_background` receives.
+        """
+        ...

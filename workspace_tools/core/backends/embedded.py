@@ -427,6 +427,18 @@ class EmbeddedBackend:
         _merge.build(job, self.db)
         _merge.adopt(self, job)
 
+    def vectors_can_wait(self, config: dict[str, Any]) -> bool:
+        """FAISS is not loaded, and the last snapshot's file is one a background merge may link.
+
+        Then a write need not load it (seconds at 50k chunks): its vectors go to the embedding
+        cache only, and whoever loads FAISS later (a vector search, ``save()``) catches up from
+        the database. Once the saved file lags by more than ``_merge.DENSE_LAG`` merge
+        thresholds this is ``False`` and the next write loads FAISS, so snapshots keep coming.
+        """
+        if self.dense is not None or self.empty or not self.db.exists():
+            return False
+        return _merge.dense_reusable(self, config)
+
     def merge_in_background(
         self, *, save: bool, config: dict[str, Any], lock: AbstractContextManager[Any]
     ) -> None:
@@ -436,8 +448,11 @@ class EmbeddedBackend:
         """
         with lock:
             # A snapshot without the vectors would make the next process rebuild them: with an
-            # embedder, save only while FAISS holds every vector (the writes loaded it).
-            save = save and (config.get("embedder") is None or self.dense_current())
+            # embedder, save only while FAISS holds every vector, or, when this process has not
+            # loaded FAISS, while the previous snapshot's file can be linked (``_merge.freeze``).
+            save = save and (
+                config.get("embedder") is None or self.dense_current() or self.dense is None
+            )
             job = _merge.freeze(self, save=save, config=config, background=True)
         _merge.build(job, self.db)
         with lock:

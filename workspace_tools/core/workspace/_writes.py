@@ -34,6 +34,8 @@ logger = logging.getLogger(__name__)
 
 _SNAPSHOT_MINIMUM: Final = 1_000
 """An index without a snapshot gets one once it holds this many chunks."""
+_LOOKUPS: Final = 64
+"""A change of up to this many sources reads their old rows one by one, not all rows at once."""
 
 
 class WritePath(WorkspaceBase):
@@ -96,7 +98,17 @@ class WritePath(WorkspaceBase):
             return
         vectors: dict[str, npt.NDArray[np.float32]] = {}
         if self.embedder is not None:
-            self._ensure_vectors()
+            state = self._state
+            with self._lock:
+                # Loading FAISS costs seconds at 50k chunks: while the saved file will do, the
+                # write only stores its vectors in the database, and the first vector search or
+                # save() loads FAISS and catches up. Else keep FAISS in step, as it always is
+                # once loaded (and embed chunks indexed before vectors were enabled).
+                wait = isinstance(state, MergesInBackground) and state.vectors_can_wait(
+                    self._snapshot_config()
+                )
+            if not wait:
+                self._ensure_vectors()
             chunks = [c for _, records in rows for c in records]
             vectors = self._embed(
                 {c.hash: c.text for c in chunks}, show_progress=self._show(show_progress)
@@ -113,10 +125,12 @@ class WritePath(WorkspaceBase):
         vectors: dict[str, npt.NDArray[np.float32]],
         report: SyncReport,
     ) -> None:
-        before = self._state.sources() if (removed or rows) else {}
+        changed = [*removed, *(record.id for record, _ in rows)]
+        # A few sources are looked up one by one: loading every source row costs ~1 s at 50k.
+        lookup = self._state.source if len(changed) <= _LOOKUPS else self._state.sources().get
         documents_left = any(
-            (old := before.get(source_id)) is not None and old.format in DOCUMENT_FORMAT_NAMES
-            for source_id in [*removed, *(record.id for record, _ in rows)]
+            (old := lookup(source_id)) is not None and old.format in DOCUMENT_FORMAT_NAMES
+            for source_id in changed
         )
         with self._db.write("save the change") as writer:
             if self._clear_on_commit:
