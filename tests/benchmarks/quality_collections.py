@@ -104,17 +104,28 @@ def build(name: str, embedder: CachedEmbedder | None, **options: Any) -> Workspa
 
 
 def run_collection(
-    name: str, embedder: CachedEmbedder, *, sweep: bool, hybrids: list[str] | None = None
+    name: str,
+    embedder: CachedEmbedder,
+    *,
+    sweep: bool,
+    hybrids: list[str] | None = None,
+    modes: tuple[str, ...] = ("bm25", "vector", "hybrid"),
 ) -> dict[str, Any]:
     _, queries, qrels = load(name)
     rows: dict[str, Any] = {}
     rows["raw bm25s k1 1.2 b 0.75"] = raw_bm25s(name, k1=1.2)
     rows["raw bm25s k1 1.5 b 0.75"] = raw_bm25s(name, k1=1.5)
-    for rule in QUERY_TF_RULES:
-        ws = build(name, None, bm25_config=BM25Config(query_tf=rule))
-        rows[f"bm25 query_tf={rule}"] = measure(ws, queries, qrels, mode="bm25")
+    if "bm25" in modes:
+        for rule in QUERY_TF_RULES:
+            ws = build(name, None, bm25_config=BM25Config(query_tf=rule))
+            rows[f"bm25 query_tf={rule}"] = measure(ws, queries, qrels, mode="bm25")
+    if "vector" not in modes and "hybrid" not in modes:
+        return rows
     ws = build(name, embedder)
-    rows["vector"] = measure(ws, queries, qrels, mode="vector")
+    if "vector" in modes:
+        rows["vector"] = measure(ws, queries, qrels, mode="vector")
+    if "hybrid" not in modes:
+        return rows
     weights = [0.3, 0.4, 0.5, 0.6, 0.7] if sweep else [0.5]
     pairs = [(f, w) for f in FUSION_RULES for w in weights]
     if hybrids:
@@ -155,6 +166,13 @@ def main() -> None:
     )
     parser.add_argument("--json", type=Path, help="write the figures to this file")
     parser.add_argument(
+        "--modes",
+        nargs="*",
+        default=["bm25", "vector", "hybrid"],
+        choices=["bm25", "vector", "hybrid"],
+        help="only these modes (bm25 alone loads no model); raw bm25s always runs",
+    )
+    parser.add_argument(
         "--prior", action="store_true", help="only the default modes, ranking prior off and on"
     )
     args = parser.parse_args()
@@ -171,7 +189,9 @@ def main() -> None:
         return
     for name in args.collections:
         start = time.perf_counter()
-        results[name] = run_collection(name, embedder, sweep=args.sweep, hybrids=args.hybrid)
+        results[name] = run_collection(
+            name, embedder, sweep=args.sweep, hybrids=args.hybrid, modes=tuple(args.modes)
+        )
         published = RAW_BM25S_PUBLISHED.get(name)
         print(f"\n== {name} ({time.perf_counter() - start:.0f} s; bm25s published {published})")
         print(f"{'system':34} {'nDCG@10':>8} {'R@100':>7}")
