@@ -3,6 +3,7 @@ converted once into a cache, clear errors when it cannot run."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -145,8 +146,17 @@ def test_a_damaged_cache_entry_is_converted_again(
     cache: Path, torch_fp32: SentenceTransformerEmbedder
 ) -> None:
     SentenceTransformerEmbedder(backend="openvino", precision="fp32").load()
+    (compiled,) = (cache / "openvino").glob("*/compiled")
+    blobs = [path for path in compiled.rglob("*") if path.is_file()]
+    assert blobs  # OpenVINO's cache of the compiled model
+    for blob in blobs:  # a damaged compiled model is compiled again
+        blob.write_bytes(blob.read_bytes()[:100])
+    embedder = SentenceTransformerEmbedder(backend="openvino", precision="fp32")
+    np.testing.assert_allclose(embedder.embed(TEXTS), torch_fp32.embed(TEXTS), atol=1e-4)
+
     (weights,) = (cache / "openvino").glob("*/model.bin")
     weights.write_bytes(weights.read_bytes()[:1000])
+    shutil.rmtree(compiled)  # damaged weights, nothing compiled: converted again
     embedder = SentenceTransformerEmbedder(backend="openvino", precision="fp32")
     np.testing.assert_allclose(embedder.embed(TEXTS), torch_fp32.embed(TEXTS), atol=1e-4)
     assert weights.stat().st_size > 1000
