@@ -24,7 +24,7 @@ def main() -> None:
         nbclient.NotebookClient(
             book,
             kernel_name="python3",
-            timeout=120,
+            timeout=300,
             resources={"metadata": {"path": str(NOTEBOOKS)}},
         ).execute()
         book.metadata.pop("widgets", None)  # widget state is machine noise
