@@ -1,0 +1,78 @@
+"""Client configurations in the docs (``<!-- doctest: mcp-config -->``), started as written.
+
+The JSON is parsed as the client would; each stdio server is started with exactly the
+configuration's ``command`` and ``args`` (placeholders such as ``/path/to/project`` and
+``${workspaceFolder}`` replaced by the sandbox's project) through the official ``mcp`` client,
+which initialises a session and lists the tools. An HTTP entry's URL must be well-formed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from tests.support.doc_blocks import Block
+
+__all__ = ["PLACEHOLDERS", "run_mcp_config"]
+
+PLACEHOLDERS = {
+    "/path/to/project/.venv/bin/workspace-tools": "{sandbox}/bin/workspace-tools",
+    "${workspaceFolder}/.venv/bin/workspace-tools": "{sandbox}/bin/workspace-tools",
+    "/path/to/project": "{sandbox}/path/to/project",
+    "${workspaceFolder}": "{sandbox}/path/to/project",
+}
+
+
+def _fill(value: str, sandbox: Path) -> str:
+    for placeholder, real in PLACEHOLDERS.items():
+        value = value.replace(placeholder, real.format(sandbox=sandbox))
+    return value
+
+
+async def _list_tools(command: str, args: list[str], env: dict[str, str], cwd: Path) -> list[str]:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(command=command, args=args, env=env, cwd=str(cwd))
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await asyncio.wait_for(session.initialize(), 120)
+        listed = await asyncio.wait_for(session.list_tools(), 60)
+        return [tool.name for tool in listed.tools]
+
+
+def run_mcp_config(block: Block, sandbox: Path, env: dict[str, str]) -> str:
+    """Start every server of the configuration in ``block``; return one line per server."""
+    from tests.support.doc_runner import BlockFailed
+
+    try:
+        config = json.loads(block.code)
+    except json.JSONDecodeError as exc:
+        msg = f"{block.where}: the configuration is not valid JSON: {exc}"
+        raise BlockFailed(msg) from exc
+    servers = config.get("mcpServers") or config.get("servers")
+    if not isinstance(servers, dict) or not servers:
+        msg = f"{block.where}: no 'mcpServers' (Claude Desktop, Cursor) or 'servers' (VS Code)"
+        raise BlockFailed(msg)
+    lines = []
+    for name, server in servers.items():
+        if "url" in server:
+            url = urlsplit(server["url"])
+            if url.scheme not in {"http", "https"} or not url.netloc:
+                msg = f"{block.where}: server {name!r} has a malformed url {server['url']!r}"
+                raise BlockFailed(msg)
+            lines.append(f"{name}: {server['url']}")
+            continue
+        command = _fill(server["command"], sandbox)
+        args = [_fill(a, sandbox) for a in server.get("args", [])]
+        try:
+            tools = asyncio.run(_list_tools(command, args, env, sandbox))
+        except Exception as exc:
+            msg = f"{block.where}: server {name!r} ({command} {' '.join(args)}) failed: {exc!r}"
+            raise BlockFailed(msg) from exc
+        if not tools:
+            msg = f"{block.where}: server {name!r} started but offers no tools"
+            raise BlockFailed(msg)
+        lines.append(f"{name}: {', '.join(sorted(tools))}")
+    return "\n".join(lines) + "\n"

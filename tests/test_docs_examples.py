@@ -1,0 +1,66 @@
+"""The docs are tested like code: every example in README.md and docs/*.md runs here.
+
+One test per runnable block (``python``, ``sh``/``bash``, ``console``, ``mcp-config`` JSON), named
+``page:line``; the blocks of a page run in order in one namespace and one sandbox folder
+(``tests/support/doc_sandbox.py``), so a later block sees what an earlier one made. A block
+marked ``<!-- doctest: skip (reason) -->`` is reported as skipped with its reason; an output
+block marked ``<!-- doctest: output -->`` must match what its block printed. The rules are in
+``tests/support/doc_blocks.py``; a page that breaks them fails ``test_page_follows_the_rules``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.doc_blocks import Block, DocSyntaxError, page_blocks
+from tests.support.doc_runner import PageRun
+from tests.support.paths import REPO
+
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+
+
+def _blocks() -> list[Block]:
+    found: list[Block] = []
+    for page in PAGES:
+        try:
+            found.extend(b for b in page_blocks(page, REPO) if b.runnable)
+        except DocSyntaxError:
+            continue  # reported by test_page_follows_the_rules
+    return found
+
+
+BLOCKS = _blocks()
+
+
+@pytest.fixture(scope="module")
+def page_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, PageRun]:
+    from tests.support.doc_mcp import run_mcp_config
+
+    runs: dict[str, PageRun] = {}
+    for page in PAGES:
+        name = page.relative_to(REPO).as_posix()
+        try:
+            blocks = page_blocks(page, REPO)
+        except DocSyntaxError:
+            continue
+        folder = tmp_path_factory.mktemp(page.stem) / "sandbox"
+        runs[name] = PageRun(blocks, folder, extra_runners={"mcp-config": run_mcp_config})
+    return runs
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(REPO).as_posix() for p in PAGES])
+def test_page_follows_the_rules(page: Path) -> None:
+    page_blocks(page, REPO)  # raises DocSyntaxError saying where and what
+
+
+def _marks(block: Block) -> list[pytest.MarkDecorator]:
+    return [pytest.mark.requires_model] if "model" in block.directives else []
+
+
+@pytest.mark.parametrize("block", [pytest.param(b, id=b.where, marks=_marks(b)) for b in BLOCKS])
+def test_doc_block(block: Block, page_runs: dict[str, PageRun]) -> None:
+    if block.skip_reason is not None:
+        pytest.skip(f"{block.where} ({block.lang}): {block.skip_reason}")
+    page_runs[block.page].run(block)
