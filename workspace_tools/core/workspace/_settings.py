@@ -10,7 +10,7 @@ Example::
       fusion: zscore                      # zscore | weighted | rrf | minmax | spread
       vector_weight: 0.5
       ranking_prior: true                 # weigh scores by kind of file (navigation, lockfile)
-      bm25: {k1: 1.2, b: 0.6}
+      bm25: {k1: 1.35, b: 0.6}
       chunking: {max_chars: 4000, overlap_lines: 3}
       scan: {max_depth: 10, max_file_bytes: 20971520, include_hidden: false}
       conversion: {seconds: 10, memory_bytes: 536870912, per_format: {pdf: {seconds: 30}}}
