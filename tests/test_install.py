@@ -21,6 +21,12 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+BASE_MAX_PACKAGES = 45
+"""The base install's bound, pip and setuptools of the fresh venv counted (README's table)."""
+BASE_MAX_MIB = 200
+"""The base venv's disk use (as ``du -s`` counts it, MiB), bounded: README's table."""
+LEFT_OUT = {"torch", "faiss-cpu", "sentence-transformers", "langchain", "mcp", "jsonschema"}
+"""Distributions of extras (vector, agents, mcp) that the base install must not pull in."""
 
 PROBE = textwrap.dedent(
     """
@@ -85,6 +91,11 @@ def _run(python: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str
     )
 
 
+def _disk_use(folder: Path) -> int:
+    """Bytes of disk ``folder`` uses, as ``du -s`` counts them (allocated blocks)."""
+    return sum(p.lstat().st_blocks * 512 for p in folder.rglob("*"))
+
+
 def _probe(python: Path, project: Path) -> tuple[dict[str, object], str]:
     done = _run(python, "-c", PROBE, str(project), cwd=project)
     assert done.returncode == 0, done.stderr
@@ -114,8 +125,11 @@ def test_wheel_base_install_searches_without_torch_and_vector_extra_adds_hybrid(
 
     listed = _run(python, "-m", "pip", "list", "--format=json", cwd=tmp_path)
     names = {p["name"].lower() for p in json.loads(listed.stdout)}
-    assert {"torch", "faiss-cpu", "sentence-transformers", "langchain"}.isdisjoint(names)
+    assert LEFT_OUT.isdisjoint(names), sorted(LEFT_OUT & names)
     assert {"langchain-core", "bm25s", "workspace-tools"} <= names
+    assert len(names) <= BASE_MAX_PACKAGES, f"{len(names)} packages: {sorted(names)}"
+    used = _disk_use(env_dir)
+    assert used <= BASE_MAX_MIB * 2**20, f"the base venv uses {used / 2**20:.0f} MiB"
 
     project = _project(tmp_path / "project")
     out, stderr = _probe(python, project)
@@ -138,6 +152,10 @@ def test_wheel_base_install_searches_without_torch_and_vector_extra_adds_hybrid(
     assert searched.returncode == 0, searched.stderr
     assert "docs/sync.md" in searched.stdout
     assert "bm25 search" in searched.stdout
+    served = _run(cli, "--root", str(project), "mcp", cwd=tmp_path)  # the mcp extra is not here
+    assert served.returncode == 2, served.stderr
+    assert 'Install the mcp extra: pip install "workspace-tools[mcp]"' in served.stderr
+    assert "Traceback" not in served.stderr
 
     # [vector]: the dev venv's packages (torch, sentence-transformers, FAISS, the model) after
     # the fresh venv's own, instead of a second multi-GB install.

@@ -6,8 +6,9 @@ README's commands run from a clone), and the small projects the pages use as sta
 reader's own (``my-project``, ``project``, ``path/to/project``, ``path/to/docs``, ``skills``).
 
 ``bin/workspace-tools`` and ``.venv/bin/workspace-tools`` run this checkout's CLI
-(``workspace_tools.cli.main``) with the fake embedder in place of the packaged model unless the
-block is marked ``<!-- doctest: model -->``; ``.venv/bin/python`` is the test run's Python.
+(``workspace_tools.cli.main``); ``.venv/bin/python`` is the test run's Python. Every Python they
+start uses the fake embedder in place of the packaged model unless the block is marked
+``<!-- doctest: model -->`` (see ``tests/support/doc_cli.py``).
 """
 
 from __future__ import annotations
@@ -21,10 +22,13 @@ from tests.support.docs_tree import make_docs_tree
 from tests.support.hostile_files import pdf
 from tests.support.paths import EXAMPLES, REPO
 
-__all__ = ["MODEL_ENV", "build_sandbox", "sandbox_env"]
+__all__ = ["FAKE_ENV", "MODEL_ENV", "build_sandbox", "sandbox_env"]
 
 MODEL_ENV = "WORKSPACE_TOOLS_DOCTEST_MODEL"
-"""Set (to ``1``) for a block marked ``model``: the CLI shim then keeps the real model."""
+"""Set (to ``1``) for a block marked ``model``, which keeps the real model."""
+FAKE_ENV = "WORKSPACE_TOOLS_DOCTEST_FAKE"
+"""Set (to ``1``) otherwise: every Python of the block gets the fake default model
+(``tests/support/doc_site/sitecustomize.py``)."""
 
 _CLI_SHIM = """#!{python}
 import sys
@@ -147,11 +151,13 @@ def sandbox_env(root: Path, *, model: bool) -> dict[str, str]:
         "PATH": f"{root / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
-        "PYTHONPATH": str(REPO),
+        "PYTHONPATH": f"{REPO / 'tests' / 'support' / 'doc_site'}{os.pathsep}{REPO}",
     }
     env.pop("WORKSPACE_TOOLS_ROOT", None)
     if model:
         env[MODEL_ENV] = "1"
+        env.pop(FAKE_ENV, None)
     else:
         env.pop(MODEL_ENV, None)
+        env[FAKE_ENV] = "1"
     return env

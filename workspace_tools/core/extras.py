@@ -12,7 +12,15 @@ from typing import Final
 
 from workspace_tools.core.errors import MissingDependencyError
 
-__all__ = ["VECTOR_INSTALL", "VECTOR_PACKAGES", "missing_vector_packages", "require_vector"]
+__all__ = [
+    "MCP_INSTALL",
+    "MCP_PACKAGES",
+    "VECTOR_INSTALL",
+    "VECTOR_PACKAGES",
+    "missing_vector_packages",
+    "require_mcp",
+    "require_vector",
+]
 
 VECTOR_INSTALL: Final = 'pip install "workspace-tools[vector]"'
 """The command that installs everything dense search needs."""
@@ -23,6 +31,11 @@ VECTOR_PACKAGES: Final[dict[str, str]] = {
 }
 """Import name -> distribution of the packages behind the ``vector`` extra (torch comes with
 sentence-transformers)."""
+MCP_INSTALL: Final = 'pip install "workspace-tools[mcp]"'
+"""The command that installs what the MCP server needs."""
+MCP_PACKAGES: Final[dict[str, str]] = {"mcp": "mcp", "jsonschema": "jsonschema"}
+"""Import name -> distribution of the packages behind the ``mcp`` extra (the official MCP SDK,
+with its web server stack, and jsonschema for ``mcp smoke``)."""
 
 
 def _installed(module: str) -> bool:
@@ -51,5 +64,17 @@ def require_vector(purpose: str, *modules: str) -> None:
             f"{purpose[:1].upper()}{purpose[1:]} needs {', '.join(missing)}, which "
             f"{'is' if len(missing) == 1 else 'are'} not installed. Install the vector extra: "
             f"{VECTOR_INSTALL} (or use embedder=None for keyword search only)."
+        )
+        raise MissingDependencyError(msg)
+
+
+def require_mcp() -> None:
+    """Raise :class:`MissingDependencyError` unless the ``mcp`` extra is installed."""
+    missing = [dist for module, dist in MCP_PACKAGES.items() if not _installed(module)]
+    if missing:
+        msg = (
+            f"The MCP server needs {', '.join(missing)}, which "
+            f"{'is' if len(missing) == 1 else 'are'} not installed (the base install leaves "
+            f"the MCP SDK out). Install the mcp extra: {MCP_INSTALL}."
         )
         raise MissingDependencyError(msg)

@@ -5,10 +5,14 @@ behind an MCP server; ``run_stdio`` and ``run_http`` serve it. The command is
 ``workspace-tools mcp`` (see ``docs/mcp.md``).
 """
 
-from workspace_tools.mcp.adapt import call_tool, tool_definition
-from workspace_tools.mcp.config import ServerOptions, server_options
-from workspace_tools.mcp.run import protect_stdout, run_http, run_stdio
-from workspace_tools.mcp.server import ServedTools, build_tools, create_server
+from workspace_tools.core.extras import require_mcp
+
+require_mcp()  # before the imports below: a missing extra is named, not a bare ImportError
+
+from workspace_tools.mcp.adapt import call_tool, tool_definition  # noqa: E402
+from workspace_tools.mcp.config import ServerOptions, server_options  # noqa: E402
+from workspace_tools.mcp.run import protect_stdout, run_http, run_stdio  # noqa: E402
+from workspace_tools.mcp.server import ServedTools, build_tools, create_server  # noqa: E402
 
 __all__ = [
     "ServedTools",

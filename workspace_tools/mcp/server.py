@@ -103,7 +103,9 @@ def build_tools(
         from workspace_tools.tools.docs import make_docs_tools
 
         for scope in options.docs_scopes or (None,):
-            docs_tools = make_docs_tools(options.docs, scope=scope)
+            # with the workspace served too, pages are cited as workspace_search cites them
+            cite = served.workspace.root if served.workspace is not None else None
+            docs_tools = make_docs_tools(options.docs, scope=scope, cite_from=cite)
             where = f"{options.docs}/{scope}" if scope else str(options.docs)
             served.notes.append(
                 f"docs: {where}" if docs_tools else "docs: skipped (WORKSPACE_TOOLS_DISABLE_DOCS)"

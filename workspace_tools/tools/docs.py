@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, ClassVar, Final
 
 from langchain_core.tools import BaseTool, ToolException
@@ -107,6 +108,12 @@ class DocsRefreshIndexInput(BaseModel):
 class _DocsTool(WorkspaceBaseTool):
     index: DocsIndex
     """The shared docs index."""
+    cite_prefix: str = ""
+    """Put before every page path the tools print (``"docs/"``: paths read as the workspace's
+    own, e.g. ``docs/concepts.md:172``); see ``cite_from`` of :func:`make_docs_tools`."""
+
+    def _cite(self, path: str) -> str:
+        return f"{self.cite_prefix}{path}"
 
 
 class DocsSearchTool(_DocsTool):
@@ -137,7 +144,8 @@ class DocsSearchTool(_DocsTool):
         for rank, hit in enumerate(hits, start=1):
             heading = f" › {hit.heading}" if hit.heading and hit.heading != hit.title else ""
             lines.append(
-                f"{rank}. {hit.title}{heading} ({hit.path}:{hit.line}, score {hit.score:.2f})"
+                f"{rank}. {hit.title}{heading} ({self._cite(hit.path)}:{hit.line}, "
+                f"score {hit.score:.2f})"
             )
             lines.extend(f"   {line}" for line in hit.snippet.split("\n") if line.strip())
         return "\n".join(lines), [hit.to_dict() for hit in hits]
@@ -169,7 +177,7 @@ class DocsListTool(_DocsTool):
         end = total
         for index in range(offset, total):
             page = pages[index]
-            line = f"- {page.path}: {page.title}"
+            line = f"- {self._cite(page.path)}: {page.title}"
             if size + len(line) + 1 > MAX_LIST_CHARS:
                 end = index
                 lines.append(
@@ -204,12 +212,23 @@ class DocsGetPageTool(_DocsTool):
     output_model: ClassVar[type[BaseModel] | None] = DocsGetPageOutput
 
     def _run(self, path: str, offset: int = 0) -> tuple[str, dict[str, Any]]:
+        wanted = path.strip()
+        if self.cite_prefix and wanted.removeprefix("./").startswith(self.cite_prefix):
+            wanted = wanted.removeprefix("./").removeprefix(self.cite_prefix)  # as printed
         with as_tool_errors():
-            page = self.index.get_page(path)
-        return _page_result(page, offset=offset)
+            page = self.index.get_page(wanted)
+        return _page_result(page, offset=offset, cite_prefix=self.cite_prefix)
 
 
-def _page_result(page: DocsPage, *, offset: int = 0) -> tuple[str, dict[str, Any]]:
+def _starts_with_title(content: str, title: str) -> bool:
+    """Whether the page text opens with its title as a heading (``# Title``)."""
+    first = content.lstrip().split("\n", 1)[0]
+    return first.lstrip("#").strip() == title.strip() and first.startswith("#")
+
+
+def _page_result(
+    page: DocsPage, *, offset: int = 0, cite_prefix: str = ""
+) -> tuple[str, dict[str, Any]]:
     total = len(page.content)
     if offset and offset >= total:
         msg = f"offset {offset} is past the end of {page.path!r}, which has {total:,} characters."
@@ -217,7 +236,9 @@ def _page_result(page: DocsPage, *, offset: int = 0) -> tuple[str, dict[str, Any
     end = min(total, offset + MAX_PAGE_CHARS)
     truncated = end < total
     content = page.content[offset:end]
-    header = f"# {page.title}\npath: {page.path}\n"
+    header = f"path: {cite_prefix}{page.path}\n"
+    if offset or not _starts_with_title(content, page.title):
+        header = f"# {page.title}\n{header}"  # else the page's own first line says it
     if page.description:
         header += f"description: {page.description}\n"
     if offset:
@@ -276,6 +297,7 @@ def make_docs_tools(
     tokenizer: Tokenizer | None = None,
     expansion: ExpansionConfig | None = None,
     index: DocsIndex | None = None,
+    cite_from: str | os.PathLike[str] | None = None,
 ) -> list[BaseTool]:
     """The four docs tools over one index, built now (eagerly).
 
@@ -291,6 +313,11 @@ def make_docs_tools(
         expansion: Prefix and typo settings.
         index: An index to share instead of building one (``root`` and the settings above are
             then not used, except for the names).
+        cite_from: A folder holding the docs root, usually the workspace root: the tools then
+            print page paths relative to it (``docs/concepts.md:172``, as ``workspace_search``
+            cites the same file) and ``docs_get_page`` accepts either form. Artifacts keep
+            paths relative to the docs root. A folder that does not hold the docs root is
+            ignored.
 
     Returns:
         ``[docs_search, docs_list, docs_get_page, docs_refresh_index]``, or ``[]`` when disabled.
@@ -306,6 +333,7 @@ def make_docs_tools(
     suffix = ""
     if shared.scope:
         suffix = "_" + re.sub(r"[^a-zA-Z0-9_-]+", "_", shared.scope).strip("_")
+    prefix_path = _cite_prefix(shared.root, cite_from)
     tools: list[BaseTool] = []
     classes: Sequence[type[_DocsTool]] = (
         DocsSearchTool,
@@ -325,5 +353,16 @@ def make_docs_tools(
         description = str(cls.model_fields["description"].default)
         if shared.scope:
             description += f" Covers only the pages under '{shared.scope}/'."
-        tools.append(cls(index=shared, name=name, description=description))
+        tools.append(cls(index=shared, name=name, description=description, cite_prefix=prefix_path))
     return tools
+
+
+def _cite_prefix(docs_root: Path, cite_from: str | os.PathLike[str] | None) -> str:
+    """``"docs/"`` for a docs root ``<cite_from>/docs``; ``""`` when unset or not inside."""
+    if cite_from is None:
+        return ""
+    try:
+        rel = docs_root.resolve().relative_to(Path(cite_from).resolve()).as_posix()
+    except ValueError:
+        return ""
+    return "" if rel == "." else f"{rel}/"

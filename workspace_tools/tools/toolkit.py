@@ -145,7 +145,7 @@ class WorkspaceToolkit(BaseToolkit):
             from workspace_tools.tools.docs import make_docs_tools
 
             docs = ws.root / self.docs_root
-            tools.extend(make_docs_tools(docs))
+            tools.extend(make_docs_tools(docs, cite_from=ws.root))  # docs/x.md, as search
         clashes = sorted({t.name for t in tools} & RESERVED_TOOL_NAMES)
         if clashes:  # pragma: no cover - guards future tools
             msg = f"Tool names {clashes} collide with common built-in tools."

@@ -143,10 +143,16 @@ class WorkspaceSearchTool(ThreadedTool):
         chosen, note = _choose_mode(mode, ws.modes, ws.default_mode)
         with as_tool_errors():
             if len(ws) == 0:
+                how = (
+                    # a read-only server offers no workspace_index: say what the user can do
+                    f"This workspace is read-only: ask the user to index it first "
+                    f"(`workspace-tools --root {ws.root} index`)"
+                    if ws.read_only
+                    else "Index files with workspace_index (or Workspace.sync())"
+                )
                 msg = (
-                    "The workspace index is empty: nothing has been indexed yet. Index files with "
-                    "workspace_index (or Workspace.sync()), or use search_documents with "
-                    "mode='grep' to search the files directly."
+                    f"The workspace index is empty: nothing has been indexed yet. {how}, or use "
+                    "search_documents with mode='grep' to search the files directly."
                 )
                 raise InvalidInputError(msg)
             results = ws.search(
