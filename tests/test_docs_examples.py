@@ -16,6 +16,7 @@ import pytest
 
 from tests.support.doc_blocks import Block, DocSyntaxError, page_blocks
 from tests.support.doc_runner import PageRun
+from tests.support.doc_sandbox import npm_clients_missing
 from tests.support.paths import REPO
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -63,4 +64,6 @@ def _marks(block: Block) -> list[pytest.MarkDecorator]:
 def test_doc_block(block: Block, page_runs: dict[str, PageRun]) -> None:
     if block.skip_reason is not None:
         pytest.skip(f"{block.where} ({block.lang}): {block.skip_reason}")
+    if "npm" in block.directives and (why := npm_clients_missing()):
+        pytest.skip(f"{block.where} ({block.lang}): {why}")
     page_runs[block.page].run(block)

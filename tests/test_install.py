@@ -164,7 +164,10 @@ def test_wheel_base_install_searches_without_torch_and_vector_extra_adds_hybrid(
             python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))", cwd=tmp_path
         ).stdout.strip()
     )
-    (site / "zz_vector_extra.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    dev_sites = [sysconfig.get_path("purelib")] + [
+        p for p in sys.path if p.endswith("site-packages") and p != sysconfig.get_path("purelib")
+    ]  # a dev venv may take its packages from another one (a .pth file of its own)
+    (site / "zz_vector_extra.pth").write_text("\n".join(dev_sites) + "\n")
     (project / ".workspace_tools").rename(tmp_path / "bm25-only-index")
     out, _ = _probe(python, project)
     assert str(out["file"]).startswith(str(env_dir))

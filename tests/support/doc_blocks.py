@@ -20,6 +20,9 @@ The docs are tested like code (``tests/test_docs_examples.py``). This module onl
   ``<!-- doctest: model -->``
       run with the real packaged embedding model (the test is marked ``requires_model``);
       without it a deterministic fake embedder stands in for the default model.
+  ``<!-- doctest: npm -->``
+      the block runs npm clients (``npx ...``) installed by ``npm ci --prefix tests/npm``; where
+      they are not installed it is skipped, saying so.
   ``<!-- doctest: mcp-config -->``
       a client configuration (``mcpServers``/``servers`` JSON): parsed, and each stdio server
       started with exactly its command and arguments and asked for its tools.
@@ -46,7 +49,7 @@ SHOWN = frozenset(
 _DIRECTIVE = re.compile(r"^\s*<!--\s*doctest:\s*(?P<name>[a-z-]+)(?:\s*\((?P<arg>.*)\))?\s*-->\s*$")
 _LOOSE = re.compile(r"<!--\s*doctest", re.I)
 _FENCE = re.compile(r"^(?P<indent>\s*)(?P<ticks>`{3,}|~{3,})(?P<info>[^`]*)$")
-_KNOWN = {"skip": True, "output": False, "model": False, "mcp-config": False}
+_KNOWN = {"skip": True, "output": False, "model": False, "mcp-config": False, "npm": False}
 _DURATION = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s)\b")
 _PROGRESS = re.compile(r"\d+%\|.*\|.*(?:it|item)s?/s\]|\d+%\|.*\| \d+/\d+ \[")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")

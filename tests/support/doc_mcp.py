@@ -31,7 +31,14 @@ def _fill(value: str, sandbox: Path) -> str:
     return value
 
 
-async def _list_tools(command: str, args: list[str], env: dict[str, str], cwd: Path) -> list[str]:
+PROBES = {"workspace_search": {"query": "atomic save"}, "docs_search": {"query": "guide"}}
+"""The call made to a server that offers one of these tools: it must answer without an error
+(a read-only server over an index that was never built would not)."""
+
+
+async def _list_and_call(
+    command: str, args: list[str], env: dict[str, str], cwd: Path
+) -> tuple[list[str], str]:
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
@@ -39,7 +46,16 @@ async def _list_tools(command: str, args: list[str], env: dict[str, str], cwd: P
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await asyncio.wait_for(session.initialize(), 120)
         listed = await asyncio.wait_for(session.list_tools(), 60)
-        return [tool.name for tool in listed.tools]
+        names = [tool.name for tool in listed.tools]
+        probe = next((n for n in PROBES if n in names), None)
+        if probe is None:
+            return names, ""
+        result = await asyncio.wait_for(session.call_tool(probe, PROBES[probe]), 60)
+        text = " ".join(getattr(c, "text", "") for c in result.content)
+        if result.isError:
+            msg = f"{probe} answered with an error: {text}"
+            raise RuntimeError(msg)
+        return names, f"{probe}: {text.splitlines()[0] if text else ''}"
 
 
 def run_mcp_config(block: Block, sandbox: Path, env: dict[str, str]) -> str:
@@ -67,12 +83,12 @@ def run_mcp_config(block: Block, sandbox: Path, env: dict[str, str]) -> str:
         command = _fill(server["command"], sandbox)
         args = [_fill(a, sandbox) for a in server.get("args", [])]
         try:
-            tools = asyncio.run(_list_tools(command, args, env, sandbox))
+            tools, probed = asyncio.run(_list_and_call(command, args, env, sandbox))
         except Exception as exc:
-            msg = f"{block.where}: server {name!r} ({command} {' '.join(args)}) failed: {exc!r}"
+            msg = f"{block.where}: server {name!r} ({command} {' '.join(args)}) failed: {exc}"
             raise BlockFailed(msg) from exc
         if not tools:
             msg = f"{block.where}: server {name!r} started but offers no tools"
             raise BlockFailed(msg)
-        lines.append(f"{name}: {', '.join(sorted(tools))}")
+        lines.append(f"{name}: {', '.join(sorted(tools))}; {probed}")
     return "\n".join(lines) + "\n"

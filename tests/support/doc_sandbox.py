@@ -22,7 +22,7 @@ from tests.support.docs_tree import make_docs_tree
 from tests.support.hostile_files import pdf
 from tests.support.paths import EXAMPLES, REPO
 
-__all__ = ["FAKE_ENV", "MODEL_ENV", "build_sandbox", "sandbox_env"]
+__all__ = ["FAKE_ENV", "MODEL_ENV", "build_sandbox", "npm_clients_missing", "sandbox_env"]
 
 MODEL_ENV = "WORKSPACE_TOOLS_DOCTEST_MODEL"
 """Set (to ``1``) for a block marked ``model``, which keeps the real model."""
@@ -120,7 +120,9 @@ def build_sandbox(root: Path) -> Path:
     (root / "docs").mkdir()
     for page in (REPO / "docs").glob("*.md"):
         shutil.copy(page, root / "docs" / page.name)
-    shutil.copytree(EXAMPLES, root / "workspace_tools" / "skills_examples")
+    # the package folder of a clone (cli.md validates its example skills; `python -m
+    # workspace_tools.cli`, as `mcp smoke` runs its server, imports it from the current folder)
+    (root / "workspace_tools").symlink_to(EXAMPLES.parent)
     for project in ("my-project", "project", "path/to/project"):
         _write(root / project, _PROJECT_FILES)
     for folder in (root, root / "project"):
@@ -128,8 +130,21 @@ def build_sandbox(root: Path) -> Path:
     _write(root, {k: v for k, v in _PROJECT_FILES.items() if not k.startswith("docs/")})
     make_docs_tree(root / "path" / "to" / "docs")
     _write(root / "path" / "to" / "docs", _MASTRA_LIKE)
+    node_modules = REPO / "tests" / "npm" / "node_modules"
+    if node_modules.is_dir():  # `npx PACKAGE` finds the pinned clients here, offline
+        (root / "node_modules").symlink_to(node_modules)
     _shims(root)
     return root
+
+
+def npm_clients_missing() -> str | None:
+    """Why ``npm`` blocks cannot run here, or ``None`` when the npm clients are installed."""
+    inspector = REPO / "tests" / "npm" / "node_modules" / "@modelcontextprotocol" / "inspector"
+    if shutil.which("npx") is None:
+        return "needs node and npx"
+    if not inspector.is_dir():
+        return "npm clients not installed: run `npm ci --prefix tests/npm`"
+    return None
 
 
 def _shims(root: Path) -> None:

@@ -9,6 +9,7 @@ the tool's ``outputSchema``. One line per tool, then a summary.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -92,10 +93,19 @@ async def smoke(
 ) -> list[Verdict]:
     """Start ``command args`` as an MCP stdio server, call each of its tools once.
 
+    Args:
+        command: The server's executable.
+        args: Its arguments.
+        env: Its environment (default: this process's, so the server runs as
+            ``workspace-tools mcp`` would from the same shell, with its cache and offline
+            settings; the SDK's default would pass only ``PATH``, ``HOME`` and a few more).
+
     Returns:
         One verdict per tool, in the server's order.
     """
-    params = StdioServerParameters(command=command, args=list(args), env=env)
+    params = StdioServerParameters(
+        command=command, args=list(args), env=dict(os.environ) if env is None else env
+    )
     verdicts: list[Verdict] = []
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
