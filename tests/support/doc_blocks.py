@@ -47,7 +47,7 @@ SHOWN = frozenset(
     {"text", "yaml", "json", "toml", "xml", "markdown", "md", "html", "ini", "diff", "mermaid"}
 )
 _DIRECTIVE = re.compile(r"^\s*<!--\s*doctest:\s*(?P<name>[a-z-]+)(?:\s*\((?P<arg>.*)\))?\s*-->\s*$")
-_LOOSE = re.compile(r"<!--\s*doctest", re.I)
+_LOOSE = re.compile(r"^\s*<!--\s*doctest", re.I)
 _FENCE = re.compile(r"^(?P<indent>\s*)(?P<ticks>`{3,}|~{3,})(?P<info>[^`]*)$")
 _KNOWN = {"skip": True, "output": False, "model": False, "mcp-config": False, "npm": False}
 _DURATION = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s)\b")
