@@ -117,9 +117,8 @@ def build_sandbox(root: Path) -> Path:
     """Fill ``root`` with the trees and shims the docs' examples use; return ``root``."""
     root.mkdir(parents=True, exist_ok=True)
     shutil.copy(REPO / "README.md", root / "README.md")
-    (root / "docs").mkdir()
-    for page in (REPO / "docs").glob("*.md"):
-        shutil.copy(page, root / "docs" / page.name)
+    # docs/ as a clone has it (pages and results/), without an index built in the checkout
+    shutil.copytree(REPO / "docs", root / "docs", ignore=shutil.ignore_patterns(".*"))
     # the package folder of a clone (cli.md validates its example skills; `python -m
     # workspace_tools.cli`, as `mcp smoke` runs its server, imports it from the current folder)
     (root / "workspace_tools").symlink_to(EXAMPLES.parent)
