@@ -31,8 +31,9 @@ __all__ = [
     "translate_error",
 ]
 
-FORMAT_VERSION: Final = 2
-"""Version of the on-disk format (1 was generation folders of JSON and arrays)."""
+FORMAT_VERSION: Final = 3
+"""Version of the on-disk format (1 was generation folders of JSON and arrays; 2 copied the
+source's metadata onto every chunk row, 3 keeps it once, on the source row)."""
 DB_NAME: Final = "index.sqlite3"
 TERM_SEPARATOR: Final = " "
 """Terms of a chunk are stored space-separated (the tokenizer never yields whitespace)."""
@@ -57,7 +58,7 @@ CREATE TABLE IF NOT EXISTS removed(
 CREATE INDEX IF NOT EXISTS removed_version ON removed(version);
 CREATE TABLE IF NOT EXISTS vectors(
     hash TEXT PRIMARY KEY, vector BLOB NOT NULL, checksum TEXT NOT NULL);
-INSERT OR IGNORE INTO meta VALUES ('format_version', '2');
+INSERT OR IGNORE INTO meta VALUES ('format_version', '3');
 INSERT OR IGNORE INTO meta VALUES ('version', '0');
 INSERT OR IGNORE INTO meta VALUES ('horizon', '0');
 INSERT OR IGNORE INTO meta VALUES ('database_id', lower(hex(randomblob(16))));

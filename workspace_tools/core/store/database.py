@@ -15,6 +15,8 @@ that fell behind that horizon reloads in full). Rows carry a checksum, so a dama
 from __future__ import annotations
 
 import contextlib
+import functools
+import importlib.metadata
 import json
 import sqlite3
 import threading
@@ -25,7 +27,8 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.errors import IndexCorruptError
+from workspace_tools.core.errors import IndexCorruptError, WorkspaceError
+from workspace_tools.core.store._checks import check_database
 from workspace_tools.core.store._rows import (
     CHUNK_COLUMNS,
     DB_NAME,
@@ -90,11 +93,15 @@ class IndexDatabase:
             # A writer killed while creating the file leaves one without tables: no index yet.
             self._check_file()
             conn = self._connect_read_only()
-            if conn.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchone() is None:
+            try:
+                found = check_database(conn, self.path, current=FORMAT_VERSION)
+            except BaseException:
+                conn.close()
+                raise
+            if found is None:
                 conn.close()
                 return False
             self._conn = conn
-            self._check_format()
             return True
 
     def _connect_read_only(self) -> sqlite3.Connection:
@@ -134,7 +141,15 @@ class IndexDatabase:
             self._check_file()
             if self.read_only:
                 conn = self._connect_read_only()
+                try:
+                    check_database(conn, self.path, current=FORMAT_VERSION)
+                except BaseException:
+                    conn.close()
+                    raise
             else:
+                # Checked through a read-only connection first: a file this version must not
+                # touch (a newer format, a damaged schema) is refused before a byte is written.
+                found = self._probe()
                 self.directory.mkdir(parents=True, exist_ok=True)
                 conn = sqlite3.connect(
                     self.path, timeout=60, isolation_level=None, check_same_thread=False
@@ -145,9 +160,30 @@ class IndexDatabase:
                 conn.executescript(SCHEMA)
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute(f"PRAGMA synchronous={'FULL' if self._durable else 'NORMAL'}")
+                if found is not None and found < FORMAT_VERSION:
+                    # Format 2 rows read as they are (full chunk metadata); new rows are format 3.
+                    conn.execute(
+                        "UPDATE meta SET value=? WHERE key='format_version'", (str(FORMAT_VERSION),)
+                    )
             self._conn = conn
-            self._check_format()
             return conn
+
+    def _probe(self) -> int | None:
+        """The format of the existing file, checked (``None``: no file or a new, empty one)."""
+        try:
+            if self.path.stat().st_size == 0:
+                return None
+        except FileNotFoundError:
+            return None
+        # Immutable while no writer is around (no -wal file): the probe leaves no -shm behind.
+        immutable = "" if self._wal.exists() else "&immutable=1"
+        probe = sqlite3.connect(
+            f"{self.path.as_uri()}?mode=ro{immutable}", uri=True, timeout=60, isolation_level=None
+        )
+        try:
+            return check_database(probe, self.path, current=FORMAT_VERSION)
+        finally:
+            probe.close()
 
     def _check_file(self) -> None:
         """Refuse a database file that is cut short, or one replaced by something else."""
@@ -190,21 +226,13 @@ class IndexDatabase:
                 self._conn.close()
                 self._conn = None
 
-    def _check_format(self) -> None:
-        found = self.meta("format_version")
-        if found != str(FORMAT_VERSION):
-            msg = (
-                f"The index database {self.path} has format version {found}, this version of "
-                f"workspace-tools reads {FORMAT_VERSION}. Rebuild it with "
-                "Workspace(root, rebuild=True) or `workspace-tools index --rebuild`."
-            )
-            raise IndexCorruptError(msg)
-
     @contextlib.contextmanager
     def guard(self, action: str) -> Iterator[None]:
         """Turn SQLite and OS failures into :class:`WorkspaceError` subclasses with advice."""
         try:
             yield
+        except WorkspaceError:
+            raise
         except sqlite3.DatabaseError as exc:
             raise translate_error(exc, action, path=self.path) from exc
         except OSError as exc:
@@ -481,6 +509,9 @@ class IndexDatabase:
                     conn.execute(
                         "UPDATE meta SET value=? WHERE key='version'", (str(writer.version),)
                     )
+                    conn.execute(
+                        "INSERT OR REPLACE INTO meta VALUES ('written_by', ?)", (_written_by(),)
+                    )
                 conn.execute("COMMIT")
             except BaseException:
                 with contextlib.suppress(sqlite3.Error):
@@ -498,3 +529,12 @@ class IndexDatabase:
         """Make every commit durable in the main file (``save()``)."""
         with self._lock, self.guard("save the index"):
             self.connection().execute("PRAGMA wal_checkpoint(FULL)")
+
+
+@functools.cache
+def _written_by() -> str:
+    """This package's version, recorded with each commit (a newer reader's refusal names it)."""
+    try:
+        return importlib.metadata.version("workspace-tools")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - run from a source tree
+        return "unknown"
