@@ -39,6 +39,7 @@ from workspace_tools.core.store._rows import (
     Changes,
     ChunkRecord,
     SourceRow,
+    chunk_metadata,
     parse_chunk,
     parse_source,
     row_checksum,
@@ -353,31 +354,61 @@ class IndexDatabase:
         out: dict[int, ChunkRecord] = {}
         if not keys:
             return out
-        with self._lock, self.guard("read the index"):
+        with self._lock, self.guard("read the index"), self.reading():
             conn = self.connection()
             for start in range(0, len(keys), 500):
                 part = [int(k) for k in keys[start : start + 500]]
                 marks = ",".join("?" * len(part))
-                for row in conn.execute(
+                rows = conn.execute(
                     f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE key IN ({marks})",  # noqa: S608
                     part,
-                ):
-                    record = parse_chunk(self.path, row)
+                ).fetchall()
+                bases = self._source_metadata(conn, {str(r[2]) for r in rows})
+                for row in rows:
+                    record = parse_chunk(self.path, row, bases.get(str(row[2]), {}))
                     out[record.key] = record
+        return out
+
+    def source_metadata(self, source_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """The metadata of these sources (the part every chunk of a source shares)."""
+        with self._lock, self.guard("read the index"):
+            return self._source_metadata(self.connection(), set(source_ids))
+
+    @staticmethod
+    def _source_metadata(
+        conn: sqlite3.Connection, source_ids: set[str] | None
+    ) -> dict[str, dict[str, Any]]:
+        """``source id -> metadata`` of these sources (``None``: every source)."""
+        if source_ids is None:
+            rows = conn.execute("SELECT id, metadata FROM sources").fetchall()
+        else:
+            ids, rows = sorted(source_ids), []
+            for start in range(0, len(ids), 500):
+                part = ids[start : start + 500]
+                marks = ",".join("?" * len(part))
+                rows += conn.execute(
+                    f"SELECT id, metadata FROM sources WHERE id IN ({marks})",  # noqa: S608
+                    part,
+                ).fetchall()
+        out: dict[str, dict[str, Any]] = {}
+        for sid, raw in rows:
+            value = json.loads(raw)
+            if not isinstance(value, dict):
+                msg = f"source {sid!r} has metadata that is not an object"
+                raise TypeError(msg)
+            out[str(sid)] = value
         return out
 
     def chunks_of(self, source_id: str) -> list[ChunkRecord]:
         """Chunks of a source, in key (insertion) order."""
-        with self._lock, self.guard("read the index"):
-            rows = (
-                self.connection()
-                .execute(
-                    f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE source=? ORDER BY key",  # noqa: S608 - constant names, bound values
-                    (source_id,),
-                )
-                .fetchall()
-            )
-        return [parse_chunk(self.path, r) for r in rows]
+        with self._lock, self.guard("read the index"), self.reading():
+            conn = self.connection()
+            rows = conn.execute(
+                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE source=? ORDER BY key",  # noqa: S608 - constant names, bound values
+                (source_id,),
+            ).fetchall()
+            base = self._source_metadata(conn, {source_id}).get(source_id, {})
+            return [parse_chunk(self.path, r, base) for r in rows]
 
     def vectors(self, hashes: Iterable[str]) -> dict[str, npt.NDArray[np.float32]]:
         """Cached vectors of these content hashes (misses are left out)."""
@@ -480,7 +511,9 @@ class IndexDatabase:
                     conn.execute("SELECT value FROM meta WHERE key='version'").fetchone()[0]
                 )
                 rows = conn.execute("SELECT key, id, source, metadata FROM chunks").fetchall()
-        return current, {int(k): (i, s, json.loads(m)) for k, i, s, m in rows}
+                bases = self._source_metadata(conn, None)
+            out = {int(k): (i, s, chunk_metadata(m, bases.get(s, {}))) for k, i, s, m in rows}
+        return current, out
 
     def quick_check(self) -> bool:
         """SQLite's structural check passes."""
