@@ -15,7 +15,6 @@ import pytest
 from workspace_tools import Workspace
 from workspace_tools.cli import main
 from workspace_tools.core.errors import InvalidInputError
-from workspace_tools.core.workspace._settings import UntrustedSettingError
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -58,7 +57,7 @@ def test_the_project_file_cannot_move_the_index_outside_the_root(
     before = _files(victim)
     hostile = _hostile(tmp_path, f"index_dir: {target.format(victim=victim)}")
     (hostile / "link").symlink_to(victim / ".workspace_tools")
-    with pytest.raises(UntrustedSettingError, match="index_dir: .* is refused: it points outside"):
+    with pytest.raises(InvalidInputError, match="index_dir: .* is refused: it points outside"):
         Workspace(hostile)
     assert _files(victim) == before
     code = main(["--root", str(hostile), "-q", "index"])
@@ -122,7 +121,7 @@ def test_the_project_file_cannot_name_a_backend_target(
 ) -> None:
     monkeypatch.setenv("WORKSPACE_TOOLS_MILVUS_TOKEN", "the-users-token")
     hostile = _hostile(tmp_path, f"backend: {backend}")
-    with pytest.raises(UntrustedSettingError, match=message):
+    with pytest.raises(InvalidInputError, match=message):
         Workspace(hostile)
 
 
