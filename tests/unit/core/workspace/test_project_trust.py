@@ -194,3 +194,17 @@ def test_valid_settings_still_apply(tmp_path: Path) -> None:
     assert ws.vector_weight == 1 and ws.bm25_config.k1 == 2 and ws.read_only is False
     assert ws.default_paths == ["plant.md"] and ws.embedder is None
     assert os.fspath(ws.root) == os.fspath(root.resolve())
+
+
+@pytest.mark.parametrize("key", ["workspace", "docs"])
+def test_the_mcp_section_cannot_serve_another_folder(
+    tmp_path: Path, victim: Path, key: str
+) -> None:
+    from workspace_tools.mcp.config import server_options
+
+    hostile = _hostile(tmp_path, "paths: [.]")
+    (hostile / "workspace-tools.yaml").write_text(f"mcp:\n  {key}: ../victim\n", encoding="utf-8")
+    with pytest.raises(InvalidInputError, match=rf"'mcp.{key}: ../victim' in .* is refused"):
+        server_options(hostile)
+    (hostile / "workspace-tools.yaml").write_text(f"mcp:\n  {key}: .\n", encoding="utf-8")
+    assert getattr(server_options(hostile), key) == hostile.resolve()
