@@ -173,6 +173,8 @@ def join_metadata(
     base: Mapping[str, Any], own: Mapping[str, Any], dropped: Sequence[str]
 ) -> dict[str, Any]:
     """A chunk's metadata from its source's and its own part (keys sorted, as stored)."""
+    if not base:  # files: no metadata of their own (both parts come sorted from the JSON)
+        return dict(own)
     merged = {k: v for k, v in base.items() if k not in dropped} if dropped else dict(base)
     merged.update(own)
     return dict(sorted(merged.items()))

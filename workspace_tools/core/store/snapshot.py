@@ -139,7 +139,10 @@ class Payload:
         """The two byte ranges of a row (``base``: its source's metadata, kept apart)."""
         own, dropped = split_metadata(metadata, base)
         tail = json.dumps(
-            [headings, levels, own, dropped], ensure_ascii=False, separators=(",", ":")
+            [headings, levels, own, dropped],
+            ensure_ascii=False,
+            separators=(",", ":"),
+            sort_keys=True,
         )
         head = "\0".join([chunk_id, source, str(start), str(end), tail])
         return head.encode("utf-8", "surrogatepass"), text.encode("utf-8", "surrogatepass")
