@@ -186,6 +186,17 @@ def _validated(raw: Mapping[str, Any], where: str) -> dict[str, Any]:
     return checked.model_dump(exclude_unset=True)
 
 
+_PROBLEMS: Final = {
+    "bool_type": "must be true or false",
+    "int_type": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "float_type": "must be a number",
+    "string_type": "must be a string",
+    "list_type": "must be a list",
+    "dict_type": "must be a mapping",
+}
+
+
 def _one_line(exc: Any, where: str) -> str:
     errors = exc.errors(include_url=False)
     first = errors[0]
@@ -195,5 +206,6 @@ def _one_line(exc: Any, where: str) -> str:
     if first["type"] == "extra_forbidden":
         section, _, name = key.rpartition(".")
         return f"Invalid '{section}' settings under {where}: unknown setting '{name}'{extra}."
-    problem = str(first["msg"]).removeprefix("Value error, ").replace("Input should", "should")
+    problem = _PROBLEMS.get(first["type"]) or str(first["msg"]).removeprefix("Value error, ")
+    problem = problem.replace("Input should be", "must be")
     return f"Invalid '{key}' under {where}: {problem}, got {first['input']!r}{extra}."
