@@ -287,3 +287,18 @@ def test_a_documented_snippet_that_breaks_fails_its_doc_test(tmp_path: Path) -> 
     assert broken != snippet.code
     with pytest.raises(BlockFailed, match="raised AttributeError: .*skill_middleware"):
         _run_all(f"```python\n{broken}```\n", tmp_path)
+
+
+def test_a_block_needing_an_absent_extra_is_skipped_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tests.support.doc_blocks import EXTRA_MODULES
+    from tests.test_docs_examples import extra_missing
+
+    monkeypatch.setitem(EXTRA_MODULES, "ghost", ("no_such_module_for_docs_tests",))
+    assert extra_missing("ghost") == (
+        'needs the ghost extra (pip install "workspace-tools[ghost]"), not installed'
+    )
+    assert extra_missing("agents") is None  # langchain is in the dev environment
+    blocks = _page("<!-- doctest: extra (milvus) -->\n```python\nx = 1\n```\n")
+    assert blocks[0].directives == {"extra": "milvus"}

@@ -10,11 +10,12 @@ block marked ``<!-- doctest: output -->`` must match what its block printed. The
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
 
-from tests.support.doc_blocks import Block, DocSyntaxError, page_blocks
+from tests.support.doc_blocks import EXTRA_MODULES, Block, DocSyntaxError, page_blocks
 from tests.support.doc_runner import PageRun
 from tests.support.doc_sandbox import npm_clients_missing
 from tests.support.paths import REPO
@@ -56,6 +57,16 @@ def test_page_follows_the_rules(page: Path) -> None:
     page_blocks(page, REPO)  # raises DocSyntaxError saying where and what
 
 
+def extra_missing(extra: str) -> str | None:
+    """Why a block needing ``extra`` cannot run here, or ``None``."""
+    modules = EXTRA_MODULES.get(extra)
+    assert modules is not None, f"unknown extra {extra!r} (known: {', '.join(EXTRA_MODULES)})"
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        return f'needs the {extra} extra (pip install "workspace-tools[{extra}]"), not installed'
+    return None
+
+
 def _marks(block: Block) -> list[pytest.MarkDecorator]:
     return [pytest.mark.requires_model] if "model" in block.directives else []
 
@@ -65,5 +76,7 @@ def test_doc_block(block: Block, page_runs: dict[str, PageRun]) -> None:
     if block.skip_reason is not None:
         pytest.skip(f"{block.where} ({block.lang}): {block.skip_reason}")
     if "npm" in block.directives and (why := npm_clients_missing()):
+        pytest.skip(f"{block.where} ({block.lang}): {why}")
+    if "extra" in block.directives and (why := extra_missing(block.directives["extra"])):
         pytest.skip(f"{block.where} ({block.lang}): {why}")
     page_runs[block.page].run(block)

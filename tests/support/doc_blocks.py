@@ -23,6 +23,9 @@ The docs are tested like code (``tests/test_docs_examples.py``). This module onl
   ``<!-- doctest: npm -->``
       the block runs npm clients (``npx ...``) installed by ``npm ci --prefix tests/npm``; where
       they are not installed it is skipped, saying so.
+  ``<!-- doctest: extra (milvus) -->``
+      the block needs that extra of the package; where it is not installed (the README's
+      ``.[all]`` leaves out ``milvus`` and ``ray``) it is skipped, saying which.
   ``<!-- doctest: mcp-config -->``
       a client configuration (``mcpServers``/``servers`` JSON): parsed, and each stdio server
       started with exactly its command and arguments and asked for its tools.
@@ -49,7 +52,23 @@ SHOWN = frozenset(
 _DIRECTIVE = re.compile(r"^\s*<!--\s*doctest:\s*(?P<name>[a-z-]+)(?:\s*\((?P<arg>.*)\))?\s*-->\s*$")
 _LOOSE = re.compile(r"^\s*<!--\s*doctest", re.I)
 _FENCE = re.compile(r"^(?P<indent>\s*)(?P<ticks>`{3,}|~{3,})(?P<info>[^`]*)$")
-_KNOWN = {"skip": True, "output": False, "model": False, "mcp-config": False, "npm": False}
+_KNOWN = {
+    "skip": True,
+    "output": False,
+    "model": False,
+    "mcp-config": False,
+    "npm": False,
+    "extra": True,
+}
+EXTRA_MODULES: dict[str, tuple[str, ...]] = {
+    "milvus": ("pymilvus", "milvus_lite"),
+    "ray": ("ray",),
+    "vector": ("faiss", "sentence_transformers"),
+    "documents": ("pdfminer", "docx", "pptx", "openpyxl", "bs4"),
+    "agents": ("langchain",),
+    "mcp": ("mcp", "jsonschema"),
+}
+"""What ``<!-- doctest: extra (NAME) -->`` checks for (import names of the extra's packages)."""
 _DURATION = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s)\b")
 _PROGRESS = re.compile(r"\d+%\|.*\|.*(?:it|item)s?/s\]|\d+%\|.*\| \d+/\d+ \[")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
