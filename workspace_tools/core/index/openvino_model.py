@@ -42,7 +42,10 @@ __all__ = [
     "OPENVINO_PRECISIONS",
     "OpenVinoEncoder",
     "cache_root",
+    "cached_model",
     "calibration_texts",
+    "compile_options",
+    "model_cache_dir",
     "openvino_available",
 ]
 
@@ -121,6 +124,33 @@ def _fingerprint(model_path: Path, precision: str) -> str:
     return digest.hexdigest()[:24]
 
 
+def model_cache_dir(model_path: Path, precision: str) -> Path:
+    """The cache folder of the model in ``model_path`` converted at ``precision``."""
+    return cache_root() / "openvino" / _fingerprint(model_path, precision)
+
+
+def cached_model(cache_dir: Path) -> Path | None:
+    """The saved model (its ``model.xml``) in ``cache_dir``, or ``None`` when not cached.
+
+    The one reader of the cache: the full encoder and the lean query path
+    (:mod:`.lean_query`) both find the converted model through this function.
+    """
+    xml = cache_dir / "model.xml"
+    return xml if xml.is_file() else None
+
+
+def compile_options(precision: str, threads: int | None) -> dict[str, Any]:
+    """The ``compile_model`` settings of a saved model run at ``precision`` on ``threads``."""
+    config: dict[str, Any] = {"PERFORMANCE_HINT": "LATENCY"}
+    if precision == "fp32":
+        config["INFERENCE_PRECISION_HINT"] = "f32"
+    elif precision == "bf16":
+        config["INFERENCE_PRECISION_HINT"] = "bf16"
+    if threads is not None:
+        config["INFERENCE_NUM_THREADS"] = threads
+    return config
+
+
 def _model_inputs(model: Any, features: dict[str, Any]) -> list[str]:
     """The preprocessed features the transformer's ``forward`` takes (ids, mask, types)."""
     transformer = model[0].auto_model
@@ -173,7 +203,7 @@ class OpenVinoEncoder:
         self.threads = threads
         sample = model.preprocess(["a short text", "another, slightly longer short text"])
         self._inputs = _model_inputs(model, sample)
-        self.cache_dir = cache_root() / "openvino" / _fingerprint(model_path, precision)
+        self.cache_dir = model_cache_dir(model_path, precision)
         self._compiled = self._compile(self._load_or_convert(sample))
         self._output = self._compiled.output(0)
 
@@ -181,13 +211,15 @@ class OpenVinoEncoder:
         """Path of the saved model, converting (and quantising) it first when not cached."""
         from filelock import FileLock
 
+        cached = cached_model(self.cache_dir)
+        if cached is not None:
+            return cached
         xml = self.cache_dir / "model.xml"
-        if xml.is_file():
-            return xml
         self.cache_dir.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(self.cache_dir) + ".lock"):
-            if xml.is_file():  # another process converted it meanwhile
-                return xml
+            cached = cached_model(self.cache_dir)
+            if cached is not None:  # another process converted it meanwhile
+                return cached
             logger.warning(
                 "Converting the embedding model for OpenVINO (%s, once; cached in %s)",
                 self.precision,
@@ -235,13 +267,7 @@ class OpenVinoEncoder:
     def _compile(self, xml: Path) -> Any:
         import openvino
 
-        config: dict[str, Any] = {"PERFORMANCE_HINT": "LATENCY"}
-        if self.precision == "fp32":
-            config["INFERENCE_PRECISION_HINT"] = "f32"
-        elif self.precision == "bf16":
-            config["INFERENCE_PRECISION_HINT"] = "bf16"
-        if self.threads is not None:
-            config["INFERENCE_NUM_THREADS"] = self.threads
+        config = compile_options(self.precision, self.threads)
         core = openvino.Core()
         # OpenVINO's own cache of the compiled model: a later process imports it (~5x faster)
         core.set_property({"CACHE_DIR": str(self.cache_dir / "compiled")})
