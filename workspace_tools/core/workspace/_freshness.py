@@ -133,7 +133,7 @@ def _stats(root: Path, ids: Iterable[str], *, recent: bool) -> dict[str, tuple[i
             stat = (root / rel).stat()
         except (OSError, ValueError):
             continue
-        if recent or now - max(stat.st_mtime_ns, stat.st_ctime_ns) >= RACY_WINDOW_NS:
+        if recent or now - stat.st_mtime_ns >= RACY_WINDOW_NS:
             out[rel] = (stat.st_mtime_ns, stat.st_size)  # a recent one is checked again
     return out
 
