@@ -66,8 +66,26 @@ def test_a_cold_bm25_search_loads_nothing_it_does_not_use(vector_index: Path) ->
     assert "docs/guide.md:5-7" in out and "(bm25 search" in out
     assert {"bm25s", "numpy"} <= modules  # it did search
     assert modules.isdisjoint(VECTOR_STACK)
-    unused = set(TORCH_STACK) - ({"torch"} if accelerator_possible() else set())
-    assert modules.isdisjoint(unused)  # torch is asked which device only next to a GPU driver
+    assert modules.isdisjoint(TORCH_STACK)
+
+
+@needs_vector_extra
+def test_next_to_a_gpu_driver_the_device_is_asked_only_when_needed(vector_index: Path) -> None:
+    code = f"""
+import sys
+from workspace_tools.core.index import embedder
+embedder.accelerator_possible = lambda: True  # as on a machine with an NVIDIA driver
+from workspace_tools import Workspace
+ws = Workspace({str(vector_index)!r})
+assert ws.search("install package", mode="bm25")
+assert "torch" not in sys.modules, "imported to resolve the device"
+assert ws.embedder.device in ("cpu", "cuda", "mps") and "torch" in sys.modules
+print("ok")
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.stdout.strip() == "ok", done.stderr
 
 
 @needs_vector_extra

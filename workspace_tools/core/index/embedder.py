@@ -243,38 +243,66 @@ class SentenceTransformerEmbedder:
         if model is not None:
             check_model_available(model)
         self._model_name = model
-        self.device = resolve_device(device)
         self.query_threads = query_threads
         self.threads = threads
         self.batch_size = batch_size
-        self.backend = self._resolve_backend(backend, precision)
-        self.precision = self._resolve_precision(precision)
+        self._asked = (device, backend, precision)
+        self._resolved: tuple[str, str, str] | None = None
         self._max_batch_size = max_batch_size
         self._model: Any = None
         self._encoder: Any = None
         self._lean: Any = None  # the lean query encoder once tried (False: not available)
         self._lock = threading.Lock()
+        if self._asked != ("auto", "auto", "auto") or not accelerator_possible():
+            self._settings()  # errors at once; torch is asked only for an "auto" device
+        # else the device is left until needed (importing torch costs seconds), so a keyword
+        # search next to a GPU driver never imports it
 
-    def _resolve_backend(self, backend: str, precision: str) -> str:
+    def _settings(self) -> tuple[str, str, str]:
+        """``(device, backend, precision)`` as resolved from what was asked."""
+        if self._resolved is None:
+            asked_device, asked_backend, asked_precision = self._asked
+            device = resolve_device(asked_device)
+            backend = self._resolve_backend(asked_backend, asked_precision, device)
+            precision = self._resolve_precision(asked_precision, backend, device)
+            self._resolved = (device, backend, precision)
+        return self._resolved
+
+    @property
+    def device(self) -> str:
+        """The torch device (``"auto"`` resolved: CUDA, then Apple MPS, then CPU)."""
+        return self._settings()[0]
+
+    @property
+    def backend(self) -> str:
+        """``"torch"`` or ``"openvino"``."""
+        return self._settings()[1]
+
+    @property
+    def precision(self) -> str:
+        """``"fp32"``, ``"bf16"`` or ``"int8"``."""
+        return self._settings()[2]
+
+    def _resolve_backend(self, backend: str, precision: str, device: str) -> str:
         if backend == "auto":
             wanted = self._model_name is None and precision in {"auto", "int8"}
-            use_openvino = wanted and self.device == "cpu" and openvino_available()
+            use_openvino = wanted and device == "cpu" and openvino_available()
             backend = "openvino" if use_openvino or precision == "int8" else "torch"
         if backend == "openvino":
             require_openvino()
-            if self.device != "cpu":
-                msg = f"The OpenVINO backend runs on the CPU, not on device {self.device!r}."
+            if device != "cpu":
+                msg = f"The OpenVINO backend runs on the CPU, not on device {device!r}."
                 raise InvalidInputError(msg)
         return backend
 
-    def _resolve_precision(self, precision: str) -> str:
-        if self.backend == "openvino":
+    def _resolve_precision(self, precision: str, backend: str, device: str) -> str:
+        if backend == "openvino":
             return "int8" if precision == "auto" else precision
         if precision == "int8":
             msg = "precision 'int8' needs backend 'openvino' (torch runs 'fp32' or 'bf16')."
             raise ValueError(msg)
         if precision == "auto":
-            return "bf16" if self.device == "cpu" and bf16_supported() else "fp32"
+            return "bf16" if device == "cpu" and bf16_supported() else "fp32"
         return precision
 
     @property
