@@ -20,7 +20,13 @@ from mcp.server.lowlevel import Server
 from pydantic import AnyUrl
 
 from workspace_tools.core.errors import InvalidInputError
-from workspace_tools.core.skills import SkillRegistry, render_skills_prompt
+from workspace_tools.core.skills import (
+    Skill,
+    SkillCatalog,
+    SkillRegistry,
+    render_skills_prompt,
+    skill_location,
+)
 from workspace_tools.mcp.adapt import call_tool, tool_definition
 from workspace_tools.mcp.config import ServerOptions
 
@@ -216,16 +222,16 @@ def _add_skills(server: Server[Any, Any], registry: SkillRegistry) -> None:
                 description=skill.description,
                 mimeType="text/markdown",
             )
-            for skill in registry.list_skills()
+            for skill in _resolved_skills(registry.catalog())
         )
         return resources
 
     async def read_resource(uri: AnyUrl) -> str:
         text = str(uri)
         if text == CATALOGUE_URI:
-            return render_skills_prompt(registry, instructions=False)
+            return render_skills_prompt(registry, instructions=False, budget=None)
         if text.startswith("skills://"):
-            return registry.get(text.removeprefix("skills://")).body
+            return _skill_text(registry.catalog(), text.removeprefix("skills://"))
         msg = f"Unknown resource {text!r}; read {CATALOGUE_URI} for the list of skills."
         raise ValueError(msg)
 
@@ -233,3 +239,24 @@ def _add_skills(server: Server[Any, Any], registry: SkillRegistry) -> None:
     server.get_prompt()(get_prompt)  # type: ignore[no-untyped-call]
     server.list_resources()(list_resources)  # type: ignore[no-untyped-call]
     server.read_resource()(read_resource)  # type: ignore[no-untyped-call]
+
+
+def _resolved_skills(catalog: SkillCatalog) -> list[Skill]:
+    """One skill per name: the one a lookup by name resolves to (or the first of a conflict)."""
+    seen: dict[str, Skill] = {}
+    for skill in catalog.skills:
+        seen.setdefault(skill.name, skill)
+    return list(seen.values())
+
+
+def _skill_text(catalog: SkillCatalog, name: str) -> str:
+    """The instructions of the skill ``name`` resolves to; for a conflict, the candidates."""
+    conflict = catalog.conflicts.get(name)
+    if conflict is None:
+        return catalog.get(name).body
+    where = "\n".join(f"- {skill_location(s, root=catalog.root)} ({s.source})" for s in conflict)
+    return (
+        f"{len(conflict)} {conflict[0].source} skills are named {name!r}, so the name does not "
+        f"resolve to one of them:\n{where}\nLoad one with the `skill` tool, passing its "
+        "location instead of the name."
+    )

@@ -221,9 +221,10 @@ class SkillSearchTool(_SkillToolBase):
         run_manager: CallbackManagerForToolRun | None = None,
     ) -> tuple[str, list[dict[str, Any]]]:
         with as_tool_errors():
-            hits = self.registry.search(
-                query, top_k=top_k, skill_names=skill_names, context=current_skill_context()
-            )
+            catalog = self.registry.catalog(context=current_skill_context())
+            hits = catalog.search(query, top_k=top_k, skill_names=skill_names)
+        names = [s.name for s in catalog.skills]
+        shared = {n for n in names if names.count(n) > 1}
         artifact = [
             {
                 "skill_name": h.skill_name,
@@ -243,7 +244,14 @@ class SkillSearchTool(_SkillToolBase):
         blocks = []
         for h in hits:
             lines = f" (lines {h.line_range})" if h.line_range else ""
-            blocks.append(f"[{h.skill_name}] {h.source}{lines} (score: {h.score:.2f})\n{h.snippet}")
+            where = ""
+            if h.skill_name in shared:  # same-named skills: say which one (load it by location)
+                skill = next(s for s in catalog.skills if s.location == h.location)
+                origin = skill_location(skill, root=self.registry.root)
+                where = f" from {origin} ({skill.source})"
+            blocks.append(
+                f"[{h.skill_name}]{where} {h.source}{lines} (score: {h.score:.2f})\n{h.snippet}"
+            )
         return "\n\n".join(blocks), artifact
 
 

@@ -48,6 +48,7 @@ def main() -> None:
     parser.add_argument("--read-only", action="store_true")
     parser.add_argument("--noisy", action="store_true")
     parser.add_argument("--scope", action="append", default=[])
+    parser.add_argument("--skills", action="append", help="skills paths (default: skills)")
     args = parser.parse_args()
     protocol = None if args.http else protect_stdout()
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(name)s: %(message)s")
@@ -66,7 +67,7 @@ def main() -> None:
         workspace=root,
         docs=root / "docs",
         docs_scopes=tuple(args.scope),
-        skills=("skills",),
+        skills=tuple(args.skills or ["skills"]),
         read_only=args.read_only,
     )
     served = build_tools(options, embedder=FakeEmbedder(), show_progress=True)
