@@ -55,9 +55,9 @@ def main() -> None:
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="docs folder")
     parser.add_argument("--grid", action="store_true", help="sweep weight and rule (tune only)")
     args = parser.parse_args()
-    embedder = SentenceTransformerEmbedder()
+    embedder = SentenceTransformerEmbedder()  # the packaged model (the workspace default)
     started = time.perf_counter()
-    index = DocsIndex(args.root, embedder=embedder)
+    index = DocsIndex(args.root, embedder=embedder, vector_cache=True)
     stats = index.stats
     print(
         f"{stats.pages} pages, {stats.sections} sections embedded in "

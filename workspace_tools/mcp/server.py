@@ -108,11 +108,16 @@ def build_tools(
     if options.docs is not None:
         from workspace_tools.tools.docs import make_docs_tools
 
+        docs_embedder, why = _docs_embedder(served.workspace, embedder)
         for scope in options.docs_scopes or (None,):
-            docs_tools = make_docs_tools(options.docs, scope=scope)
+            docs_tools = make_docs_tools(
+                options.docs, scope=scope, embedder=docs_embedder, embed_in_background=True
+            )
             where = f"{options.docs}/{scope}" if scope else str(options.docs)
             served.notes.append(
-                f"docs: {where}" if docs_tools else "docs: skipped (WORKSPACE_TOOLS_DISABLE_DOCS)"
+                f"docs: {where} ({why})"
+                if docs_tools
+                else "docs: skipped (WORKSPACE_TOOLS_DISABLE_DOCS)"
             )
             tools.extend(docs_tools)
     names = [t.name for t in tools]
@@ -121,6 +126,26 @@ def build_tools(
         msg = f"Two tools would be named {', '.join(clashes)}; give each docs scope only once."
         raise InvalidInputError(msg)
     return served
+
+
+def _docs_embedder(workspace: Any, embedder: Any) -> tuple[Any, str]:
+    """The embedder docs search shares (the workspace's, else the default model), and why."""
+    if embedder == "none":
+        return None, "keyword ranking: --embedder none"
+    if workspace is not None:
+        if workspace.embedder is None:
+            return None, "keyword ranking: the workspace has no embedder"
+        return workspace.embedder, "hybrid ranking with the workspace's embedder"
+    if embedder is not None and not isinstance(embedder, str):
+        return embedder, "hybrid ranking"
+    from workspace_tools.core.extras import missing_vector_packages
+
+    missing = missing_vector_packages()
+    if missing:
+        return None, f"keyword ranking: the vector extra is not installed ({', '.join(missing)})"
+    from workspace_tools.core.index.embedder import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder(embedder), "hybrid ranking with the packaged model"
 
 
 def _open_workspace(

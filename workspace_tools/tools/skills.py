@@ -17,7 +17,7 @@ from langchain_core.callbacks import CallbackManagerForToolRun
 from pydantic import BaseModel, ConfigDict, Field
 
 from workspace_tools.core.skills import SkillRegistry, skill_location
-from workspace_tools.tools._base import WorkspaceBaseTool, as_tool_errors
+from workspace_tools.tools._base import ToolFacts, WorkspaceBaseTool, as_tool_errors
 from workspace_tools.tools.outputs import SkillOutput, SkillReadOutput, SkillSearchOutput
 
 __all__ = [
@@ -79,6 +79,9 @@ class SkillTool(_SkillToolBase):
     )
     args_schema: type[BaseModel] = SkillInput
     output_model: ClassVar[type[BaseModel] | None] = SkillOutput
+    facts: ClassVar[ToolFacts] = ToolFacts(
+        title="Load a skill", writes=False, idempotent=True, destructive=False
+    )
 
     def _run(
         self, name: str, run_manager: CallbackManagerForToolRun | None = None
@@ -145,6 +148,9 @@ class SkillReadTool(_SkillToolBase):
     )
     args_schema: type[BaseModel] = SkillReadInput
     output_model: ClassVar[type[BaseModel] | None] = SkillReadOutput
+    facts: ClassVar[ToolFacts] = ToolFacts(
+        title="Read a skill file", writes=False, idempotent=True, destructive=False
+    )
 
     def _run(
         self,
@@ -212,6 +218,9 @@ class SkillSearchTool(_SkillToolBase):
     )
     args_schema: type[BaseModel] = SkillSearchInput
     output_model: ClassVar[type[BaseModel] | None] = SkillSearchOutput
+    facts: ClassVar[ToolFacts] = ToolFacts(
+        title="Search skills", writes=False, idempotent=True, destructive=False
+    )
 
     def _run(
         self,

@@ -26,7 +26,7 @@ import re
 import threading
 import time
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Final, Literal
 
@@ -41,6 +41,7 @@ from workspace_tools.core.docs.kinds import PagePrior, page_factor, page_kind, q
 from workspace_tools.core.docs.vectors import (
     HybridConfig,
     SectionVectors,
+    default_cache_file,
     fuse_scores,
     section_text,
 )
@@ -162,6 +163,7 @@ class _Snapshot:
     expander: QueryExpander
     stats: DocsStats
     vectors: npt.NDArray[np.float32] | None = None
+    embed_texts: tuple[str, ...] = ()  # what to embed, while the vectors are pending
 
 
 @dataclass
@@ -189,6 +191,8 @@ class DocsIndex:
         page_prior: PagePrior | None = None,
         embedder: Embedder | None = None,
         hybrid: HybridConfig | None = None,
+        vector_cache: bool | str | os.PathLike[str] = False,
+        embed_in_background: bool = False,
     ) -> None:
         """Index the pages under ``root`` (or under ``root/scope``).
 
@@ -206,6 +210,11 @@ class DocsIndex:
                 (hybrid search); ``None`` (the default) ranks lexically. Any object with
                 ``embed(texts)`` works, e.g. the workspace's ``ws.embedder``.
             hybrid: Vector weight, fusion rule and candidate pool of hybrid search.
+            vector_cache: Keep section vectors on disk between processes: ``True`` in the user
+                cache folder (``~/.cache/workspace-tools/docs-vectors``), or a file path;
+                ``False`` keeps them in memory only (a refresh still embeds only changes).
+            embed_in_background: Build and answer lexically at once, embed in a thread and
+                rank hybrid from when the vectors are ready (:attr:`vectors_ready`).
 
         Raises:
             InvalidInputError: ``root`` or ``scope`` is not a folder.
@@ -228,7 +237,16 @@ class DocsIndex:
         self.suffixes = suffixes
         self.page_prior = page_prior or PagePrior()
         self.hybrid = hybrid or HybridConfig()
-        self._vectors = SectionVectors(embedder) if embedder is not None else None
+        self._vectors: SectionVectors | None = None
+        self.embed_in_background = embed_in_background
+        if embedder is not None:
+            cache = None
+            if vector_cache is True:
+                model = str(getattr(embedder, "model_id", type(embedder).__name__))
+                cache = default_cache_file(self.root, self.scope, model)
+            elif vector_cache is not False:
+                cache = Path(vector_cache)
+            self._vectors = SectionVectors(embedder, cache_file=cache)
         self._builds = 0
         self._lock = threading.Lock()
         self._flight: _Flight | None = None
@@ -239,6 +257,20 @@ class DocsIndex:
     def mode(self) -> Literal["hybrid", "lexical"]:
         """``hybrid`` with an embedder, else ``lexical``."""
         return "lexical" if self._vectors is None else "hybrid"
+
+    @property
+    def vectors_ready(self) -> bool:
+        """Whether searches rank hybrid now (``False`` while background embedding runs)."""
+        return self._snap().vectors is not None
+
+    def status(self) -> str:
+        """One line on how searches rank: hybrid (model), pending vectors, or lexical."""
+        if self._vectors is None:
+            return "keyword ranking (lexical; no embedder)"
+        model = self._vectors.model_id
+        if not self.vectors_ready:
+            return f"keyword ranking until the section vectors are ready ({model} embedding)"
+        return f"hybrid ranking (keywords + vectors of {model})"
 
     @property
     def stats(self) -> DocsStats:
@@ -268,7 +300,22 @@ class DocsIndex:
                 self._flight = None
         self._snapshot = snapshot
         flight.future.set_result(snapshot.stats)
+        if snapshot.embed_texts:
+            threading.Thread(
+                target=self._embed_later, args=(snapshot,), name="docs-vectors", daemon=True
+            ).start()
         return snapshot.stats
+
+    def _embed_later(self, snapshot: _Snapshot) -> None:
+        assert self._vectors is not None
+        try:
+            vectors = self._vectors.embed_sections(snapshot.embed_texts)
+        except Exception:  # the index keeps answering lexically
+            logger.exception("Embedding the docs sections failed; searches stay lexical")
+            return
+        with self._lock:
+            if self._snapshot is snapshot:
+                self._snapshot = replace(snapshot, vectors=vectors, embed_texts=())
 
     def search(
         self,
@@ -492,11 +539,14 @@ class DocsIndex:
         expander = QueryExpander(
             surface_map(words, self.tokenizer), self.tokenizer, config=self.expansion
         )
-        vectors = None
+        vectors: npt.NDArray[np.float32] | None = None
+        later: tuple[str, ...] = ()
         if self._vectors is not None:
-            vectors = self._vectors.embed_sections(
-                [section_text(pages[s.page].title, s.heading, s.text) for s in sections]
-            )
+            to_embed = tuple(section_text(pages[s.page].title, s.heading, s.text) for s in sections)
+            if self.embed_in_background and to_embed:
+                later = to_embed
+            else:
+                vectors = self._vectors.embed_sections(to_embed)
         with self._lock:
             self._builds += 1
             build = self._builds
@@ -516,4 +566,5 @@ class DocsIndex:
             expander=expander,
             stats=stats,
             vectors=vectors,
+            embed_texts=later,
         )
