@@ -10,8 +10,10 @@ thread.
 from __future__ import annotations
 
 import logging
+import weakref
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any, Final
 
 from langchain_core.tools import BaseTool
@@ -29,6 +31,7 @@ from workspace_tools.core.skills import (
 )
 from workspace_tools.mcp.adapt import call_tool, tool_definition
 from workspace_tools.mcp.config import ServerOptions
+from workspace_tools.mcp.roots import RootsScope, allowed_directories
 
 __all__ = [
     "CATALOGUE_PROMPT",
@@ -69,6 +72,8 @@ class ServedTools:
     """Server name."""
     notes: list[str] = field(default_factory=list)
     """What start-up did, one line each (logged to stderr)."""
+    allowed: list[Path] = field(default_factory=list)
+    """Folders the command line allows (workspace, docs, skills); client roots narrow them."""
 
 
 def build_tools(
@@ -120,6 +125,14 @@ def build_tools(
                 else "docs: skipped (WORKSPACE_TOOLS_DISABLE_DOCS)"
             )
             tools.extend(docs_tools)
+    served.allowed = allowed_directories(
+        workspace=options.workspace,
+        docs=options.docs,
+        skills=[options.root / s for s in options.skills if "*" not in s],
+    )
+    served.notes.append(
+        "allowed directories: " + (", ".join(str(p) for p in served.allowed) or "none")
+    )
     names = [t.name for t in tools]
     clashes = sorted({n for n in names if names.count(n) > 1})
     if clashes:
@@ -191,6 +204,18 @@ def create_server(served: ServedTools, *, instructions: str | None = None) -> Se
     async def list_tools() -> list[types.Tool]:
         return definitions
 
+    scopes: weakref.WeakKeyDictionary[Any, RootsScope] = weakref.WeakKeyDictionary()
+    base = served.workspace.root if served.workspace is not None else None
+
+    def scope() -> RootsScope | None:
+        try:
+            session = server.request_context.session
+        except LookupError:  # pragma: no cover - handlers always run inside a request
+            return None
+        if session not in scopes:
+            scopes[session] = RootsScope(served.allowed, base=base)
+        return scopes[session]
+
     async def call(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         tool = by_name.get(name)
         if tool is None:
@@ -198,7 +223,20 @@ def create_server(served: ServedTools, *, instructions: str | None = None) -> Se
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=text)], isError=True
             )
+        roots = scope()
+        if roots is not None and getattr(tool, "workspace", None) is not None:
+            await roots.refresh(server.request_context.session)
+            refused = roots.refusal(arguments or {})
+            if refused is not None:
+                return types.CallToolResult(
+                    content=[types.TextContent(type="text", text=refused)], isError=True
+                )
         return await call_tool(tool, arguments)
+
+    async def roots_changed(_: Any) -> None:
+        roots = scope()
+        if roots is not None:
+            roots.invalidate()
 
     async def set_level(level: types.LoggingLevel) -> None:
         logging.getLogger("workspace_tools").setLevel(_LEVELS.get(level, logging.INFO))
@@ -206,6 +244,7 @@ def create_server(served: ServedTools, *, instructions: str | None = None) -> Se
     server.list_tools()(list_tools)  # type: ignore[no-untyped-call]
     server.call_tool(validate_input=False)(call)
     server.set_logging_level()(set_level)  # type: ignore[no-untyped-call]
+    server.notification_handlers[types.RootsListChangedNotification] = roots_changed
     if served.skills is not None:
         _add_skills(server, served.skills)
     return server
