@@ -2,9 +2,11 @@
 
 The examples live in the repository's top-level ``skills_examples/`` folder; the wheel build
 (``setup.py``) copies them into the package as ``workspace_tools/skills_examples``. An installed
-wheel uses that copy, a source checkout or editable install the top-level folder. Entry-point skills are opt-in: a registry loads them only with
-``entry_points=True`` (``skills_entry_points=True`` on the toolkit, ``--entry-points`` on the
-CLI), so installing a package never changes an agent's prompt by itself.
+wheel uses that copy, a source checkout or editable install the top-level folder.
+
+Entry-point skills are opt-in: a registry loads them only with ``entry_points=True``
+(``skills_entry_points=True`` on the toolkit, ``--entry-points`` on the CLI), so installing a
+package never changes an agent's prompt by itself.
 """
 
 from __future__ import annotations
