@@ -116,7 +116,11 @@ def build_tools(
         docs_embedder, why = _docs_embedder(served.workspace, embedder)
         for scope in options.docs_scopes or (None,):
             docs_tools = make_docs_tools(
-                options.docs, scope=scope, embedder=docs_embedder, embed_in_background=True
+                options.docs,
+                scope=scope,
+                embedder=docs_embedder,
+                embed_in_background=True,
+                vector_cache=True,
             )
             where = f"{options.docs}/{scope}" if scope else str(options.docs)
             served.notes.append(

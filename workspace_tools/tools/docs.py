@@ -289,7 +289,7 @@ def make_docs_tools(
     expansion: ExpansionConfig | None = None,
     index: DocsIndex | None = None,
     embedder: Any = None,
-    vector_cache: bool = True,
+    vector_cache: bool = False,
     embed_in_background: bool = False,
 ) -> list[BaseTool]:
     """The four docs tools over one index, built now (eagerly).
@@ -308,7 +308,8 @@ def make_docs_tools(
             then not used, except for the names).
         embedder: Rank hybrid (keywords fused with vectors over sections), e.g. the
             workspace's ``ws.embedder``; ``None`` ranks by keywords only.
-        vector_cache: Keep the section vectors in the user cache folder between processes.
+        vector_cache: Also keep the section vectors in the user cache folder, for the next
+            process (the MCP server does).
         embed_in_background: Answer by keywords at once and switch to hybrid when the
             vectors are ready.
 

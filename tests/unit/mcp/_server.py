@@ -62,6 +62,8 @@ def main() -> None:
 
         WorkspaceSearchTool._run = noisy_run  # type: ignore[method-assign]
     root = Path(args.root)
+    # docs vectors of the fake embedder go next to the test project, not the user's cache
+    os.environ["WORKSPACE_TOOLS_CACHE_DIR"] = str(root.parent / "cache")
     options = ServerOptions(
         root=root,
         workspace=root,
