@@ -28,10 +28,11 @@ import numpy as np
 import numpy.typing as npt
 
 from workspace_tools.core.index.openvino_model import (
-    cached_model,
+    _writable_folder,
     compile_options,
     model_cache_dir,
     openvino_available,
+    verified_model,
 )
 
 __all__ = ["LeanQueryEncoder", "ModelLayout", "open_lean_encoder", "read_layout"]
@@ -217,13 +218,15 @@ def open_lean_encoder(
     if layout is None:
         return None
     cache_dir = model_cache_dir(model_path, precision)
-    xml = cached_model(cache_dir)
+    xml = verified_model(cache_dir)  # the full path's check: checksums of the saved files
     if xml is None:
         return None
     import openvino
 
     core = openvino.Core()
-    core.set_property({"CACHE_DIR": str(cache_dir / "compiled")})  # as the full path compiles
+    compiled_cache = cache_dir / "compiled"
+    if _writable_folder(compiled_cache):  # as the full path compiles: OpenVINO's own cache
+        core.set_property({"CACHE_DIR": str(compiled_cache)})
     try:
         compiled = core.compile_model(str(xml), "CPU", compile_options(precision, threads))
     except RuntimeError as exc:

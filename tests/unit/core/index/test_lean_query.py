@@ -18,6 +18,8 @@ from workspace_tools.core.index.openvino_model import (
     CACHE_ENV,
     model_cache_dir,
     openvino_available,
+    verified_model,
+    write_checksums,
 )
 
 needs_model_files = pytest.mark.skipif(
@@ -114,6 +116,10 @@ def test_a_cached_model_that_does_not_compile_leaves_it_to_the_full_path(
     damaged = model_cache_dir(path, "int8")
     damaged.mkdir(parents=True)
     (damaged / "model.xml").write_text("<net>not a model", encoding="utf-8")
+    (damaged / "model.bin").write_bytes(b"\x00" * 64)
+    assert open_lean_encoder(path, precision="int8", threads=None) is None  # no checksums
+    write_checksums(damaged)  # checksums that match: the cache's check passes, compiling fails
+    assert verified_model(damaged) == damaged / "model.xml"
     assert open_lean_encoder(path, precision="int8", threads=None) is None
 
 
