@@ -24,11 +24,18 @@ from workspace_tools.core.skills.registry import (
     SkillRegistry,
     classify_source,
 )
-from workspace_tools.core.skills.search import SkillSearchHit, SkillSearchIndex
+from workspace_tools.core.skills.search import (
+    MAX_SKILL_NAMES,
+    MAX_SKILL_QUERY_CHARS,
+    SkillSearchHit,
+    SkillSearchIndex,
+)
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "MANAGED_DIR",
+    "MAX_SKILL_NAMES",
+    "MAX_SKILL_QUERY_CHARS",
     "CatalogueFormat",
     "ParsedSkill",
     "Skill",
