@@ -14,9 +14,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.support import hostile_files as hf  # noqa: E402
-from tests.support.worker_memory import proc_status, run_measured  # noqa: E402
-from workspace_tools.core.convert import pool  # noqa: E402
+from tests.support import hostile_files as hf
+from tests.support.worker_memory import proc_status, run_measured
+from workspace_tools.core.convert import pool
 
 MB = 1 << 20
 

@@ -57,8 +57,9 @@ _SDK_LOGGERS: Final = (
 
 def is_disconnect(exc: BaseException | None) -> bool:
     """True for a disconnect, or a group made only of disconnects."""
-    if isinstance(exc, BaseExceptionGroup):
-        return all(is_disconnect(e) for e in exc.exceptions)
+    group = getattr(exc, "exceptions", None)  # an ExceptionGroup (a backport before 3.11)
+    if isinstance(group, tuple) and group:
+        return all(is_disconnect(e) for e in group)
     return isinstance(exc, DISCONNECTS)
 
 

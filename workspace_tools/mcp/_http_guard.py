@@ -35,7 +35,7 @@ __all__ = [
     "is_loopback",
 ]
 
-TOKEN_ENV: Final = "WORKSPACE_TOOLS_MCP_TOKEN"
+TOKEN_ENV: Final = "WORKSPACE_TOOLS_MCP_TOKEN"  # noqa: S105 - a variable name
 """Environment variable holding the bearer token of the HTTP server."""
 MIN_TOKEN_CHARS: Final = 16
 """Shortest token accepted (e.g. ``python -c "import secrets; print(secrets.token_urlsafe())"``)."""
@@ -93,7 +93,7 @@ def http_policy(
     if secret is not None and (len(secret) < MIN_TOKEN_CHARS or secret != secret.strip()):
         msg = (
             f"The MCP auth token must be at least {MIN_TOKEN_CHARS} characters without "
-            "surrounding spaces; make one with: python -c \"import secrets; "
+            'surrounding spaces; make one with: python -c "import secrets; '
             'print(secrets.token_urlsafe())"'
         )
         raise InvalidInputError(msg)
@@ -112,7 +112,9 @@ def http_policy(
 def _origin(value: str, *, given: str) -> str:
     parts = urlsplit(value.strip().lower())
     if parts.scheme not in {"http", "https"} or not parts.hostname or parts.path not in {"", "/"}:
-        msg = f"--allow-origin takes scheme://host[:port] (e.g. https://app.example), got {given!r}."
+        msg = (
+            f"--allow-origin takes scheme://host[:port] (e.g. https://app.example), got {given!r}."
+        )
         raise InvalidInputError(msg)
     return f"{parts.scheme}://{parts.netloc}"
 
@@ -147,7 +149,9 @@ class HttpGuard:
         await send({"type": "http.response.start", "status": status, "headers": response_headers})
         await send({"type": "http.response.body", "body": body})
 
-    def _refusal(self, headers: Mapping[str, str]) -> tuple[int, str, list[tuple[bytes, bytes]]] | None:
+    def _refusal(
+        self, headers: Mapping[str, str]
+    ) -> tuple[int, str, list[tuple[bytes, bytes]]] | None:
         if self.policy.loopback:
             host = headers.get("host", "")
             if not host or not is_loopback(_host_name(host)):
@@ -161,7 +165,11 @@ class HttpGuard:
             valid = scheme.lower() == "bearer" and hmac.compare_digest(supplied, self._token)
             if not valid:
                 challenge = [(b"www-authenticate", b'Bearer realm="workspace-tools"')]
-                return 401, "Missing or wrong bearer token (Authorization: Bearer TOKEN).", challenge
+                return (
+                    401,
+                    "Missing or wrong bearer token (Authorization: Bearer TOKEN).",
+                    challenge,
+                )
         return None
 
     def _origin_allowed(self, origin: str) -> bool:

@@ -21,8 +21,8 @@ from pydantic import AnyUrl
 
 from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.core.skills import SkillRegistry, render_skills_prompt
-from workspace_tools.mcp.adapt import call_tool, tool_definition
 from workspace_tools.mcp._uris import decode_skill_uri, skill_uri
+from workspace_tools.mcp.adapt import call_tool, tool_definition
 from workspace_tools.mcp.config import ServerOptions
 
 __all__ = [

@@ -201,7 +201,9 @@ class SkillSearchInput(BaseModel):
     """Arguments of the ``skill_search`` tool."""
 
     query: str = Field(
-        min_length=1, max_length=MAX_SKILL_QUERY_CHARS, description="Keywords to look for in skills."
+        min_length=1,
+        max_length=MAX_SKILL_QUERY_CHARS,
+        description="Keywords to look for in skills.",
     )
     skill_names: list[Annotated[str, Field(max_length=1000)]] | None = Field(
         default=None,

@@ -148,7 +148,11 @@ def test_http_disconnects_are_quiet_and_sigterm_exits_zero(project: Path, tmp_pa
         url = f"http://127.0.0.1:{port}/mcp"
         deadline = time.monotonic() + 120
         while subprocess.run(
-            [sys.executable, "-c", f"import socket; socket.create_connection(('127.0.0.1', {port}))"],
+            [
+                sys.executable,
+                "-c",
+                f"import socket; socket.create_connection(('127.0.0.1', {port}))",
+            ],
             capture_output=True,
             check=False,
         ).returncode:
@@ -184,9 +188,10 @@ async def test_a_skill_name_with_a_space_lists_and_reads_back(project: Path) -> 
         "# Odd\n\nOdd instructions.\n",
         encoding="utf-8",
     )
-    async with stdio_client(stdio_params(project)) as (read, write), ClientSession(
-        read, write
-    ) as session:
+    async with (
+        stdio_client(stdio_params(project)) as (read, write),
+        ClientSession(read, write) as session,
+    ):
         await session.initialize()
         listed = {r.name: str(r.uri) for r in (await session.list_resources()).resources}
         assert listed["bad skill"] == "skills://bad%20skill"

@@ -129,7 +129,9 @@ def root(tmp_path: Path) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "LOCALHOST", "::1", "[::1]", "localhost."])
+@pytest.mark.parametrize(
+    "host", ["127.0.0.1", "127.0.0.2", "LOCALHOST", "::1", "[::1]", "localhost."]
+)
 def test_every_loopback_spelling_is_loopback(host: str) -> None:
     assert is_loopback(host)
 
@@ -151,7 +153,9 @@ def test_loopback_binds_refuse_foreign_origin_and_host(root: Path, bind: str) ->
         assert status == 421
         assert "is not a loopback host" in body
         # another spelling of loopback, and a loopback origin, are the same server
-        status, _, _ = _post(connect, port, host=f"localhost:{port}", Origin="http://127.0.0.9:3000")
+        status, _, _ = _post(
+            connect, port, host=f"localhost:{port}", Origin="http://127.0.0.9:3000"
+        )
         assert status == 200
 
 
@@ -218,6 +222,8 @@ async def test_the_sdk_client_works_with_the_token(root: Path) -> None:
         ):
             await session.initialize()
             tools = {t.name for t in (await session.list_tools()).tools}
-            result = await session.call_tool("search_documents", {"query": "install", "mode": "grep"})
+            result = await session.call_tool(
+                "search_documents", {"query": "install", "mode": "grep"}
+            )
     assert "workspace_search" in tools
     assert not result.isError

@@ -47,7 +47,9 @@ def test_deep_nesting_is_a_clear_error_in_the_api_and_the_tool(ws: Workspace) ->
     deep = _nested(300, {"tag": "t1"})
     with pytest.raises(InvalidInputError, match=f"more than {MAX_FILTER_DEPTH} levels deep"):
         ws.search("common", filter=deep)
-    [search] = [t for t in WorkspaceToolkit(workspace=ws).get_tools() if t.name == "workspace_search"]
+    [search] = [
+        t for t in WorkspaceToolkit(workspace=ws).get_tools() if t.name == "workspace_search"
+    ]
     message = call(search, query="common", filter=deep)
     assert message.status == "error"
     assert f"more than {MAX_FILTER_DEPTH} levels deep" in str(message.content)

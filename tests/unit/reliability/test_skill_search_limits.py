@@ -31,7 +31,9 @@ def test_a_long_query_and_many_names_are_refused(arena: Arena) -> None:
     registry = _registry(arena)
     with pytest.raises(InvalidInputError, match=f"the limit is {MAX_SKILL_QUERY_CHARS}"):
         registry.search("x" * 1_000_000)
-    with pytest.raises(InvalidInputError, match=f"lists 100000 skills; the limit is {MAX_SKILL_NAMES}"):
+    with pytest.raises(
+        InvalidInputError, match=f"lists 100000 skills; the limit is {MAX_SKILL_NAMES}"
+    ):
         registry.search("demo", skill_names=[f"s{i}" for i in range(100_000)])
     assert registry.search("demo", skill_names=[f"s{i}" for i in range(MAX_SKILL_NAMES)]) == []
 

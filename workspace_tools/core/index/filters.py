@@ -145,9 +145,7 @@ def filter_shape(conditions: Any) -> tuple[int, int]:
             if key in LOGICAL_OPERATORS and isinstance(value, list | tuple):
                 pending.extend((item, depth + 1) for item in value)
             elif isinstance(value, Mapping):
-                values += sum(
-                    len(v) if isinstance(v, list | tuple) else 1 for v in value.values()
-                )
+                values += sum(len(v) if isinstance(v, list | tuple) else 1 for v in value.values())
             elif isinstance(value, list | tuple):
                 values += len(value)
         if values > MAX_FILTER_VALUES:

@@ -141,10 +141,10 @@ def test_values_milvus_cannot_carry_are_input_errors(
 
 def test_deep_filters_are_refused_and_the_limit_works_on_milvus(tmp_path: Path) -> None:
     ws = _open(tmp_path)
-    ws.index("a", "apples", metadata={"tag": "line\nbreak\t\"quoted\"\\"})
+    ws.index("a", "apples", metadata={"tag": 'line\nbreak\t"quoted"\\'})
 
     def nested(depth: int) -> dict[str, Any]:
-        node: dict[str, Any] = {"tag": "line\nbreak\t\"quoted\"\\"}
+        node: dict[str, Any] = {"tag": 'line\nbreak\t"quoted"\\'}
         for _ in range(depth - 1):
             node = {"$and": [node]}
         return node
