@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.support.skills import write_skill
 from workspace_tools.core.docs.index import DocsIndex
@@ -99,3 +100,21 @@ def test_a_deep_project_file_is_one_clear_error(tmp_path: Path) -> None:
     assert done.returncode != 0
     assert "Traceback" not in done.stderr and "RecursionError" not in done.stderr
     assert f"more than {MAX_YAML_DEPTH} levels deep" in done.stderr + done.stdout
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a: " + "1" * 5000, "a: 2001-13-45", "a: !!float x", "a: !!timestamp x"],
+)
+def test_values_pyyaml_cannot_build_are_invalid_yaml_not_a_crash(text: str) -> None:
+    with pytest.raises(yaml.YAMLError, match="a value cannot be read"):
+        load_yaml(text)
+
+
+def test_an_unbuildable_value_in_one_skill_leaves_the_others(tmp_path: Path) -> None:
+    skills = tmp_path / "skills"
+    write_skill(skills, "good", "Works fine. Use it always.")
+    write_skill(skills, "dated", "x", extra="metadata:\n  released: 2001-13-45\n")
+    registry = SkillRegistry(["skills"], root=tmp_path, entry_points=False)
+    assert [s.name for s in registry.list_skills()] == ["good"]
+    assert "a value cannot be read" in registry.diagnostics()[0].message

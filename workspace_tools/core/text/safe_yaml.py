@@ -90,7 +90,7 @@ def load_yaml(
 
     Raises:
         UnsafeYamlError: a limit was crossed (an ``InvalidInputError``; the message names it).
-        yaml.YAMLError: the text is not valid YAML.
+        yaml.YAMLError: the text is not valid YAML (or holds a value that cannot be built).
     """
     if len(text) > max_chars:
         msg = f"is {len(text)} characters of YAML; the limit is {max_chars}"
@@ -98,5 +98,12 @@ def load_yaml(
     loader = _GuardedLoader(text, max_aliases=max_aliases, max_depth=max_depth)
     try:
         return loader.load_checked()
+    except UnsafeYamlError:
+        raise
+    except (ValueError, TypeError, AttributeError, OverflowError) as exc:
+        # a tagged or implicit value PyYAML cannot build (a 5,000-digit int, 2001-13-45,
+        # !!float x): invalid YAML like any other, not a crash of the reader
+        msg = f"a value cannot be read: {exc}"
+        raise yaml.YAMLError(msg) from exc
     finally:
         loader.dispose()
