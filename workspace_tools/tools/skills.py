@@ -11,13 +11,18 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from langchain_core.callbacks import CallbackManagerForToolRun
 from pydantic import BaseModel, ConfigDict, Field
 
-from workspace_tools.core.skills import SkillRegistry, skill_location
-from workspace_tools.tools._base import WorkspaceBaseTool, as_tool_errors
+from workspace_tools.core.skills import (
+    MAX_SKILL_NAMES,
+    MAX_SKILL_QUERY_CHARS,
+    SkillRegistry,
+    skill_location,
+)
+from workspace_tools.tools._base import ToolFacts, WorkspaceBaseTool, as_tool_errors
 from workspace_tools.tools.outputs import SkillOutput, SkillReadOutput, SkillSearchOutput
 
 __all__ = [
@@ -62,6 +67,7 @@ class SkillInput(BaseModel):
 
     name: str = Field(
         min_length=1,
+        max_length=1000,
         description="Skill name from the catalogue, or its location (the path shown in the "
         "catalogue) when several skills share a name.",
     )
@@ -79,6 +85,9 @@ class SkillTool(_SkillToolBase):
     )
     args_schema: type[BaseModel] = SkillInput
     output_model: ClassVar[type[BaseModel] | None] = SkillOutput
+    facts: ClassVar[ToolFacts] = ToolFacts(
+        title="Load a skill", writes=False, idempotent=True, destructive=False
+    )
 
     def _run(
         self, name: str, run_manager: CallbackManagerForToolRun | None = None
@@ -119,10 +128,11 @@ class SkillReadInput(BaseModel):
     """Arguments of the ``skill_read`` tool."""
 
     skill_name: str = Field(
-        min_length=1, description="Skill name (or location) the file belongs to."
+        min_length=1, max_length=1000, description="Skill name (or location) the file belongs to."
     )
     path: str = Field(
         min_length=1,
+        max_length=1000,
         description="File path relative to the skill folder, e.g. 'references/guide.md'.",
     )
     start_line: int | None = Field(
@@ -145,6 +155,9 @@ class SkillReadTool(_SkillToolBase):
     )
     args_schema: type[BaseModel] = SkillReadInput
     output_model: ClassVar[type[BaseModel] | None] = SkillReadOutput
+    facts: ClassVar[ToolFacts] = ToolFacts(
+        title="Read a skill file", writes=False, idempotent=True, destructive=False
+    )
 
     def _run(
         self,
@@ -193,9 +206,15 @@ class SkillReadTool(_SkillToolBase):
 class SkillSearchInput(BaseModel):
     """Arguments of the ``skill_search`` tool."""
 
-    query: str = Field(min_length=1, description="Keywords to look for in skills.")
-    skill_names: list[str] | None = Field(
-        default=None, description="Only search these skills (names); omit to search all."
+    query: str = Field(
+        min_length=1,
+        max_length=MAX_SKILL_QUERY_CHARS,
+        description="Keywords to look for in skills.",
+    )
+    skill_names: list[Annotated[str, Field(max_length=1000)]] | None = Field(
+        default=None,
+        max_length=MAX_SKILL_NAMES,
+        description="Only search these skills (names); omit to search all.",
     )
     top_k: int = Field(default=5, ge=1, le=50, description="How many results to return.")
 
@@ -212,6 +231,9 @@ class SkillSearchTool(_SkillToolBase):
     )
     args_schema: type[BaseModel] = SkillSearchInput
     output_model: ClassVar[type[BaseModel] | None] = SkillSearchOutput
+    facts: ClassVar[ToolFacts] = ToolFacts(
+        title="Search skills", writes=False, idempotent=True, destructive=False
+    )
 
     def _run(
         self,
@@ -221,9 +243,10 @@ class SkillSearchTool(_SkillToolBase):
         run_manager: CallbackManagerForToolRun | None = None,
     ) -> tuple[str, list[dict[str, Any]]]:
         with as_tool_errors():
-            hits = self.registry.search(
-                query, top_k=top_k, skill_names=skill_names, context=current_skill_context()
-            )
+            catalog = self.registry.catalog(context=current_skill_context())
+            hits = catalog.search(query, top_k=top_k, skill_names=skill_names)
+        names = [s.name for s in catalog.skills]
+        shared = {n for n in names if names.count(n) > 1}
         artifact = [
             {
                 "skill_name": h.skill_name,
@@ -243,7 +266,14 @@ class SkillSearchTool(_SkillToolBase):
         blocks = []
         for h in hits:
             lines = f" (lines {h.line_range})" if h.line_range else ""
-            blocks.append(f"[{h.skill_name}] {h.source}{lines} (score: {h.score:.2f})\n{h.snippet}")
+            where = ""
+            if h.skill_name in shared:  # same-named skills: say which one (load it by location)
+                skill = next(s for s in catalog.skills if s.location == h.location)
+                origin = skill_location(skill, root=self.registry.root)
+                where = f" from {origin} ({skill.source})"
+            blocks.append(
+                f"[{h.skill_name}]{where} {h.source}{lines} (score: {h.score:.2f})\n{h.snippet}"
+            )
         return "\n\n".join(blocks), artifact
 
 

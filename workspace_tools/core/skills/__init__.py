@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from workspace_tools.core.skills.catalogue import (
+    DEFAULT_BUDGET,
+    CatalogueBudget,
     CatalogueFormat,
+    render_catalog_prompt,
     render_catalogue,
     render_skills_prompt,
+    select_skills,
     skill_location,
 )
 from workspace_tools.core.skills.discover import discover, is_glob, list_resources
@@ -24,11 +28,20 @@ from workspace_tools.core.skills.registry import (
     SkillRegistry,
     classify_source,
 )
-from workspace_tools.core.skills.search import SkillSearchHit, SkillSearchIndex
+from workspace_tools.core.skills.search import (
+    MAX_SKILL_NAMES,
+    MAX_SKILL_QUERY_CHARS,
+    SkillSearchHit,
+    SkillSearchIndex,
+)
 
 __all__ = [
+    "DEFAULT_BUDGET",
     "ENTRY_POINT_GROUP",
     "MANAGED_DIR",
+    "MAX_SKILL_NAMES",
+    "MAX_SKILL_QUERY_CHARS",
+    "CatalogueBudget",
     "CatalogueFormat",
     "ParsedSkill",
     "Skill",
@@ -47,8 +60,10 @@ __all__ = [
     "parse_skill_file",
     "parse_skill_text",
     "read_skill_file",
+    "render_catalog_prompt",
     "render_catalogue",
     "render_skills_prompt",
+    "select_skills",
     "skill_location",
     "validate_name",
 ]
