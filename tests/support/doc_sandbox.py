@@ -119,9 +119,10 @@ def build_sandbox(root: Path) -> Path:
     shutil.copy(REPO / "README.md", root / "README.md")
     # docs/ as a clone has it (pages and results/), without an index built in the checkout
     shutil.copytree(REPO / "docs", root / "docs", ignore=shutil.ignore_patterns(".*"))
-    # the package folder of a clone (cli.md validates its example skills; `python -m
-    # workspace_tools.cli`, as `mcp smoke` runs its server, imports it from the current folder)
-    (root / "workspace_tools").symlink_to(EXAMPLES.parent)
+    # the package folder and the example skills of a clone (`python -m workspace_tools.cli`, as
+    # `mcp smoke` runs its server, imports the package from the current folder)
+    (root / "workspace_tools").symlink_to(REPO / "workspace_tools")
+    (root / "skills_examples").symlink_to(EXAMPLES)
     for project in ("my-project", "project", "path/to/project"):
         _write(root / project, _PROJECT_FILES)
     for folder in (root, root / "project"):
