@@ -144,6 +144,7 @@ class WritePath(WorkspaceBase):
             for record in touched:
                 writer.touch_source(_row(record))
             writer.put_vectors(vectors)
+        report.commits += 1
         if self._state.empty:
             self._clear_on_commit = False
             self._state.empty = False
