@@ -76,7 +76,11 @@ def cmd_index(args: argparse.Namespace) -> int:
     ws = _workspace(args)
     paths = [_root_relative(p, ws.root) for p in args.paths] or None
     if args.ray is None:
-        report = ws.sync(paths)
+        try:
+            report = ws.sync(paths)
+        except KeyboardInterrupt:
+            _print_interrupted(ws)
+            raise
     else:
         from workspace_tools.core.distributed import index_on_ray
 
@@ -90,6 +94,17 @@ def cmd_index(args: argparse.Namespace) -> int:
         f"modes {', '.join(stats['modes'])} -> {stats['index_dir']}"
     )
     return 0
+
+
+def _print_interrupted(ws: Any) -> None:
+    """Say how far an interrupted sync got (its finished batches are committed)."""
+    progress = ws.sync_progress
+    print(
+        f"Interrupted: committed {progress.files_committed} of {progress.files_total} files "
+        f"({plural(progress.commits, 'commit')}); running `workspace-tools index` again "
+        "continues from there.",
+        file=sys.stderr,
+    )
 
 
 def _root_relative(path: str, root: Any) -> str:

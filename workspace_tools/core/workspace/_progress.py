@@ -60,6 +60,7 @@ class SyncTracker:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._state = SyncProgress()
+        self._staged = 0
 
     def snapshot(self) -> SyncProgress:
         """The current state (immutable)."""
@@ -70,17 +71,25 @@ class SyncTracker:
         """A sync that will look at ``total`` files begins."""
         with self._lock:
             self._state = SyncProgress(running=True, files_total=total, started=time.time())
+            self._staged = 0
 
-    def update(self, *, done: int | None = None, committed: int | None = None) -> None:
-        """Record files read and files committed."""
+    def update(self, *, done: int) -> None:
+        """Record files read."""
+        with self._lock:
+            self._state = replace(self._state, files_done=done)
+
+    def stage(self, files: int) -> None:
+        """The next commit, if it happens, makes the first ``files`` files committed."""
+        self._staged = files
+
+    def committed(self) -> None:
+        """A write transaction of the running sync committed (called right after it)."""
         with self._lock:
             state = self._state
-            self._state = replace(
-                state,
-                files_done=state.files_done if done is None else done,
-                files_committed=state.files_committed if committed is None else committed,
-                commits=state.commits + (committed is not None),
-            )
+            if state.running and self._staged > state.files_committed:
+                self._state = replace(
+                    state, files_committed=self._staged, commits=state.commits + 1
+                )
 
     def finish(self, *, error: str | None = None) -> None:
         """The sync ended (``error``: why it stopped early)."""

@@ -69,8 +69,8 @@ class SyncPath(WritePath):
             full = len(staged) + len(touched) >= self.batch_files or chunks >= self.batch_chunks
             late = time.monotonic() - batch_started >= self.batch_seconds
             if (staged or touched) and (full or late) and done < len(files):
+                self._tracker.stage(done)
                 self._apply(staged, [], report, show_progress=show_progress, touched=touched)
-                self._tracker.update(committed=done)
                 staged, touched, chunks = [], [], 0
                 batch_started = time.monotonic()
         removed = [
@@ -79,5 +79,6 @@ class SyncPath(WritePath):
             if rec.kind == "file" and sid not in kept and in_scope(sid)
         ]
         report.removed = removed
+        self._tracker.stage(len(files))
         self._apply(staged, removed, report, show_progress=show_progress, touched=touched)
-        self._tracker.update(committed=len(files))
+        self._tracker.committed()  # also when the last batch had nothing to write

@@ -145,6 +145,9 @@ class WritePath(WorkspaceBase):
                 writer.touch_source(_row(record))
             writer.put_vectors(vectors)
         report.commits += 1
+        tracker = getattr(self, "_tracker", None)
+        if tracker is not None:
+            tracker.committed()
         if self._state.empty:
             self._clear_on_commit = False
             self._state.empty = False
