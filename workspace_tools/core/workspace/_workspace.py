@@ -6,9 +6,9 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from workspace_tools.core.backends.config import BackendConfig, backend_config, open_backend
 from workspace_tools.core.config import ProjectConfig
@@ -59,6 +59,9 @@ from workspace_tools.core.workspace._progress import (
 from workspace_tools.core.workspace._reads import MAX_QUERY_CHARS, ReadPath
 from workspace_tools.core.workspace._settings import workspace_options
 from workspace_tools.core.workspace._sync import SyncPath
+
+if TYPE_CHECKING:
+    from workspace_tools.core.workspace._watch import Watcher
 
 __all__ = ["DEFAULT_EMBEDDER", "MAX_QUERY_CHARS", "MODES", "SearchMode", "Workspace"]
 
@@ -453,6 +456,38 @@ class Workspace(ReadPath, SyncPath):
             self._tracker.finish()
         report.seconds = time.perf_counter() - started
         return report
+
+    def watch(
+        self,
+        *,
+        initial_sync: bool = True,
+        debounce_ms: int = 1_600,
+        step_ms: int = 50,
+        poll_seconds: float = 2.0,
+        force_polling: bool = False,
+        on_sync: Callable[[SyncReport], None] | None = None,
+    ) -> Watcher:
+        """Follow the files from a background thread, started now (see :class:`Watcher`).
+
+        Each burst of file events becomes one incremental :meth:`sync`; ``.gitignore``d,
+        hidden and excluded paths and the index folder cost nothing. Use it as a context
+        manager (``with ws.watch():`` or ``async with ws.watch():``) or call ``stop()``.
+
+        Raises:
+            ReadOnlyWorkspaceError: the workspace is read-only (its searches already see what
+                other processes commit).
+        """
+        from workspace_tools.core.workspace._watch import Watcher
+
+        return Watcher(
+            self,
+            initial_sync=initial_sync,
+            debounce_ms=debounce_ms,
+            step_ms=step_ms,
+            poll_seconds=poll_seconds,
+            force_polling=force_polling,
+            on_sync=on_sync,
+        ).start()
 
     def save(self) -> None:
         """Make every change durable and compact the index.
