@@ -20,14 +20,12 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
+from workspace_tools.core.convert import ConversionCache
 from workspace_tools.core.errors import WorkspaceError
-from workspace_tools.core.text.scan import PathRules
+from workspace_tools.core.text.scan import PathRules, ScanConfig
 from workspace_tools.core.types import SyncReport
-
-if TYPE_CHECKING:
-    from workspace_tools.core.workspace._workspace import Workspace
 
 __all__ = ["FULL_SYNC_PATHS", "WatchStats", "Watcher"]
 
@@ -38,6 +36,26 @@ FULL_SYNC_PATHS: Final = 512
 _CONFIG_FILES: Final = frozenset({".gitignore", "workspace-tools.yaml"})
 """Files whose change can move what a scan finds: the next sync walks the whole root."""
 _MISSING: Final = "missing:"
+
+
+class Watched(Protocol):
+    """What a :class:`Watcher` needs of a :class:`Workspace`."""
+
+    root: Path
+    index_dir: Path
+    scan_config: ScanConfig
+    default_paths: list[str] | None
+
+    @property
+    def conversion_cache(self) -> ConversionCache: ...
+
+    def _check_writable(self) -> None: ...
+
+    def source_ids(self) -> list[str]: ...
+
+    def sync(
+        self, paths: list[str] | None = None, *, show_progress: bool | None = None
+    ) -> SyncReport: ...
 
 
 @dataclass(kw_only=True)
@@ -87,7 +105,7 @@ class Watcher:
 
     def __init__(
         self,
-        workspace: Workspace,
+        workspace: Watched,
         *,
         initial_sync: bool = True,
         debounce_ms: int = 1_600,
