@@ -51,6 +51,13 @@ def add_mcp_parser(
         default=None,
         help="do not index new and changed files at start-up",
     )
+    groups.add_argument(
+        "--no-watch",
+        action="store_false",
+        dest="watch",
+        default=None,
+        help="do not follow file changes after start-up (default: a writable server watches)",
+    )
     groups.add_argument("--name", help="server name shown to clients")
 
     mcp = subparsers.add_parser(
@@ -86,6 +93,7 @@ def _options(args: argparse.Namespace) -> Any:
         skills=args.skills,
         read_only=args.read_only,
         sync=args.sync,
+        watch=args.watch,
         name=args.name,
     )
     return options.defaulted(ProjectConfig.load(args.root).skills)
@@ -107,11 +115,13 @@ def _serve(args: argparse.Namespace) -> int:
     log = logging.getLogger("workspace_tools.mcp")
     log.setLevel(logging.WARNING if args.quiet else logging.INFO)
     logging.getLogger("workspace_tools").setLevel(log.level)
-    served = build_tools(_options(args), embedder=args.embedder, show_progress=not args.quiet)
+    served = build_tools(_options(args), embedder=args.embedder, background=True)
     for note in served.notes:
         log.info(note)
     log.info("serving %d tools: %s", len(served.tools), ", ".join(t.name for t in served.tools))
     server = create_server(served)
+    if served.background is not None:  # model load, first sync, watching: behind the protocol
+        served.background.start()
     if address is None:
         run_stdio(server, stdout=protocol)
     else:
@@ -135,6 +145,8 @@ def _serve_argv(args: argparse.Namespace) -> list[str]:
         argv.append("--read-only")
     if args.sync is False:
         argv.append("--no-sync")
+    if args.watch is False:
+        argv.append("--no-watch")
     if args.name:
         argv += ["--name", args.name]
     return argv

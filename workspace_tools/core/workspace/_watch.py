@@ -36,6 +36,8 @@ FULL_SYNC_PATHS: Final = 512
 _CONFIG_FILES: Final = frozenset({".gitignore", "workspace-tools.yaml"})
 """Files whose change can move what a scan finds: the next sync walks the whole root."""
 _MISSING: Final = "missing:"
+_IDLE_MS: Final = 200
+"""Longest wait for events before the watcher looks at the root (deleted? replaced?) again."""
 
 
 class Watched(Protocol):
@@ -97,8 +99,8 @@ class Watcher:
             one watched).
         debounce_ms: Longest wait gathering one burst (``watchfiles``' ``debounce``).
         step_ms: Quiet time that ends a burst (``watchfiles``' ``step``).
-        poll_seconds: Period of the stat-based syncs when events are not available, and of the
-            root health checks while idle.
+        poll_seconds: Period of the stat-based syncs when events are not available (and of the
+            checks for a missing root).
         force_polling: Never use file events (periodic stat walks only).
         on_sync: Called with each sync's report, in the watcher thread.
     """
@@ -198,7 +200,7 @@ class Watcher:
             debounce=self.debounce_ms,
             step=self.step_ms,
             stop_event=self._stop,
-            rust_timeout=max(1, int(self.poll_seconds * 1000)),
+            rust_timeout=_IDLE_MS,
             yield_on_timeout=True,
             raise_interrupt=False,
             ignore_permission_denied=True,
