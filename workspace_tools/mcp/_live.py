@@ -48,6 +48,29 @@ _MCP_LEVELS: Final[dict[int, types.LoggingLevel]] = {
 }
 
 
+_STATUS_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "description": "What the server's workspace index holds and is doing.",
+    "properties": {
+        "root": {"type": "string", "description": "The workspace folder."},
+        "index": {"type": "object", "description": "Committed: sources, chunks, vectors, modes."},
+        "indexing": {
+            "type": "object",
+            "description": "The running or last sync: running, files_total, files_committed, "
+            "pending, commits, started, finished, error.",
+        },
+        "model": {"type": ["string", "null"], "description": "The embedding model's state."},
+        "watch": {
+            "type": "object",
+            "description": "The watcher: mode (events, polling, waiting, off, read-only), syncs, "
+            "commits, last change.",
+        },
+        "last_error": {"type": ["string", "null"], "description": "The last error, if any."},
+    },
+    "required": ["root", "index", "indexing", "watch", "last_error"],
+}
+
+
 def status_tool() -> types.Tool:
     """The MCP definition of ``workspace_status``."""
     return types.Tool(
@@ -59,6 +82,7 @@ def status_tool() -> types.Tool:
             "Call it when a search says indexing is in progress."
         ),
         inputSchema={"type": "object", "properties": {}},
+        outputSchema=_STATUS_SCHEMA,
         annotations=types.ToolAnnotations(
             readOnlyHint=True, openWorldHint=False, destructiveHint=False, idempotentHint=True
         ),

@@ -48,9 +48,11 @@ async def client(
             logs.append(str(message.data))
 
     with anyio.fail_after(GUARD):
-        async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write, logging_callback=on_log) as session:
-                yield session
+        async with (
+            stdio_client(params) as (read, write),
+            ClientSession(read, write, logging_callback=on_log) as session,
+        ):
+            yield session
 
 
 def text(result: types.CallToolResult) -> str:
