@@ -70,7 +70,7 @@ class Background:
 
     def _alive(self) -> bool:
         if self.watcher is not None and self.watcher.running:
-            return self.watcher.stats.syncs == 0  # its first sync is still to come
+            return bool(self.watcher.stats.syncs == 0)  # its first sync is still to come
         return self._thread is not None and self._thread.is_alive()
 
     def note(self) -> str | None:
