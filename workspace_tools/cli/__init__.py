@@ -282,6 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
         ("workspace_tools.cli.skills", "add_skills_parser"),
         ("workspace_tools.cli.docs", "add_docs_parser"),
         ("workspace_tools.cli.mcp", "add_mcp_parser"),
+        ("workspace_tools.cli.watch", "add_watch_parser"),
     ):
         try:
             register = getattr(__import__(module, fromlist=[name]), name)
