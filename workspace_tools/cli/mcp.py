@@ -100,8 +100,8 @@ def _options(args: argparse.Namespace) -> Any:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from workspace_tools.mcp._lazy import LazyServer
     from workspace_tools.mcp.run import parse_address, protect_stdout, run_http, run_stdio
-    from workspace_tools.mcp.server import build_tools, create_server
 
     address = None
     if args.http:
@@ -115,18 +115,29 @@ def _serve(args: argparse.Namespace) -> int:
     log = logging.getLogger("workspace_tools.mcp")
     log.setLevel(logging.WARNING if args.quiet else logging.INFO)
     logging.getLogger("workspace_tools").setLevel(log.level)
-    served = build_tools(_options(args), embedder=args.embedder, background=True)
-    for note in served.notes:
-        log.info(note)
-    log.info("serving %d tools: %s", len(served.tools), ", ".join(t.name for t in served.tools))
-    server = create_server(served)
-    if served.background is not None:  # model load, first sync, watching: behind the protocol
-        served.background.start()
+    options = _options(args)
+    # The protocol is answered now; the tools are built behind it, then the model is loaded,
+    # the first sync runs and the files are watched (docs/live.md).
+    lazy = LazyServer(name=options.name, prompts_and_resources=bool(options.skills))
+
+    def build() -> Any:
+        from workspace_tools.mcp.server import build_tools, create_server
+
+        served = build_tools(options, embedder=args.embedder, background=True)
+        for note in served.notes:
+            log.info(note)
+        log.info("serving %d tools: %s", len(served.tools), ", ".join(t.name for t in served.tools))
+        server = create_server(served)
+        if served.background is not None:
+            served.background.start()
+        return server
+
+    lazy.start(build)
     if address is None:
-        run_stdio(server, stdout=protocol)
+        run_stdio(lazy.server, stdout=protocol)
     else:
-        run_http(server, host=address[0], port=address[1])
-    return 0
+        run_http(lazy.server, host=address[0], port=address[1])
+    return 0 if lazy.error is None else 2
 
 
 def _serve_argv(args: argparse.Namespace) -> list[str]:
