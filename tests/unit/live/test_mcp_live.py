@@ -199,3 +199,23 @@ async def test_no_watch_and_read_only_servers(tmp_path: Path) -> None:
         (root / "d.md").write_text("delta from elsewhere\n", encoding="utf-8")
         Workspace(root, embedder=FakeEmbedder(max_batch_size=16)).sync()
         assert await hits(session, "delta") == {"d.md"}
+
+
+async def test_initialize_does_not_wait_for_the_tools(tmp_path: Path) -> None:
+    root = tmp_path / "tree"
+    root.mkdir()
+    (root / "a.md").write_text("alpha text\n", encoding="utf-8")
+    gate = tmp_path / "gate"
+    async with client(root, "--gate", str(gate)) as session:
+        init = await session.initialize()  # answered while the build waits for the gate
+        assert init.capabilities.tools is not None
+        assert init.capabilities.logging is not None
+        assert not gate.exists()
+        gate.write_text("go", encoding="utf-8")
+        names = {t.name for t in (await session.list_tools()).tools}
+        assert "workspace_status" in names
+        await wait_for(lambda: _has(session, "alpha"), "the first sync")
+
+
+async def _has(session: ClientSession, word: str) -> bool:
+    return bool(await hits(session, word))
