@@ -36,7 +36,7 @@ from typing import Any
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike".split()
+WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"]
 
 
 def make_tree(root: Path, files: int) -> Path:
@@ -52,9 +52,8 @@ def make_tree(root: Path, files: int) -> Path:
 
 
 def cli(root: Path, embedder: str, *args: str) -> list[str]:
-    return [sys.executable, "-m", "workspace_tools.cli", "--root", str(root)] + (
-        ["--embedder", embedder, *args]
-    )
+    base = [sys.executable, "-m", "workspace_tools.cli", "--root", str(root)]
+    return [*base, "--embedder", embedder, *args]
 
 
 @contextlib.asynccontextmanager
@@ -102,7 +101,7 @@ async def wait_idle(session: ClientSession, sources: int, timeout: float = 900.0
         if (
             s["index"]["sources"] >= sources
             and not s["indexing"]["running"]
-            and s["watch"]["syncs"] >= 1
+            and s["watch"].get("syncs", 0) >= 1
         ):
             return
         if time.monotonic() > deadline:
@@ -111,9 +110,7 @@ async def wait_idle(session: ClientSession, sources: int, timeout: float = 900.0
         await asyncio.sleep(0.2)
 
 
-async def edit_latencies(
-    session: ClientSession, root: Path, samples: int, tag: str
-) -> list[float]:
+async def edit_latencies(session: ClientSession, root: Path, samples: int, tag: str) -> list[float]:
     out = []
     for number in range(samples):
         word = f"edit{tag}{number}z"

@@ -145,6 +145,8 @@ def status(workspace: Any, background: Background | None) -> tuple[str, dict[str
         }
     elif workspace.read_only:
         watch = {"mode": "read-only (each call sees what other processes committed)"}
+    elif background is not None and background.watch:
+        watch = {"mode": "starting", "syncs": 0, "commits": 0}
     errors = [
         e
         for e in (

@@ -219,3 +219,41 @@ async def test_initialize_does_not_wait_for_the_tools(tmp_path: Path) -> None:
 
 async def _has(session: ClientSession, word: str) -> bool:
     return bool(await hits(session, word))
+
+
+async def test_the_cli_server_over_http_answers_and_reports_status(tmp_path: Path) -> None:
+    import socket
+    import subprocess
+
+    from mcp.client.streamable_http import streamable_http_client
+
+    from tests.support.paths import REPO
+
+    root = tmp_path / "tree"
+    root.mkdir()
+    (root / "a.md").write_text("alpha text\n", encoding="utf-8")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    argv = [sys.executable, "-m", "workspace_tools.cli", "--root", str(root), "--embedder"]
+    argv += ["none", "-q", "mcp", "--http", f"127.0.0.1:{port}"]
+    process = subprocess.Popen(argv, cwd=REPO, env=server_env(), stderr=subprocess.DEVNULL)
+    try:
+        with anyio.fail_after(GUARD):
+            while True:
+                with socket.socket() as probe:
+                    if probe.connect_ex(("127.0.0.1", port)) == 0:
+                        break
+                await anyio.sleep(0.05)
+            async with (
+                streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write, _),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                assert "workspace_status" in {t.name for t in (await session.list_tools()).tools}
+                await wait_for(lambda: _has(session, "alpha"), "the first sync")
+                s = await status(session)
+                assert s["watch"]["mode"] == "events"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)

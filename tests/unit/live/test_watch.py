@@ -159,3 +159,18 @@ def test_read_only_workspace_cannot_watch(tree: Path, tmp_path: Path) -> None:
     ro = Workspace(tree, index_dir=tmp_path / "index", embedder=FakeEmbedder(), read_only=True)
     with pytest.raises(ReadOnlyWorkspaceError, match="read-only"):
         ro.watch()
+
+
+def test_two_watchers_of_one_root_write_safely(tree: Path, tmp_path: Path) -> None:
+    first = Workspace(tree, index_dir=tmp_path / "index", embedder=FakeEmbedder())
+    second = Workspace(tree, index_dir=tmp_path / "index", embedder=FakeEmbedder())
+    with first.watch(debounce_ms=300) as one, second.watch(debounce_ms=300) as two:
+        wait_until(lambda: one.stats.syncs >= 1 and two.stats.syncs >= 1, "both first syncs")
+        for number in range(50):
+            (tree / f"w{number}.md").write_text(f"shared word{number}\n", encoding="utf-8")
+        wait_until(lambda: len(first.source_ids()) == 51, "every file, seen by the first")
+        wait_until(lambda: len(second.source_ids()) == 51, "every file, seen by the second")
+    assert one.stats.last_error is None and two.stats.last_error is None
+    assert hits(first, "word7") == hits(second, "word7") == {"w7.md"}
+    fresh = Workspace(tree, index_dir=tmp_path / "index", embedder=FakeEmbedder())
+    assert fresh.sync().commits == 0  # nothing left to do
