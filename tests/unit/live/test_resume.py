@@ -98,5 +98,6 @@ def test_a_sync_commits_bounded_batches(tmp_path: Path, batch_files: int) -> Non
     report = ws.sync()
     assert report.commits == FILES // batch_files
     assert ws.sync_progress.files_committed == FILES
+    assert ws.sync_progress.commits == report.commits
     assert not ws.sync_progress.running
     assert ws.sync().commits == 0  # nothing changed: nothing written

@@ -82,13 +82,13 @@ class SyncTracker:
         """The next commit, if it happens, makes the first ``files`` files committed."""
         self._staged = files
 
-    def committed(self) -> None:
-        """A write transaction of the running sync committed (called right after it)."""
+    def committed(self, *, wrote: bool = True) -> None:
+        """The staged files are committed (``wrote``: by a write transaction, just now)."""
         with self._lock:
             state = self._state
             if state.running and self._staged > state.files_committed:
                 self._state = replace(
-                    state, files_committed=self._staged, commits=state.commits + 1
+                    state, files_committed=self._staged, commits=state.commits + wrote
                 )
 
     def finish(self, *, error: str | None = None) -> None:

@@ -81,4 +81,4 @@ class SyncPath(WritePath):
         report.removed = removed
         self._tracker.stage(len(files))
         self._apply(staged, removed, report, show_progress=show_progress, touched=touched)
-        self._tracker.committed()  # also when the last batch had nothing to write
+        self._tracker.committed(wrote=False)  # when the last batch had nothing to write
