@@ -8,6 +8,7 @@ Rows (all through the real ``workspace-tools`` command and the official ``mcp`` 
 * edit-to-visible latency of a watching server: a file is written with a new word, then
   ``workspace_search`` (bm25) is polled every 10 ms until it finds it; p50/p95 while the server
   is idle and while another client task keeps it answering hybrid searches;
+* the floor of the first row: a new process importing the MCP SDK's server modules;
 * the cost of a 2,000-file burst written into the watched tree: wall time until every file is
   searchable, and the syncs and commits the watcher made (``workspace_status``);
 * a cold CLI search (new process: import, open, search) in hybrid and bm25 mode, against the time
@@ -162,6 +163,8 @@ async def main() -> None:
     print(f"embedder {args.embedder}; load average {os.getloadavg()} on {os.cpu_count()} cores")
 
     print("\n## Time to initialize (never-indexed tree)\n")
+    floor = run_cold([sys.executable, "-c", "import mcp.server.lowlevel, mcp.server.stdio"], 3)
+    print(f"(floor: a new process importing the MCP SDK's server takes {floor:.2f} s)\n")
     print("| files | initialize (s) | tools/list answered (s) |")
     print("|---:|---:|---:|")
     for size in (int(s) for s in args.sizes.split(",")):
