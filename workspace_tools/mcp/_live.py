@@ -145,7 +145,9 @@ class _Progress:
     async def send(
         self, progress: Any, send: Callable[[float, float | None, str], Awaitable[None]]
     ) -> None:
-        if not progress.started or not (progress.running or progress.started >= self.since):
+        followed = progress.started == self.started  # the sync seen running: its end counts
+        fresh = progress.running or progress.started >= self.since or followed
+        if not progress.started or not fresh:
             return
         if self.started is not None and progress.started != self.started:
             self.offset += self.total  # a new sync: count on from the last one
