@@ -1,8 +1,8 @@
 """The server factory: the chosen tool groups, built once, behind one MCP server.
 
 ``build_tools(options)`` opens the workspace (loading its index and the embedding model now,
-and indexing new files unless read-only), builds the docs indexes and reads the skills, all
-once, at start-up. ``create_server(served)`` puts those tools, the skills catalogue (a prompt
+and indexing new files unless read-only; with ``background=True`` those run behind the protocol
+instead, see ``mcp/_background.py``), builds the docs indexes and reads the skills, all once. ``create_server(served)`` puts those tools, the skills catalogue (a prompt
 and resources) and logging behind an MCP ``Server``; every call runs the LangChain tool in a
 thread.
 """
