@@ -2,9 +2,9 @@
 
 ``build_tools(options)`` opens the workspace (loading its index and the embedding model now,
 and indexing new files unless read-only; with ``background=True`` those run behind the protocol
-instead, see ``mcp/_background.py``), builds the docs indexes and reads the skills, all once. ``create_server(served)`` puts those tools, the skills catalogue (a prompt
-and resources) and logging behind an MCP ``Server``; every call runs the LangChain tool in a
-thread.
+instead, see ``mcp/_background.py``), builds the docs indexes and reads the skills, all once.
+``create_server(served)`` puts those tools, the skills catalogue (a prompt and resources) and
+logging behind an MCP ``Server``; every call runs the LangChain tool in a thread.
 """
 
 from __future__ import annotations

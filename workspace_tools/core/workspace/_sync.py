@@ -23,6 +23,25 @@ class SyncPath(WritePath):
     batch_chunks: int
     batch_seconds: float
 
+    _probe: SourceRecord | None = None
+    """The last record of the batch being committed (see :meth:`_settle_progress`)."""
+
+    def _settle_progress(self) -> None:
+        """After an interrupt: count the batch in flight if its commit landed.
+
+        A signal that arrives during the ``COMMIT`` itself (its fsync) is raised right after it,
+        before the progress is updated; the database says whether the batch is in.
+        """
+        probe, self._probe = self._probe, None
+        if probe is None:
+            return
+        try:
+            row = self._db.source(probe.id)
+        except Exception:  # only a better count is at stake
+            return
+        if row is not None and (row.hash, row.mtime_ns) == (probe.content_hash, probe.mtime_ns):
+            self._tracker.committed()
+
     @property
     def sync_progress(self) -> SyncProgress:
         """How far the running (or last) sync of this object got; safe from any thread."""
@@ -70,7 +89,9 @@ class SyncPath(WritePath):
             late = time.monotonic() - batch_started >= self.batch_seconds
             if (staged or touched) and (full or late) and done < len(files):
                 self._tracker.stage(done)
+                self._probe = staged[-1][0] if staged else touched[-1]
                 self._apply(staged, [], report, show_progress=show_progress, touched=touched)
+                self._probe = None
                 staged, touched, chunks = [], [], 0
                 batch_started = time.monotonic()
         removed = [

@@ -451,6 +451,7 @@ class Workspace(ReadPath, SyncPath):
             try:
                 self._sync_files(files, found.in_scope, report, show_progress=show_progress)
             except BaseException as exc:  # Ctrl-C, SIGTERM, a crash: finished batches stay
+                self._settle_progress()
                 self._tracker.finish(error=f"{type(exc).__name__}: {exc}".rstrip(": "))
                 raise
             self._tracker.finish()
