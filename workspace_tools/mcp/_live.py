@@ -59,15 +59,15 @@ _STATUS_SCHEMA: Final[dict[str, Any]] = {
             "description": "The running or last sync: running, files_total, files_committed, "
             "pending, commits, started, finished, error.",
         },
-        "model": {"type": ["string", "null"], "description": "The embedding model's state."},
+        "model": {"type": "string", "description": "The embedding model's state."},
         "watch": {
             "type": "object",
             "description": "The watcher: mode (events, polling, waiting, off, read-only), syncs, "
             "commits, last change.",
         },
-        "last_error": {"type": ["string", "null"], "description": "The last error, if any."},
+        "last_error": {"type": "string", "description": "The last error (absent: none)."},
     },
-    "required": ["root", "index", "indexing", "watch", "last_error"],
+    "required": ["root", "index", "indexing", "watch"],
 }
 
 
@@ -160,6 +160,13 @@ class _Progress:
             await send(float(value), float(self.offset + progress.files_total), progress.line())
 
 
+def _without_nulls(value: Any) -> Any:
+    """``value`` with ``None`` entries of its mappings left out (absent means "none")."""
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    return value
+
+
 class SessionLog(logging.Handler):
     """Send log records to the connected MCP clients too (``notifications/message``)."""
 
@@ -223,7 +230,7 @@ class Live:
         text, data = status(self.workspace, self.background)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text)],
-            structuredContent=data,
+            structuredContent=_without_nulls(data),
             isError=False,
         )
 
