@@ -78,7 +78,11 @@ def cmd_index(args: argparse.Namespace) -> int:
     ws = _workspace(args)
     paths = [_root_relative(p, ws.root) for p in args.paths] or None
     if args.ray is None:
-        report = ws.sync(paths)
+        try:
+            report = ws.sync(paths)
+        except KeyboardInterrupt:
+            _print_interrupted(ws)
+            raise
     else:
         from workspace_tools.core.distributed import index_on_ray
 
@@ -92,6 +96,17 @@ def cmd_index(args: argparse.Namespace) -> int:
         f"modes {', '.join(stats['modes'])} -> {stats['index_dir']}"
     )
     return 0
+
+
+def _print_interrupted(ws: Any) -> None:
+    """Say how far an interrupted sync got (its finished batches are committed)."""
+    progress = ws.sync_progress
+    print(
+        f"Interrupted: committed {progress.files_committed} of {progress.files_total} files "
+        f"({plural(progress.commits, 'commit')}); running `workspace-tools index` again "
+        "continues from there.",
+        file=sys.stderr,
+    )
 
 
 def _root_relative(path: str, root: Any) -> str:
@@ -287,6 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
         ("workspace_tools.cli.skills", "add_skills_parser"),
         ("workspace_tools.cli.docs", "add_docs_parser"),
         ("workspace_tools.cli.mcp", "add_mcp_parser"),
+        ("workspace_tools.cli.watch", "add_watch_parser"),
     ):
         try:
             register = getattr(__import__(module, fromlist=[name]), name)

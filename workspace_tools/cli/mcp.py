@@ -50,6 +50,13 @@ def add_mcp_parser(
         default=None,
         help="do not index new and changed files at start-up",
     )
+    groups.add_argument(
+        "--no-watch",
+        action="store_false",
+        dest="watch",
+        default=None,
+        help="do not follow file changes after start-up (default: a writable server watches)",
+    )
     groups.add_argument("--name", help="server name shown to clients")
 
     mcp = subparsers.add_parser(
@@ -99,14 +106,15 @@ def _options(args: argparse.Namespace) -> Any:
         skills=args.skills,
         read_only=args.read_only,
         sync=args.sync,
+        watch=args.watch,
         name=args.name,
     )
     return options.defaulted(ProjectConfig.load(args.root).skills)
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from workspace_tools.mcp._lazy import LazyServer
     from workspace_tools.mcp.run import parse_address, protect_stdout, run_http, run_stdio
-    from workspace_tools.mcp.server import build_tools, create_server
 
     address = None
     if args.http:
@@ -124,22 +132,35 @@ def _serve(args: argparse.Namespace) -> int:
     log = logging.getLogger("workspace_tools.mcp")
     log.setLevel(logging.WARNING if args.quiet else logging.INFO)
     logging.getLogger("workspace_tools").setLevel(log.level)
-    served = build_tools(_options(args), embedder=args.embedder, show_progress=not args.quiet)
-    for note in served.notes:
-        log.info(note)
-    log.info("serving %d tools: %s", len(served.tools), ", ".join(t.name for t in served.tools))
-    server = create_server(served)
+    options = _options(args)
+    # The protocol is answered now; the tools are built behind it, then the model is loaded,
+    # the first sync runs and the files are watched (docs/live.md).
+    lazy = LazyServer(name=options.name, prompts_and_resources=bool(options.skills))
+
+    def build() -> Any:
+        from workspace_tools.mcp.server import build_tools, create_server
+
+        served = build_tools(options, embedder=args.embedder, background=True)
+        for note in served.notes:
+            log.info(note)
+        log.info("serving %d tools: %s", len(served.tools), ", ".join(t.name for t in served.tools))
+        server = create_server(served)
+        if served.background is not None:
+            served.background.start()
+        return server
+
+    lazy.start(build)
     if address is None:
-        run_stdio(server, stdout=protocol)
+        run_stdio(lazy.server, stdout=protocol)
     else:
         run_http(
-            server,
+            lazy.server,
             host=address[0],
             port=address[1],
             token=args.auth_token,
             allowed_origins=args.allow_origin,
         )
-    return 0
+    return 0 if lazy.error is None else 2
 
 
 def _serve_argv(args: argparse.Namespace) -> list[str]:
@@ -158,6 +179,8 @@ def _serve_argv(args: argparse.Namespace) -> list[str]:
         argv.append("--read-only")
     if args.sync is False:
         argv.append("--no-sync")
+    if args.watch is False:
+        argv.append("--no-watch")
     if args.name:
         argv += ["--name", args.name]
     return argv

@@ -180,6 +180,8 @@ class SyncReport:
     skipped: list[SkippedFile] = field(default_factory=list)
     formats: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    commits: int = 0
+    """Write transactions the call committed (a sync commits in bounded batches)."""
 
     @property
     def changed(self) -> bool:

@@ -2,17 +2,24 @@
 
 ``build_tools(options)`` builds the chosen tool groups once; ``create_server(served)`` puts them
 behind an MCP server; ``run_stdio`` and ``run_http`` serve it. The command is
-``workspace-tools mcp`` (see ``docs/mcp.md``).
+``workspace-tools mcp`` (see ``docs/mcp.md``). Names are imported on first use, so a server can
+answer ``initialize`` before LangChain and the tools are imported (``mcp/_lazy.py``).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from workspace_tools._lazy import lazy_getattr
 from workspace_tools.core.extras import require_mcp
 
-require_mcp()  # before the imports below: a missing extra is named, not a bare ImportError
+require_mcp()  # a missing extra is named here, not as a bare ImportError on first use
 
-from workspace_tools.mcp.adapt import call_tool, tool_definition  # noqa: E402
-from workspace_tools.mcp.config import ServerOptions, server_options  # noqa: E402
-from workspace_tools.mcp.run import protect_stdout, run_http, run_stdio  # noqa: E402
-from workspace_tools.mcp.server import ServedTools, build_tools, create_server  # noqa: E402
+if TYPE_CHECKING:
+    from workspace_tools.mcp.adapt import call_tool, tool_definition
+    from workspace_tools.mcp.config import ServerOptions, server_options
+    from workspace_tools.mcp.run import protect_stdout, run_http, run_stdio
+    from workspace_tools.mcp.server import ServedTools, build_tools, create_server
 
 __all__ = [
     "ServedTools",
@@ -26,3 +33,17 @@ __all__ = [
     "server_options",
     "tool_definition",
 ]
+
+_NAMES = {
+    "call_tool": "workspace_tools.mcp.adapt",
+    "tool_definition": "workspace_tools.mcp.adapt",
+    "ServerOptions": "workspace_tools.mcp.config",
+    "server_options": "workspace_tools.mcp.config",
+    "protect_stdout": "workspace_tools.mcp.run",
+    "run_http": "workspace_tools.mcp.run",
+    "run_stdio": "workspace_tools.mcp.run",
+    "ServedTools": "workspace_tools.mcp.server",
+    "build_tools": "workspace_tools.mcp.server",
+    "create_server": "workspace_tools.mcp.server",
+}
+__getattr__ = lazy_getattr(__name__, _NAMES, globals())

@@ -10,6 +10,7 @@ Settings come from the ``mcp`` section of ``workspace-tools.yaml``; command-line
       skills: [skills]        # skill, skill_read, skill_search (default: the top-level list)
       read_only: false        # never write: no workspace_index, no indexing at start-up
       sync: true              # index new and changed files at start-up (not when read-only)
+      watch: true             # keep following the files afterwards (not when read-only)
       name: workspace-tools   # server name shown to clients
 
 Without any of ``workspace``, ``docs`` or ``skills`` (in the file or as flags), the server
@@ -32,7 +33,7 @@ __all__ = ["SECTION", "ServerOptions", "server_options"]
 SECTION: Final = "mcp"
 """Top-level key of the MCP settings in ``workspace-tools.yaml``."""
 _KEYS: Final = frozenset(
-    {"workspace", "docs", "docs_scopes", "skills", "read_only", "sync", "name"}
+    {"workspace", "docs", "docs_scopes", "skills", "read_only", "sync", "watch", "name"}
 )
 
 
@@ -54,6 +55,8 @@ class ServerOptions:
     """Never write: no ``workspace_index``, no indexing at start-up or before a search."""
     sync: bool = True
     """Index new and changed workspace files at start-up (ignored when read-only)."""
+    watch: bool = True
+    """Keep following the workspace files after start-up (ignored when read-only)."""
     name: str = "workspace-tools"
     """Server name reported to clients."""
 
@@ -119,7 +122,7 @@ def server_options(root: str | os.PathLike[str]) -> ServerOptions:
     config = ProjectConfig.load(root)
     raw = config.section(SECTION, known=_KEYS)
     where = f"'{SECTION}' in {config.path}"
-    for key in ("read_only", "sync"):
+    for key in ("read_only", "sync", "watch"):
         if key in raw and not isinstance(raw[key], bool):
             msg = f"'{key}' in {where} must be true or false, got {raw[key]!r}."
             raise InvalidInputError(msg)
@@ -131,6 +134,7 @@ def server_options(root: str | os.PathLike[str]) -> ServerOptions:
         skills=_strings(raw, "skills", where) if "skills" in raw else (),
         read_only=bool(raw.get("read_only", False)),
         sync=bool(raw.get("sync", True)),
+        watch=bool(raw.get("watch", True)),
         name=str(raw.get("name", "workspace-tools")),
     )
     if "skills" not in raw and (options.workspace is not None or options.docs is not None):

@@ -1,10 +1,10 @@
 """The server factory: the chosen tool groups, built once, behind one MCP server.
 
 ``build_tools(options)`` opens the workspace (loading its index and the embedding model now,
-and indexing new files unless read-only), builds the docs indexes and reads the skills, all
-once, at start-up. ``create_server(served)`` puts those tools, the skills catalogue (a prompt
-and resources) and logging behind an MCP ``Server``; every call runs the LangChain tool in a
-thread.
+and indexing new files unless read-only; with ``background=True`` those run behind the protocol
+instead, see ``mcp/_background.py``), builds the docs indexes and reads the skills, all once.
+``create_server(served)`` puts those tools, the skills catalogue (a prompt and resources) and
+logging behind an MCP ``Server``; every call runs the LangChain tool in a thread.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from workspace_tools.core.skills import (
     render_skills_prompt,
     skill_location,
 )
+from workspace_tools.mcp import _live
 from workspace_tools.mcp._uris import decode_skill_uri, skill_uri
 from workspace_tools.mcp.adapt import call_tool, tool_definition
 from workspace_tools.mcp.config import ServerOptions
@@ -73,12 +74,19 @@ class ServedTools:
     """Server name."""
     notes: list[str] = field(default_factory=list)
     """What start-up did, one line each (logged to stderr)."""
+    background: Any = None
+    """Model load, first sync and watching behind the protocol (``build_tools(background=)``);
+    start it with ``served.background.start()`` once the server is about to serve."""
     allowed: list[Path] = field(default_factory=list)
     """Folders the command line allows (workspace, docs, skills); client roots narrow them."""
 
 
 def build_tools(
-    options: ServerOptions, *, embedder: Any = None, show_progress: bool = False
+    options: ServerOptions,
+    *,
+    embedder: Any = None,
+    show_progress: bool = False,
+    background: bool = False,
 ) -> ServedTools:
     """Build every chosen tool group now (eagerly), sharing one workspace and one registry.
 
@@ -87,6 +95,8 @@ def build_tools(
         embedder: An embedder object or name overriding the workspace settings (``None``:
             the settings of the workspace's ``workspace-tools.yaml``).
         show_progress: Progress bars on stderr while indexing at start-up.
+        background: Load the model, index and watch behind the protocol
+            (``served.background``, see ``mcp/_background.py``) instead of now.
 
     Raises:
         InvalidInputError: a folder does not exist, or two tools would share a name.
@@ -95,8 +105,16 @@ def build_tools(
     served = ServedTools(tools=tools, name=options.name)
     if options.workspace is not None:
         served.workspace = _open_workspace(
-            options, embedder=embedder, show_progress=show_progress, notes=served.notes
+            options,
+            embedder=embedder,
+            show_progress=show_progress and not background,
+            notes=served.notes,
+            now=not background,
         )
+        if background:
+            from workspace_tools.mcp._background import Background
+
+            served.background = Background(served.workspace, sync=options.sync, watch=options.watch)
         from workspace_tools.tools.toolkit import WorkspaceToolkit
 
         # Skills are their own group here (--skills), not the toolkit's project-file default.
@@ -170,7 +188,7 @@ def _docs_embedder(workspace: Any, embedder: Any) -> tuple[Any, str]:
 
 
 def _open_workspace(
-    options: ServerOptions, *, embedder: Any, show_progress: bool, notes: list[str]
+    options: ServerOptions, *, embedder: Any, show_progress: bool, notes: list[str], now: bool
 ) -> Any:
     from workspace_tools.core.workspace import Workspace
 
@@ -181,9 +199,9 @@ def _open_workspace(
         overrides["read_only"] = True
     assert options.workspace is not None
     ws = Workspace.from_project(options.workspace, **overrides)
-    if ws.embedder is not None and hasattr(ws.embedder, "load"):
+    if now and ws.embedder is not None and hasattr(ws.embedder, "load"):
         ws.embedder.load()  # once, now, not in the first search
-    if not ws.read_only and options.sync:
+    if now and not ws.read_only and options.sync:
         report = ws.sync(show_progress=show_progress)
         notes.append(f"workspace: indexed {ws.root}: {report.summary()}")
     notes.append(f"workspace: {ws!r}{' (read-only)' if ws.read_only else ''}")
@@ -208,8 +226,13 @@ def create_server(served: ServedTools, *, instructions: str | None = None) -> Se
     )
     by_name = {tool.name: tool for tool in served.tools}
     definitions = [tool_definition(tool) for tool in served.tools]
+    live = _live.Live(server, served) if served.workspace is not None else None
+    if live is not None:
+        definitions.append(_live.status_tool())
 
     async def list_tools() -> list[types.Tool]:
+        if live is not None:
+            live.remember()
         return definitions
 
     scopes: weakref.WeakKeyDictionary[Any, RootsScope] = weakref.WeakKeyDictionary()
@@ -225,6 +248,10 @@ def create_server(served: ServedTools, *, instructions: str | None = None) -> Se
         return scopes[session]
 
     async def call(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        if live is not None:
+            live.remember()
+            if name == _live.STATUS_TOOL:
+                return live.status()
         tool = by_name.get(name)
         if tool is None:
             text = f"Unknown tool {name!r}; this server has: {', '.join(by_name) or 'no tools'}."
@@ -239,6 +266,8 @@ def create_server(served: ServedTools, *, instructions: str | None = None) -> Se
                 return types.CallToolResult(
                     content=[types.TextContent(type="text", text=refused)], isError=True
                 )
+        if live is not None:
+            return await live.call(tool, arguments)
         return await call_tool(tool, arguments)
 
     async def roots_changed(_: Any) -> None:

@@ -28,6 +28,7 @@ EXPECTED = {
     "docs_list",
     "docs_get_page",
     "docs_refresh_index",
+    "workspace_status",
 }
 
 

@@ -31,6 +31,7 @@ __all__ = [
     "DEFAULT_EXCLUDED_DIRS",
     "MAX_BRACE_PATTERNS",
     "SKILL_FOLDER_WALK",
+    "PathRules",
     "ScanConfig",
     "ScanResult",
     "expand_braces",
@@ -436,3 +437,31 @@ def _too_many_patterns(pattern: str, limit: int) -> None:
         f"{limit}. Use fewer brace options, or a wildcard such as '*' or '**'."
     )
     raise InvalidInputError(msg)
+
+
+class PathRules:
+    """Whether a scan of the whole root would reach a path (hidden, excluded, ignored, depth).
+
+    A file watcher asks it about each changed path, so an event under ``node_modules/``, a
+    ``.gitignore``d file or a dot-folder costs no sync. ``.gitignore`` files are read once per
+    object: make a new one when one of them changes.
+    """
+
+    def __init__(self, root: Path, config: ScanConfig | None = None) -> None:
+        self._walker = _Walker(root, config or ScanConfig())
+
+    def admits(self, rel: str, *, is_dir: bool = False) -> bool:
+        """True when a full scan would walk into ``rel`` (a root-relative POSIX path)."""
+        config = self._walker.config
+        parts = [p for p in rel.split("/") if p]
+        if not parts or len(parts) - (0 if is_dir else 1) > config.max_depth:
+            return not parts
+        for depth, name in enumerate(parts, start=1):
+            folder = is_dir or depth < len(parts)
+            if not config.include_hidden and name.startswith("."):
+                return False
+            if folder and name in config.excluded_dirs:
+                return False
+            if self._walker._ignored("/".join(parts[:depth]), is_dir=folder):
+                return False
+        return True

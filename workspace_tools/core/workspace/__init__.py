@@ -4,6 +4,14 @@
 """
 
 from workspace_tools.core.workspace._ingest import ProgressListener, progress_listener
+from workspace_tools.core.workspace._watch import Watcher, WatchStats
 from workspace_tools.core.workspace._workspace import MAX_QUERY_CHARS, Workspace
 
-__all__ = ["MAX_QUERY_CHARS", "ProgressListener", "Workspace", "progress_listener"]
+__all__ = [
+    "MAX_QUERY_CHARS",
+    "ProgressListener",
+    "WatchStats",
+    "Watcher",
+    "Workspace",
+    "progress_listener",
+]

@@ -136,10 +136,14 @@ class WorkspaceBase:
         """Ready the backend's vectors and embed chunks indexed before vectors were enabled."""
         if self.embedder is None:
             return
+        embedder = self.embedder
+        with self._lock:  # without the write lock: a search does not wait for a running sync
+            self._state.refresh()
+            if not self._state.ensure_vectors(embedder.dimension, embedder.model_id):
+                return
         with self._write_lock:
             with self._lock:
                 self._state.refresh()
-                embedder = self.embedder
                 pending = self._state.ensure_vectors(embedder.dimension, embedder.model_id)
             if not pending:
                 return

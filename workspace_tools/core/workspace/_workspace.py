@@ -6,9 +6,9 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from workspace_tools.core.backends.config import BackendConfig, backend_config, open_backend
 from workspace_tools.core.config import ProjectConfig
@@ -49,12 +49,20 @@ from workspace_tools.core.workspace._ingest import (
     DocumentLike,
     chunk_converted,
     make_record,
-    stage_file,
     unpack_document,
+)
+from workspace_tools.core.workspace._progress import (
+    BATCH_CHUNKS,
+    BATCH_FILES,
+    BATCH_SECONDS,
+    SyncTracker,
 )
 from workspace_tools.core.workspace._reads import MAX_QUERY_CHARS, ReadPath
 from workspace_tools.core.workspace._settings import workspace_options
-from workspace_tools.core.workspace._writes import WritePath
+from workspace_tools.core.workspace._sync import SyncPath
+
+if TYPE_CHECKING:
+    from workspace_tools.core.workspace._watch import Watcher
 
 __all__ = ["DEFAULT_EMBEDDER", "MAX_QUERY_CHARS", "MODES", "SearchMode", "Workspace"]
 
@@ -90,7 +98,7 @@ def _make_embedder(embedder: Any) -> Embedder | None:
     return as_embedder(embedder)
 
 
-class Workspace(ReadPath, WritePath):
+class Workspace(ReadPath, SyncPath):
     """A folder of files (and any strings you add) indexed for BM25, vector and hybrid search.
 
     Settings not passed here come from the project's ``workspace-tools.yaml`` (its
@@ -245,6 +253,13 @@ class Workspace(ReadPath, WritePath):
         self._saved_settings: dict[str, Any] | None = None
         self._merge_thread: threading.Thread | None = None
         self._prune_due = False
+        self._tracker = SyncTracker()
+        self.batch_files = BATCH_FILES
+        """A sync commits after this many changed files (see ``core/workspace/_progress.py``)."""
+        self.batch_chunks = BATCH_CHUNKS
+        """...or this many new chunks..."""
+        self.batch_seconds = BATCH_SECONDS
+        """...or this many seconds of reading, whichever comes first."""
         if rebuild and not read_only:
             # The old index stays until the first commit replaces it in the same transaction,
             # so an interrupted rebuild leaves the previous index, not an empty one.
@@ -413,6 +428,12 @@ class Workspace(ReadPath, WritePath):
             paths: Files, directories and glob patterns relative to the root (default: the root).
             show_progress: Show a progress bar (default: the workspace setting).
 
+        Changes are committed in bounded batches (``batch_files`` changed files,
+        ``batch_chunks`` new chunks or ``batch_seconds`` of reading, whichever comes first;
+        removals go with the last batch), so an interrupt, a kill or a crash keeps every
+        finished batch and the next sync continues without embedding them again.
+        :attr:`sync_progress` says how far a running sync got, from any thread.
+
         Returns:
             What was added, updated, removed and skipped (with reasons).
         """
@@ -427,46 +448,56 @@ class Workspace(ReadPath, WritePath):
             self._refresh()
             found = scan(self.root, paths, config=self.scan_config)
             index_rel = self._index_rel()
-            report = SyncReport(skipped=list(found.skipped))
-            staged: list[tuple[SourceRecord, list[Chunk]]] = []
-            kept: set[str] = set()
-            touched: list[SourceRecord] = []
-            with self._lock:
-                sources = dict(self._state.sources())
-            for rel, path in self._progress(
-                list(found.files.items()), "Reading", show=show_progress
-            ):
-                if index_rel and (rel == index_rel or rel.startswith(index_rel + "/")):
-                    continue
-                outcome = stage_file(
-                    rel,
-                    path,
-                    sources.get(rel),
-                    report,
-                    conversions=self._conversions,
-                    chunking=self.chunking,
-                    read_only=self.read_only,
-                    root=self.root,
-                    scan_config=self.scan_config,
-                )
-                if outcome is None:
-                    continue
-                kept.add(rel)
-                if outcome is True:
-                    touched.append(sources[rel])
-                elif outcome is not False:
-                    staged.append(outcome)
-            removed = [
-                sid
-                for sid, rec in sources.items()
-                if rec.kind == "file" and sid not in kept and found.in_scope(sid)
+            files = [
+                (rel, path)
+                for rel, path in found.files.items()
+                if not (index_rel and (rel == index_rel or rel.startswith(index_rel + "/")))
             ]
-            report.removed = removed
-            self._apply(staged, removed, report, show_progress=show_progress, touched=touched)
+            report = SyncReport(skipped=list(found.skipped))
+            self._tracker.start(len(files))
+            try:
+                self._sync_files(files, found.in_scope, report, show_progress=show_progress)
+            except BaseException as exc:  # Ctrl-C, SIGTERM, a crash: finished batches stay
+                self._settle_progress()
+                self._tracker.finish(error=f"{type(exc).__name__}: {exc}".rstrip(": "))
+                raise
+            self._tracker.finish()
             # the files seen but kept out, for the stat walk of _freshness.py
             record_skipped(self, [item.path for item in report.skipped], complete=whole_scope)
         report.seconds = time.perf_counter() - started
         return report
+
+    def watch(
+        self,
+        *,
+        initial_sync: bool = True,
+        debounce_ms: int = 1_600,
+        step_ms: int = 50,
+        poll_seconds: float = 2.0,
+        force_polling: bool = False,
+        on_sync: Callable[[SyncReport], None] | None = None,
+    ) -> Watcher:
+        """Follow the files from a background thread, started now (see :class:`Watcher`).
+
+        Each burst of file events becomes one incremental :meth:`sync`; ``.gitignore``d,
+        hidden and excluded paths and the index folder cost nothing. Use it as a context
+        manager (``with ws.watch():`` or ``async with ws.watch():``) or call ``stop()``.
+
+        Raises:
+            ReadOnlyWorkspaceError: the workspace is read-only (its searches already see what
+                other processes commit).
+        """
+        from workspace_tools.core.workspace._watch import Watcher
+
+        return Watcher(
+            self,
+            initial_sync=initial_sync,
+            debounce_ms=debounce_ms,
+            step_ms=step_ms,
+            poll_seconds=poll_seconds,
+            force_polling=force_polling,
+            on_sync=on_sync,
+        ).start()
 
     def save(self) -> None:
         """Make every change durable and compact the index.

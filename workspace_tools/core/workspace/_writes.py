@@ -145,6 +145,10 @@ class WritePath(WorkspaceBase):
             for record in touched:
                 writer.touch_source(_row(record))
             writer.put_vectors(vectors)
+        report.commits += 1
+        tracker = getattr(self, "_tracker", None)
+        if tracker is not None:
+            tracker.committed()
         if self._state.empty:
             self._clear_on_commit = False
             self._state.empty = False
