@@ -1,0 +1,199 @@
+"""``workspace-tools grep``: literal or regex line search over the workspace's files.
+
+The options are those of the ``search_documents`` tool in grep mode (pattern, literal or regex,
+case, paths and globs, context lines, a limit), on the same core :func:`~workspace_tools.core.
+grep.grep`: files are read through the conversion ``index`` uses (PDF, DOCX... become text, and
+conversions the index stored are reused), the project's scan rules apply. Lines print like
+grep's: ``path:line: text``, context lines as ``path-line- text`` with ``--`` between groups,
+and ``[page N]`` before the text when the hit's page of a PDF is known. Exit status 0 when a
+line matched, 1 when none did, 2 on a bad pattern or path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from workspace_tools.core.errors import InvalidInputError
+
+__all__ = ["add_grep_parser", "cmd_grep"]
+
+
+def add_grep_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
+    """Register ``grep PATTERN [PATHS ...]``.
+
+    Args:
+        subparsers: The object returned by ``parser.add_subparsers()``.
+
+    Returns:
+        The ``grep`` parser.
+    """
+    from workspace_tools.core.grep import DEFAULT_MAX_MATCHES
+
+    p = subparsers.add_parser(
+        "grep",
+        help="find matching lines in the files (literal or regex), PDFs and DOCX included",
+        description="Print the lines matching PATTERN in the workspace's files, like grep.",
+    )
+    p.add_argument("pattern", help="text to find (literal unless -E)")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        help="files or folders (relative to the current folder) or glob patterns (relative to "
+        "the root); default: the whole root",
+    )
+    kind = p.add_mutually_exclusive_group()
+    kind.add_argument(
+        "-E", "--regex", action="store_true", help="PATTERN is a regular expression (re syntax)"
+    )
+    kind.add_argument(
+        "-F", "--fixed-strings", action="store_true", help="PATTERN is literal text (the default)"
+    )
+    p.add_argument("-i", "--ignore-case", action="store_true", help="case-insensitive matching")
+    p.add_argument(
+        "-C", "--context", type=int, default=0, metavar="N", help="lines of context (0-10)"
+    )
+    p.add_argument(
+        "-k",
+        "--limit",
+        type=int,
+        default=DEFAULT_MAX_MATCHES,
+        metavar="N",
+        help=f"most matching lines (default {DEFAULT_MAX_MATCHES})",
+    )
+    p.add_argument(
+        "--glob",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="only files matching this glob, relative to the root (repeatable)",
+    )
+    p.add_argument(
+        "--no-recursive", action="store_true", help="do not walk into subfolders of PATHS"
+    )
+    p.add_argument("--json", action="store_true", help="print the grep report as JSON")
+    # Output modes (`-l` files with matches, `-c` counts) come with the core's output modes;
+    # add them here as a mutually exclusive group next to --json.
+    p.set_defaults(func=cmd_grep)
+    return p
+
+
+def cmd_grep(args: argparse.Namespace) -> int:
+    """Print the matching lines; 0 when some matched, 1 when none did."""
+    from workspace_tools.core.grep import grep, looks_like_regex
+
+    root, scan, converter = _context(args.root)
+    paths = _paths(args, root)
+    try:
+        report = grep(
+            root,
+            args.pattern,
+            paths or None,
+            regex_mode=args.regex,
+            ignore_case=args.ignore_case,
+            context_lines=args.context,
+            max_matches=args.limit,
+            recursive=not args.no_recursive,
+            config=scan,
+            convert=converter,
+        )
+    except InvalidInputError as exc:  # the core speaks of the tool's arguments
+        text = str(exc).replace("pass regex=false", "drop -E").replace("context_lines", "-C")
+        raise InvalidInputError(text.replace("max_matches and max_per_file", "-k")) from None
+    if args.json:
+        print(json.dumps({"pattern": args.pattern, **report.to_dict()}, indent=2))
+        return 0 if report.matches else 1
+    for line in _lines(report.matches, context=args.context > 0):
+        print(line)
+    if not args.quiet:
+        for note in _notes(report, pattern=args.pattern, regex=args.regex):
+            print(note, file=sys.stderr)
+    if not report.matches and not args.quiet and not args.regex:
+        if looks_like_regex(args.pattern):
+            print("(PATTERN was matched literally; add -E to use it as a regex)", file=sys.stderr)
+    return 0 if report.matches else 1
+
+
+def _context(root_arg: str) -> tuple[Path, Any, Any]:
+    """The root, the project's scan rules and a converter reading the index's conversions.
+
+    Raises:
+        InvalidInputError: the root is not a folder.
+    """
+    from workspace_tools.core.config import ProjectConfig
+    from workspace_tools.core.convert import CachedConverter, ConversionCache
+    from workspace_tools.core.text.scan import ScanConfig
+    from workspace_tools.core.workspace._settings import workspace_options
+
+    root = Path(root_arg).expanduser().absolute()
+    if not root.is_dir():
+        msg = f"Workspace root {str(root)!r} is not a folder. Pass --root with an existing folder."
+        raise InvalidInputError(msg)
+    root = root.resolve()
+    options, _ = workspace_options(ProjectConfig.load(root))
+    index_dir = Path(options.get("index_dir", root / ".workspace_tools" / "index"))
+    cache = ConversionCache(index_dir.parent / "converted", limits=options.get("conversion_limits"))
+    return root, options.get("scan_config", ScanConfig()), CachedConverter(disk=cache)
+
+
+def _paths(args: argparse.Namespace, root: Path) -> list[str]:
+    from workspace_tools.cli import _root_relative
+
+    return [_root_relative(p, root) for p in args.paths] + list(args.glob)
+
+
+def _strip_marks(text: str) -> str:
+    from workspace_tools.core.text.snippets import HIT_CLOSE, HIT_OPEN
+
+    return text.replace(HIT_OPEN, "").replace(HIT_CLOSE, "")
+
+
+def _lines(matches: list[Any], *, context: bool) -> list[str]:
+    """grep's layout: ``path:line: text``, context ``path-line- text``, ``--`` between groups."""
+    rows: dict[tuple[str, int], str] = {}
+    order: dict[str, int] = {}
+    for match in matches:
+        order.setdefault(match.path, len(order))
+        for number, text in (*match.before, *match.after):
+            rows.setdefault((match.path, number), f"{match.path}-{number}- {_strip_marks(text)}")
+        page = getattr(match, "page", None)
+        where = f"[page {page}] " if page else ""
+        rows[(match.path, match.line)] = f"{match.path}:{match.line}: {where}{_strip_marks(match.text)}"
+    out: list[str] = []
+    previous: tuple[str, int] | None = None
+    for key in sorted(rows, key=lambda k: (order[k[0]], k[1])):
+        gap = previous is None or key[0] != previous[0] or key[1] > previous[1] + 1
+        if context and gap and previous is not None:
+            out.append("--")
+        out.append(rows[key])
+        previous = key
+    return out
+
+
+def _notes(report: Any, *, pattern: str, regex: bool) -> list[str]:
+    del pattern, regex
+    notes: list[str] = []
+    if report.truncated:
+        notes.append(
+            f"(stopped after {len(report.matches)} matching lines; give -k N for more, or "
+            "narrow the paths)"
+        )
+    if report.capped_files:
+        notes.append(
+            f"(only the first matching lines of {', '.join(report.capped_files[:5])} were kept)"
+        )
+    if report.timed_out:
+        notes.append(
+            f"(matching stopped early in {', '.join(report.timed_out[:5])}: the pattern is too "
+            "slow on this text)"
+        )
+    if report.skipped:
+        from workspace_tools.cli._report import summarise_skipped
+
+        notes.append(f"(not searched: {summarise_skipped(report.skipped)})")
+    return notes
