@@ -42,6 +42,10 @@ THIRD_PARTY_LOGGERS: Final = (
 """Loggers set to ERROR: bm25s sets its own to DEBUG, the others log progress as INFO."""
 
 
+def _errors_only(record: logging.LogRecord) -> bool:
+    return record.levelno >= logging.ERROR
+
+
 @contextlib.contextmanager
 def silence_third_party() -> Iterator[None]:
     """Keep everything but results and errors off the terminal (this process and children).
@@ -56,6 +60,8 @@ def silence_third_party() -> Iterator[None]:
         os.environ.setdefault(key, value)
     for name in names:
         logging.getLogger(name).setLevel(logging.ERROR)
+        # bm25s and nncf set their logger's level when imported, after this: a filter stays
+        logging.getLogger(name).addFilter(_errors_only)
     console = None
     if importlib.util.find_spec("rich") is not None:
         import rich
@@ -79,6 +85,7 @@ def silence_third_party() -> Iterator[None]:
                 os.environ[key] = old
         for name, level in saved_levels.items():
             logging.getLogger(name).setLevel(level)
+            logging.getLogger(name).removeFilter(_errors_only)
         if console is not None:
             console.quiet = was_quiet
         if transformers_logging is not None and verbosity is not None:

@@ -91,7 +91,9 @@ def test_parser_has_mcp_and_smoke() -> None:
     assert args.docs_scopes == ["a", "b"]
     assert args.read_only is True
     assert args.sync is None
-    smoke = build_parser().parse_args(["mcp", "smoke", "--skills", "s", "t", "--no-sync"])
+    smoke = build_parser().parse_args(
+        ["mcp", "smoke", "--skills", "s", "--skills", "t", "--no-sync"]
+    )
     assert smoke.mcp_command == "smoke"
     assert smoke.skills == ["s", "t"]
     assert smoke.sync is False
