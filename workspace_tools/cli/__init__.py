@@ -18,6 +18,7 @@ from workspace_tools.core.errors import InvalidInputError, WorkspaceError
 
 __all__ = ["build_parser", "main", "plural", "summarise_skipped"]
 
+
 def plural(count: int, noun: str) -> str:
     """``"1 result"``, ``"2 results"``."""
     return f"{count} {noun}{'' if count == 1 else 's'}"
@@ -43,6 +44,8 @@ def _workspace(args: argparse.Namespace, *, read_only: bool = False) -> Any:
     }
     if args.embedder is not None:
         overrides["embedder"] = None if args.embedder == "none" else args.embedder
+    elif vectors_off(args):
+        overrides["embedder"] = None  # said once, by `index`, not on every call
     if read_only:
         overrides["read_only"] = True
     backend_uri = getattr(args, "backend_uri", None)
@@ -51,6 +54,37 @@ def _workspace(args: argparse.Namespace, *, read_only: bool = False) -> Any:
     elif getattr(args, "backend", None) is not None:
         overrides["backend"] = args.backend
     return Workspace(args.root, **overrides)
+
+
+def vectors_off(args: argparse.Namespace) -> bool:
+    """The default model is asked for (no --embedder, none in the config) but not installed.
+
+    Raises:
+        InvalidInputError: ``--mode vector`` or ``hybrid`` was asked for all the same.
+    """
+    from workspace_tools.core.extras import VECTOR_INSTALL, missing_vector_packages
+
+    missing = missing_vector_packages()
+    if not missing:
+        return False
+    from workspace_tools.core.config import ProjectConfig
+    from workspace_tools.core.workspace._settings import workspace_options
+
+    root = os.path.abspath(args.root)
+    if not os.path.isdir(root):
+        return False  # the workspace reports the bad root
+    if workspace_options(ProjectConfig.load(root))[0].get("embedder", "default") != "default":
+        return False
+    if getattr(args, "mode", None) in ("vector", "hybrid"):
+        msg = (
+            f"--mode {args.mode} needs vectors, but the 'vector' extra is not installed "
+            f"(missing {', '.join(missing)}): {VECTOR_INSTALL}. Keyword search works: --mode bm25."
+        )
+        raise InvalidInputError(msg)
+    args.vectors_off = (
+        f"Vector search is off: the 'vector' extra is not installed; {VECTOR_INSTALL}"
+    )
+    return True
 
 
 def _print_report(report: Any, *, quiet: bool) -> None:
@@ -88,6 +122,8 @@ def cmd_index(args: argparse.Namespace) -> int:
         f"Index: {plural(stats['sources'], 'source')}, {plural(stats['chunks'], 'chunk')}, "
         f"modes {', '.join(stats['modes'])} -> {stats['index_dir']}"
     )
+    if getattr(args, "vectors_off", None) and not args.quiet:
+        print(f"({args.vectors_off} for vector and hybrid search)", file=sys.stderr)
     return 0
 
 
@@ -128,10 +164,10 @@ def cmd_search(args: argparse.Namespace) -> int:
     ws = _workspace(args)
     fresh = not ws.source_ids()
     if (fresh and not args.no_sync) or args.sync:
-        if fresh and not args.json:
+        if fresh and not (args.json or args.quiet):
             print(f"No index in {ws.index_dir} yet: indexing {ws.root} first.", file=sys.stderr)
         report = ws.sync(show_progress=fresh and not args.quiet)  # unchanged files: one stat
-        if (fresh or report.changed) and not args.json:
+        if (fresh or report.changed) and not (args.json or args.quiet):
             _print_report(report, quiet=True)
     if (args.mode or ws.default_mode) != "bm25" and hasattr(ws.embedder, "load"):
         ws.embedder.load()  # keep the one-off model load out of the search time
@@ -292,7 +328,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
-def _quiet_if(quiet: bool) -> Any:
+def _quiet_if(quiet: bool) -> Any:  # noqa: FBT001 - one flag, one meaning
     if not quiet:
         return contextlib.nullcontext()
     from workspace_tools.cli._quiet import silence_third_party

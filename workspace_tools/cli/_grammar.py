@@ -47,7 +47,7 @@ def add_global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
             not repeated in the command's help, whose epilog points at them).
     """
 
-    def kw(text: str, default: Any) -> dict[str, Any]:
+    def kw(text: str, *, default: Any = None) -> dict[str, Any]:
         if top:
             return {"help": text, "default": default}
         return {"help": argparse.SUPPRESS, "default": argparse.SUPPRESS}
@@ -55,7 +55,7 @@ def add_global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
     parser.add_argument(
         "--root",
         metavar="DIR",
-        **kw(f"workspace folder (default: ${ROOT_ENV}, else the current folder)", None),
+        **kw(f"workspace folder (default: ${ROOT_ENV}, else the current folder)"),
     )
     parser.add_argument(
         "--embedder",
@@ -63,7 +63,6 @@ def add_global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
         **kw(
             "'default' (packaged all-MiniLM-L6-v2), 'none', or a sentence-transformers model "
             "name or path (default: the config file's, else 'default')",
-            None,
         ),
     )
     parser.add_argument(
@@ -72,7 +71,6 @@ def add_global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
         **kw(
             "search backend (default: the config file's, else 'embedded'); 'milvus' needs "
             'pip install "workspace-tools[milvus]"',
-            None,
         ),
     )
     parser.add_argument(
@@ -81,14 +79,16 @@ def add_global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
         **kw(
             "Milvus server URI or Milvus Lite file (implies --backend milvus; token: "
             "$WORKSPACE_TOOLS_MILVUS_TOKEN)",
-            None,
         ),
     )
     parser.add_argument(
         "-q",
         "--quiet",
         action="store_true",
-        **kw("results and errors only: no progress bars, notes or third-party output", False),
+        **kw(
+            "results and errors only: no progress bars, notes or third-party output",
+            default=False,
+        ),
     )
 
 

@@ -113,9 +113,9 @@ def cmd_grep(args: argparse.Namespace) -> int:
     if not args.quiet:
         for note in _notes(report, pattern=args.pattern, regex=args.regex):
             print(note, file=sys.stderr)
-    if not report.matches and not args.quiet and not args.regex:
-        if looks_like_regex(args.pattern):
-            print("(PATTERN was matched literally; add -E to use it as a regex)", file=sys.stderr)
+    quiet_miss = report.matches or args.quiet or args.regex
+    if not quiet_miss and looks_like_regex(args.pattern):
+        print("(PATTERN was matched literally; add -E to use it as a regex)", file=sys.stderr)
     return 0 if report.matches else 1
 
 
@@ -154,7 +154,7 @@ def _strip_marks(text: str) -> str:
 
 
 def _lines(matches: list[Any], *, context: bool) -> list[str]:
-    """grep's layout: ``path:line: text``, context ``path-line- text``, ``--`` between groups."""
+    """Lines as grep prints them: ``path:line: text``, ``path-line- context``, ``--`` gaps."""
     rows: dict[tuple[str, int], str] = {}
     order: dict[str, int] = {}
     for match in matches:
@@ -163,7 +163,9 @@ def _lines(matches: list[Any], *, context: bool) -> list[str]:
             rows.setdefault((match.path, number), f"{match.path}-{number}- {_strip_marks(text)}")
         page = getattr(match, "page", None)
         where = f"[page {page}] " if page else ""
-        rows[(match.path, match.line)] = f"{match.path}:{match.line}: {where}{_strip_marks(match.text)}"
+        rows[(match.path, match.line)] = (
+            f"{match.path}:{match.line}: {where}{_strip_marks(match.text)}"
+        )
     out: list[str] = []
     previous: tuple[str, int] | None = None
     for key in sorted(rows, key=lambda k: (order[k[0]], k[1])):

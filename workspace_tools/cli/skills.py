@@ -209,7 +209,11 @@ def cmd_add(args: argparse.Namespace) -> int:
     skipped = [(f, p) for f, p in zip(found.skill_files, parsed, strict=True) if p.skill is None]
     for skill_md, result in skipped:
         errors = [d for d in result.diagnostics if d.severity == "error"]
-        why = f"{errors[0].field + ': ' if errors[0].field else ''}{errors[0].message}" if errors else ""
+        why = (
+            f"{errors[0].field + ': ' if errors[0].field else ''}{errors[0].message}"
+            if errors
+            else ""
+        )
         print(f"  skipped {_rel(skill_md.parent, root)}: {why}")
     if skipped:
         print(f"  Run `workspace-tools skills validate {entry}` for every problem.")
