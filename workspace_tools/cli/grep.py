@@ -160,7 +160,8 @@ def _lines(matches: list[Any], *, context: bool) -> list[str]:
     for match in matches:
         order.setdefault(match.path, len(order))
         for number, text in (*match.before, *match.after):
-            rows.setdefault((match.path, number), f"{match.path}-{number}- {_strip_marks(text)}")
+            context_line = f"{match.path}-{number}- {_strip_marks(text)}".rstrip()
+            rows.setdefault((match.path, number), context_line)
         page = getattr(match, "page", None)
         where = f"[page {page}] " if page else ""
         rows[(match.path, match.line)] = (
@@ -194,8 +195,9 @@ def _notes(report: Any, *, pattern: str, regex: bool) -> list[str]:
             f"(matching stopped early in {', '.join(report.timed_out[:5])}: the pattern is too "
             "slow on this text)"
         )
-    if report.skipped:
+    left_out = [s for s in report.skipped if not s.reason.startswith("binary")]  # as grep -I
+    if left_out:
         from workspace_tools.cli._report import summarise_skipped
 
-        notes.append(f"(not searched: {summarise_skipped(report.skipped)})")
+        notes.append(f"(not searched: {summarise_skipped(left_out)}; --json lists them)")
     return notes
