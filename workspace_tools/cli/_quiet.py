@@ -54,7 +54,7 @@ def silence_third_party() -> Iterator[None]:
     test, is not left quiet.
     """
     saved_env = {key: os.environ.get(key) for key in QUIET_ENV}
-    names = (*THIRD_PARTY_LOGGERS, "workspace_tools")
+    names = ("", *THIRD_PARTY_LOGGERS, "workspace_tools")  # "": the root, for all the others
     saved_levels = {name: logging.getLogger(name).level for name in names}
     for key, value in QUIET_ENV.items():
         os.environ.setdefault(key, value)
