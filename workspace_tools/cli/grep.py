@@ -5,8 +5,8 @@ case, paths and globs, context lines, a limit), on the same core :func:`~workspa
 grep.grep`: files are read through the conversion ``index`` uses (PDF, DOCX... become text, and
 conversions the index stored are reused), the project's scan rules apply. Lines print like
 grep's: ``path:line: text``, context lines as ``path-line- text`` with ``--`` between groups,
-and ``[page N]`` before the text when the hit's page of a PDF is known. Exit status 0 when a
-line matched, 1 when none did, 2 on a bad pattern or path.
+and ``[page N]`` (``[slide N]``, ``[sheet NAME]``) before the text of a hit in a PDF (PPTX,
+XLSX). Exit status 0 when a line matched, 1 when none did, 2 on a bad pattern or path.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from workspace_tools.core.errors import InvalidInputError
+from workspace_tools.core.errors import InvalidInputError, WorkspaceError
 
 __all__ = ["add_grep_parser", "cmd_grep"]
 
@@ -108,7 +108,8 @@ def cmd_grep(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"pattern": args.pattern, **report.to_dict()}, indent=2))
         return 0 if report.matches else 1
-    for line in _lines(report.matches, context=args.context > 0):
+    units = _units(report.matches, root, converter)
+    for line in _lines(report.matches, context=args.context > 0, units=units):
         print(line)
     if not args.quiet:
         for note in _notes(report, pattern=args.pattern, regex=args.regex):
@@ -153,7 +154,35 @@ def _strip_marks(text: str) -> str:
     return text.replace(HIT_OPEN, "").replace(HIT_CLOSE, "")
 
 
-def _lines(matches: list[Any], *, context: bool) -> list[str]:
+def _units(matches: list[Any], root: Path, converter: Any) -> dict[tuple[str, int], str]:
+    """``page 2`` (or ``slide 3``, ``sheet Name``) of each match in a PDF, PPTX or XLSX."""
+    from workspace_tools.core.convert import DOCUMENT_EXTENSIONS, locate_unit
+
+    out: dict[tuple[str, int], str] = {}
+    texts: dict[str, str] = {}
+    for match in matches:
+        page = getattr(match, "page", None)  # when the core reports it
+        if page:
+            out[(match.path, match.line)] = f"page {page}"
+            continue
+        if Path(match.path).suffix.lower() not in DOCUMENT_EXTENSIONS:
+            continue
+        if match.path not in texts:
+            absolute = root / match.path
+            try:  # the converter remembers the text grep just read: no second conversion
+                texts[match.path] = converter(absolute, absolute.read_bytes()).text
+            except (OSError, WorkspaceError):
+                texts[match.path] = ""
+        unit = locate_unit(texts[match.path], match.line)
+        if unit:
+            [(kind, value)] = unit.items()
+            out[(match.path, match.line)] = f"{kind} {value}"
+    return out
+
+
+def _lines(
+    matches: list[Any], *, context: bool, units: dict[tuple[str, int], str] | None = None
+) -> list[str]:
     """Lines as grep prints them: ``path:line: text``, ``path-line- context``, ``--`` gaps."""
     rows: dict[tuple[str, int], str] = {}
     order: dict[str, int] = {}
@@ -162,8 +191,8 @@ def _lines(matches: list[Any], *, context: bool) -> list[str]:
         for number, text in (*match.before, *match.after):
             context_line = f"{match.path}-{number}- {_strip_marks(text)}".rstrip()
             rows.setdefault((match.path, number), context_line)
-        page = getattr(match, "page", None)
-        where = f"[page {page}] " if page else ""
+        unit = (units or {}).get((match.path, match.line))
+        where = f"[{unit}] " if unit else ""
         rows[(match.path, match.line)] = (
             f"{match.path}:{match.line}: {where}{_strip_marks(match.text)}"
         )

@@ -87,3 +87,38 @@ def test_the_project_file_is_not_searched(tree: Path, capsys: pytest.CaptureFixt
     (tree / "workspace-tools.yaml").write_text("skills: [install]\n", encoding="utf-8")
     code, out, _ = run(capsys, "--root", str(tree), "grep", "install")
     assert code == 0 and "workspace-tools.yaml" not in out
+
+
+def _two_page_pdf() -> bytes:
+    from tests.support.hostile_files import pdf
+
+    objects: dict[int, bytes] = {
+        1: b"<< /Type /Catalog /Pages 2 0 R >>",
+        3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    }
+    kids = []
+    for page in range(2):
+        number = 4 + 2 * page
+        kids.append(b"%d 0 R" % number)
+        text = b"BT /F1 12 Tf 72 720 Td (Report page %d says %s) Tj ET" % (
+            page + 1,
+            b"revenue" if page else b"costs",
+        )
+        objects[number] = (
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            b"/Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>" % (number + 1)
+        )
+        objects[number + 1] = b"<< /Length %d >>\nstream\n" % len(text) + text + b"\nendstream"
+    objects[2] = b"<< /Type /Pages /Kids [%s] /Count 2 >>" % b" ".join(kids)
+    return pdf(objects)
+
+
+def test_a_pdf_hit_names_its_page(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("pdfminer")
+    (tmp_path / "report.pdf").write_bytes(_two_page_pdf())
+    code, out, _ = run(capsys, "--root", str(tmp_path), "grep", "says")
+    assert code == 0
+    lines = out.splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("report.pdf:") and "[page 1] Report page 1 says costs" in lines[0]
+    assert "[page 2] Report page 2 says revenue" in lines[1]
