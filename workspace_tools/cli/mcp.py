@@ -176,6 +176,7 @@ def _serve(args: argparse.Namespace) -> int:
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
+    options = _options(args)  # bad paths end here, before stdout or logging are touched
     protocol = None if address else protect_stdout()  # before anything can print
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s: %(message)s")
     for handler in logging.getLogger().handlers:  # no library's debug lines (bm25s logs at DEBUG)
@@ -183,7 +184,6 @@ def _serve(args: argparse.Namespace) -> int:
     log = logging.getLogger("workspace_tools.mcp")
     log.setLevel(logging.WARNING if args.quiet else logging.INFO)
     logging.getLogger("workspace_tools").setLevel(log.level)
-    options = _options(args)
     _say_what_is_served(args, options, log)
     served = build_tools(options, embedder=args.embedder, show_progress=not args.quiet)
     for note in served.notes:

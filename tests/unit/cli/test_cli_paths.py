@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 import pytest
@@ -54,7 +55,9 @@ def test_a_path_too_long_is_a_clean_error(
 def test_mcp_skills_and_workspace_paths_are_checked(
     tree: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    stdout_file = os.fstat(1)
     code, out, err = run(capsys, "--root", str(tree), "mcp", "--skills", "/nope")
+    assert os.fstat(1) == stdout_file  # refused before stdout is kept for the protocol
     assert code == 2 and out == ""
     assert err.startswith("error: --skills '/nope' does not exist (looked for /nope).")
     code, _, err = run(capsys, "--root", str(tree), "mcp", "--workspace", "nope")
