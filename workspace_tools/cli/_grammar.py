@@ -115,8 +115,10 @@ class _Grammar(argparse.ArgumentParser):
         super().error(self._explain(message))
 
     def _explain(self, message: str) -> str:
-        match = _INVALID_CHOICE.match(message)
         seen = getattr(self, "_seen", [])
+        if message.startswith("unrecognized arguments: "):
+            return self._misplaced(message, seen)
+        match = _INVALID_CHOICE.match(message)
         if match is None or match["value"] not in seen:
             return message
         position = seen.index(match["value"])
@@ -138,6 +140,27 @@ class _Grammar(argparse.ArgumentParser):
                 "and put other words after the options."
             )
         return message
+
+    def _misplaced(self, message: str, seen: list[str]) -> str:
+        """``--json search x``: an option of the command, written before the command's name."""
+        commands = {
+            name
+            for action in self._actions
+            if isinstance(action, argparse._SubParsersAction)
+            for name in action.choices
+        }
+        first = next((i for i, word in enumerate(seen) if word in commands), None)
+        if first is None:
+            return message
+        unknown = message.removeprefix("unrecognized arguments: ").split()
+        early = [w for w in seen[:first] if w.startswith("-") and w in unknown]
+        if not early:
+            return message
+        return (
+            f"{early[0]} is not an option of `{self.prog}` at this place; options of a command "
+            f"go after the command's name (`{self.prog} {seen[first]} ... {early[0]}`). Global "
+            f"options ({', '.join(GLOBAL_OPTIONS)}) go before or after it."
+        )
 
 
 class CommandParser(_Grammar):

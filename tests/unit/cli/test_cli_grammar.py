@@ -112,6 +112,21 @@ def test_a_command_option_before_the_command_is_explained(
     )
 
 
+def test_a_command_flag_before_the_command_is_explained(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["--json", "search", "x"])
+    assert info.value.code == 2
+    assert (
+        "error: --json is not an option of `workspace-tools` at this place; options of a command "
+        "go after the command's name (`workspace-tools search ... --json`)"
+    ) in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["search", "x", "--nope"])
+    assert "error: unrecognized arguments: --nope" in capsys.readouterr().err
+
+
 def test_a_list_option_does_not_swallow_the_next_word(capsys: pytest.CaptureFixture[str]) -> None:
     args = build_parser().parse_args(["mcp", "--skills", "skills", "smoke"])
     assert args.mcp_command == "smoke" and args.skills == ["skills"]
