@@ -88,7 +88,7 @@ def cmd_grep(args: argparse.Namespace) -> int:
     from workspace_tools.core.grep import grep, looks_like_regex
 
     root, scan, converter = _context(args.root)
-    paths = _paths(args, root)
+    paths = _paths(args, root, scan)
     try:
         report = grep(
             root,
@@ -142,10 +142,28 @@ def _context(root_arg: str) -> tuple[Path, Any, Any]:
     return root, options.get("scan_config", ScanConfig()), CachedConverter(disk=cache)
 
 
-def _paths(args: argparse.Namespace, root: Path) -> list[str]:
-    from workspace_tools.cli import _root_relative
+def _paths(args: argparse.Namespace, root: Path, scan: Any) -> list[str]:
+    """The paths to search: ``PATHS``, narrowed to the files matching a ``--glob``.
 
-    return [_root_relative(p, root) for p in args.paths] + list(args.glob)
+    Raises:
+        InvalidInputError: a path does not exist, or no file under ``PATHS`` matches.
+    """
+    from workspace_tools.cli import _root_relative
+    from workspace_tools.core.grep import collect_files
+
+    paths = [_root_relative(p, root) for p in args.paths]
+    if not args.glob or not paths:
+        return paths or list(args.glob)
+    inside, _ = collect_files(root, paths, config=scan, recursive=not args.no_recursive)
+    matching, _ = collect_files(root, args.glob, config=scan)
+    both = sorted(set(inside) & set(matching))
+    if not both:
+        msg = (
+            f"No file under {', '.join(map(repr, args.paths))} matches --glob "
+            f"{', '.join(map(repr, args.glob))} (globs are relative to the root {root})."
+        )
+        raise InvalidInputError(msg)
+    return both
 
 
 def _strip_marks(text: str) -> str:

@@ -41,6 +41,11 @@ def test_case_regex_context_and_globs(tree: Path, capsys: pytest.CaptureFixture[
     assert "\n--\n" in out  # groups apart are separated as grep does
     code, out, _ = run(capsys, "--root", str(tree), "grep", "-i", "the", "--glob", "docs/*.md")
     assert {line.split(":")[0] for line in out.splitlines()} == {"docs/guide.md"}
+    docs, src = str(tree / "docs"), str(tree / "src")
+    code, out, _ = run(capsys, "--root", str(tree), "grep", "-i", "a", docs, "--glob", "**/faq*")
+    assert {line.split(":")[0] for line in out.splitlines()} == {"docs/faq.md"}  # both apply
+    code, _, err = run(capsys, "--root", str(tree), "grep", "a", src, "--glob", "docs/*")
+    assert code == 2 and f"error: No file under {src!r} matches --glob 'docs/*'" in err
     code, out, _ = run(capsys, "--root", str(tree), "grep", "-i", "install", "-k", "1")
     assert out.count("\n") == 1
 
