@@ -294,9 +294,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``workspace-tools`` command.
 
     Returns:
-        0 on success, 1 when there was nothing to do (``remove`` matched nothing), 2 on wrong
-        input (``error: ...`` on stderr), 130 on Ctrl-C, 141 when the reader of the output went
-        away (``... | head``).
+        The exit status, one rule for every command (docs/cli.md): 0 found or done, 1 nothing
+        found (no hit, nothing matched ``remove``...), 2 a usage or input error (``error: ...``
+        on stderr), 130 on Ctrl-C, 141 when the reader of the output went away (``| head``).
     """
     try:
         os.getcwd()
