@@ -179,9 +179,9 @@ def _units(matches: list[Any], root: Path, converter: Any) -> dict[tuple[str, in
     out: dict[tuple[str, int], str] = {}
     texts: dict[str, str] = {}
     for match in matches:
-        page = getattr(match, "page", None)  # when the core reports it
-        if page:
-            out[(match.path, match.line)] = f"page {page}"
+        known = getattr(match, "units", None)  # when the core reports it
+        if known:
+            out[(match.path, match.line)] = " ".join(f"{k} {v}" for k, v in known.items())
             continue
         if Path(match.path).suffix.lower() not in DOCUMENT_EXTENSIONS:
             continue
