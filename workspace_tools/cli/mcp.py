@@ -46,6 +46,10 @@ def add_mcp_parser(
         "smoke",
         parents=[_group_options(after_command=True)],
         help="start a server, list its tools through a client and call each once",
+        description="Start `workspace-tools mcp` with these tool groups (given before or after "
+        "`smoke`), read-only so that your index is never written, and call each tool once "
+        "through the MCP SDK's client. Exit status 1 when a tool fails or a search finds "
+        "nothing.",
     )
     smoke.set_defaults(func=_smoke)
     return mcp
