@@ -48,6 +48,8 @@ def _workspace(args: argparse.Namespace, *, read_only: bool = False) -> Any:
         overrides["embedder"] = None  # said once, by `index`, not on every call
     if read_only:
         overrides["read_only"] = True
+    if getattr(args, "index_dir", None):
+        overrides["index_dir"] = args.index_dir
     backend_uri = getattr(args, "backend_uri", None)
     if backend_uri is not None:
         overrides["backend"] = {"type": args.backend or "milvus", "uri": backend_uri}

@@ -29,16 +29,17 @@ __all__ = [
     "resolve_root",
 ]
 
-GLOBAL_OPTIONS = ("--root", "--embedder", "--backend", "--backend-uri", "-q")
+GLOBAL_OPTIONS = ("--root", "--embedder", "--backend", "--backend-uri", "--index-dir", "-q")
 """The options every command accepts, before or after its name."""
 
 ROOT_ENV = "WORKSPACE_TOOLS_ROOT"
+INDEX_DIR_ENV = "WORKSPACE_TOOLS_INDEX_DIR"
 
 _INVALID_CHOICE = re.compile(r"^argument (?P<dest>\S+): invalid choice: '(?P<value>.*?)'")
 
 
 def add_global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
-    """Add ``--root``, ``--embedder``, ``--backend``, ``--backend-uri`` and ``-q``.
+    """Add ``--root``, ``--embedder``, ``--backend``, ``--backend-uri``, ``--index-dir``, ``-q``.
 
     Args:
         parser: The parser to extend.
@@ -79,6 +80,15 @@ def add_global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
         **kw(
             "Milvus server URI or Milvus Lite file (implies --backend milvus; token: "
             "$WORKSPACE_TOOLS_MILVUS_TOKEN)",
+        ),
+    )
+    parser.add_argument(
+        "--index-dir",
+        metavar="DIR",
+        **kw(
+            "index folder (default: $WORKSPACE_TOOLS_INDEX_DIR, else the config file's, else "
+            "<root>/.workspace_tools/index); unlike the config file's, it may lie outside the root",
+            default=os.environ.get(INDEX_DIR_ENV) or None,
         ),
     )
     parser.add_argument(

@@ -87,7 +87,7 @@ def cmd_grep(args: argparse.Namespace) -> int:
     """Print the matching lines; 0 when some matched, 1 when none did."""
     from workspace_tools.core.grep import grep, looks_like_regex
 
-    root, scan, converter = _context(args.root)
+    root, scan, converter = _context(args.root, index_dir=getattr(args, "index_dir", None))
     paths = _paths(args, root, scan)
     try:
         report = grep(
@@ -120,7 +120,7 @@ def cmd_grep(args: argparse.Namespace) -> int:
     return 0 if report.matches else 1
 
 
-def _context(root_arg: str) -> tuple[Path, Any, Any]:
+def _context(root_arg: str, *, index_dir: str | None = None) -> tuple[Path, Any, Any]:
     """The root, the project's scan rules and a converter reading the index's conversions.
 
     Raises:
@@ -137,8 +137,8 @@ def _context(root_arg: str) -> tuple[Path, Any, Any]:
         raise InvalidInputError(msg)
     root = root.resolve()
     options, _ = workspace_options(ProjectConfig.load(root))
-    index_dir = Path(options.get("index_dir", root / ".workspace_tools" / "index"))
-    cache = ConversionCache(index_dir.parent / "converted", limits=options.get("conversion_limits"))
+    index = Path(index_dir or options.get("index_dir", root / ".workspace_tools" / "index"))
+    cache = ConversionCache(index.parent / "converted", limits=options.get("conversion_limits"))
     return root, options.get("scan_config", ScanConfig()), CachedConverter(disk=cache)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -247,7 +248,8 @@ def _smoke(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     argv = ["-m", "workspace_tools.cli", *_serve_argv(args, options)]
-    verdicts = asyncio.run(smoke(sys.executable, argv, cwd=options.root))
+    env = dict(os.environ)  # the server runs as `mcp` would here (HF_HUB_OFFLINE...)
+    verdicts = asyncio.run(smoke(sys.executable, argv, env=env, cwd=options.root))
     for verdict in verdicts:
         print(verdict.line())
     failed = [v.tool for v in verdicts if not v.ok]

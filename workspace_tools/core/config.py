@@ -63,7 +63,15 @@ class ProjectConfig:
             msg = f"{path} is larger than {MAX_CONFIG_BYTES} bytes; is it the right file?"
             raise InvalidInputError(msg)
         try:
-            data = load_yaml(path.read_text(encoding="utf-8"))
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            msg = (
+                f"{path} is not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x}). "
+                "Save the file as UTF-8 and try again."
+            )
+            raise InvalidInputError(msg) from None
+        try:
+            data = load_yaml(text)
         except (UnsafeYamlError, yaml.YAMLError) as exc:
             detail = str(exc).replace("\n", " ")
             msg = f"{path} is not valid YAML ({detail}). Fix the file and try again."

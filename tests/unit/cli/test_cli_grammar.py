@@ -10,7 +10,10 @@ import pytest
 
 from workspace_tools.cli import build_parser, main
 
-GLOBALS = ["--root", "R", "--embedder", "none", "--backend", "milvus", "--backend-uri", "u", "-q"]
+GLOBALS = [
+    *("--root", "R", "--embedder", "none", "--backend", "milvus", "--backend-uri", "u"),
+    *("--index-dir", "I", "-q"),
+]
 
 
 def _commands(
@@ -64,6 +67,7 @@ def test_global_options_before_or_after_every_command(
     assert args.embedder == "none"
     assert args.backend == "milvus"
     assert args.backend_uri == "u"
+    assert args.index_dir == "I"
     assert args.quiet is True
 
 
@@ -143,4 +147,4 @@ def test_help_of_a_command_points_at_the_global_options(
     with pytest.raises(SystemExit):
         main(["grep", "--help"])
     out = capsys.readouterr().out
-    assert "Global options (--root, --embedder, --backend, --backend-uri, -q) may also" in out
+    assert "Global options (--root, --embedder, --backend, --backend-uri, --index-dir, -q)" in out

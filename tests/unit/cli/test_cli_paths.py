@@ -103,3 +103,13 @@ def test_the_project_file_is_not_indexed(tree: Path, capsys: pytest.CaptureFixtu
     # named explicitly, it is read like any file
     assert run(capsys, *root, "index", str(tree / "workspace-tools.yaml"))[0] == 0
     assert "workspace-tools.yaml" in Workspace(tree, embedder=None).source_ids()
+
+
+def test_excluded_files_is_a_scan_setting(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tree / "workspace-tools.yaml").write_text(
+        "workspace:\n  scan: {excluded_files: [notes.txt]}\n", encoding="utf-8"
+    )
+    assert run(capsys, "--root", str(tree), "--embedder", "none", "-q", "index")[0] == 0
+    ids = Workspace(tree, embedder=None, read_only=True).source_ids()
+    assert "notes.txt" not in ids
+    assert "workspace-tools.yaml" in ids  # giving the list replaces the default one
