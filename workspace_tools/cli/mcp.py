@@ -8,7 +8,6 @@ HTTP with ``--http HOST:PORT``; the tool groups come from ``--workspace``, ``--d
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
 import sys
@@ -229,6 +228,8 @@ def _serve_argv(args: argparse.Namespace, options: Any) -> list[str]:
 
 
 def _smoke(args: argparse.Namespace) -> int:
+    import asyncio  # here, not at the top: every other command starts without it
+
     from workspace_tools.mcp.smoke import smoke
 
     options = _options(args)
