@@ -40,6 +40,20 @@ def add_mcp_parser(
         metavar="HOST:PORT",
         help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio",
     )
+    mcp.add_argument(
+        "--auth-token",
+        metavar="TOKEN",
+        help="HTTP: require 'Authorization: Bearer TOKEN' on every request (default: "
+        "$WORKSPACE_TOOLS_MCP_TOKEN; required for an address other than loopback)",
+    )
+    mcp.add_argument(
+        "--allow-origin",
+        metavar="ORIGIN",
+        action="append",
+        default=[],
+        help="HTTP: a browser origin (scheme://host[:port]) allowed besides loopback ones "
+        "(repeatable); requests from any other Origin get 403",
+    )
     mcp.set_defaults(func=_serve)
     commands = mcp.add_subparsers(dest="mcp_command")
     smoke = commands.add_parser(
@@ -175,11 +189,15 @@ def _serve(args: argparse.Namespace) -> int:
 
     address = None
     if args.http:
+        from workspace_tools.mcp._http_guard import http_policy
+
         try:
             address = parse_address(args.http)
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
+        # refused before any indexing: a bind that is not loopback needs a token
+        http_policy(address[0], token=args.auth_token, allowed_origins=args.allow_origin)
     options = _options(args)  # bad paths end here, before stdout or logging are touched
     protocol = None if address else protect_stdout()  # before anything can print
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s: %(message)s")
@@ -199,7 +217,13 @@ def _serve(args: argparse.Namespace) -> int:
     else:
         if args.quiet:  # the one line -q keeps: where to connect
             print(f"MCP server at http://{address[0]}:{address[1]}/mcp", file=sys.stderr)
-        run_http(server, host=address[0], port=address[1])
+        run_http(
+            server,
+            host=address[0],
+            port=address[1],
+            token=args.auth_token,
+            allowed_origins=args.allow_origin,
+        )
     return 0
 
 
