@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -11,11 +12,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from workspace_tools import __version__
+from workspace_tools.cli._grammar import ProgramParser, resolve_root
+from workspace_tools.cli._report import skipped_lines, summarise_skipped
 from workspace_tools.core.errors import InvalidInputError, WorkspaceError
 
-__all__ = ["build_parser", "main", "plural"]
-
-ROOT_HELP = "workspace folder (default: $WORKSPACE_TOOLS_ROOT, else the current folder)"
+__all__ = ["build_parser", "main", "plural", "summarise_skipped"]
 
 
 def plural(count: int, noun: str) -> str:
@@ -26,9 +27,11 @@ def plural(count: int, noun: str) -> str:
 def add_root_option(parser: argparse.ArgumentParser) -> None:
     """Accept ``--root`` after a subcommand too (it then wins over one given before).
 
-    Its help is shown once, with the global options (docs/cli.md documents it there).
+    Every command parser already has it (and the other global options, see
+    :mod:`workspace_tools.cli._grammar`); this is kept for parsers built elsewhere.
     """
-    parser.add_argument("--root", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    if "--root" not in parser._option_string_actions:
+        parser.add_argument("--root", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 
 def _workspace(args: argparse.Namespace, *, read_only: bool = False) -> Any:
@@ -41,6 +44,8 @@ def _workspace(args: argparse.Namespace, *, read_only: bool = False) -> Any:
     }
     if args.embedder is not None:
         overrides["embedder"] = None if args.embedder == "none" else args.embedder
+    elif vectors_off(args):
+        overrides["embedder"] = None  # said once, by `index`, not on every call
     if read_only:
         overrides["read_only"] = True
     if getattr(args, "index_dir", None):
@@ -51,6 +56,37 @@ def _workspace(args: argparse.Namespace, *, read_only: bool = False) -> Any:
     elif getattr(args, "backend", None) is not None:
         overrides["backend"] = args.backend
     return Workspace(args.root, **overrides)
+
+
+def vectors_off(args: argparse.Namespace) -> bool:
+    """The default model is asked for (no --embedder, none in the config) but not installed.
+
+    Raises:
+        InvalidInputError: ``--mode vector`` or ``hybrid`` was asked for all the same.
+    """
+    from workspace_tools.core.extras import VECTOR_INSTALL, missing_vector_packages
+
+    missing = missing_vector_packages()
+    if not missing:
+        return False
+    from workspace_tools.core.config import ProjectConfig
+    from workspace_tools.core.workspace._settings import workspace_options
+
+    root = os.path.abspath(args.root)
+    if not os.path.isdir(root):
+        return False  # the workspace reports the bad root
+    if workspace_options(ProjectConfig.load(root))[0].get("embedder", "default") != "default":
+        return False
+    if getattr(args, "mode", None) in ("vector", "hybrid"):
+        msg = (
+            f"--mode {args.mode} needs vectors, but the 'vector' extra is not installed "
+            f"(missing {', '.join(missing)}): {VECTOR_INSTALL}. Keyword search works: --mode bm25."
+        )
+        raise InvalidInputError(msg)
+    args.vectors_off = (
+        f"Vector search is off: the 'vector' extra is not installed; {VECTOR_INSTALL}"
+    )
+    return True
 
 
 def _print_report(report: Any, *, quiet: bool) -> None:
@@ -64,13 +100,10 @@ def _print_report(report: Any, *, quiet: bool) -> None:
         formats = ", ".join(f"{name} {count}" for name, count in sorted(report.formats.items()))
         print(f"Formats: {formats}")
     if report.skipped:
-        reasons = ", ".join(f"{r} {n}" for r, n in sorted(report.skipped_by_reason().items()))
-        print(f"Skipped {plural(len(report.skipped), 'file')} ({reasons}):")
-        shown = report.skipped if not quiet else report.skipped[:0]
-        for item in shown[:50]:
-            print(f"  {item.path}: {item.reason}")
-        if len(shown) > 50:
-            print(f"  ... and {len(shown) - 50} more")
+        reasons = summarise_skipped(report.skipped)
+        print(f"Skipped {plural(len(report.skipped), 'file')} ({reasons})" + ("" if quiet else ":"))
+        for line in [] if quiet else skipped_lines(report.skipped):
+            print(line)
 
 
 def cmd_index(args: argparse.Namespace) -> int:
@@ -95,6 +128,8 @@ def cmd_index(args: argparse.Namespace) -> int:
         f"Index: {plural(stats['sources'], 'source')}, {plural(stats['chunks'], 'chunk')}, "
         f"modes {', '.join(stats['modes'])} -> {stats['index_dir']}"
     )
+    if getattr(args, "vectors_off", None) and not args.quiet:
+        print(f"({args.vectors_off} for vector and hybrid search)", file=sys.stderr)
     return 0
 
 
@@ -124,10 +159,14 @@ def _root_relative(path: str, root: Any) -> str:
     if is_glob(path):
         return path
     absolute = Path(path).expanduser().absolute()
-    if not absolute.exists():
+    try:
+        exists = absolute.exists()
+    except OSError as exc:  # a name too long for the file system, and the like
+        raise InvalidInputError(os_error_message(exc)) from None
+    if not exists:
         msg = (
-            f"Path {path!r} does not exist (looked for {absolute}). Paths given to index are "
-            "relative to the current folder; give an existing file or folder."
+            f"Path {path!r} does not exist (looked for {absolute}). Paths on the command line "
+            "are relative to the current folder; give an existing file or folder."
         )
         raise InvalidInputError(msg)
     try:
@@ -146,10 +185,10 @@ def cmd_search(args: argparse.Namespace) -> int:
     ws = _workspace(args)
     fresh = not ws.source_ids()
     if (fresh and not args.no_sync) or args.sync:
-        if fresh and not args.json:
+        if fresh and not (args.json or args.quiet):
             print(f"No index in {ws.index_dir} yet: indexing {ws.root} first.", file=sys.stderr)
         report = ws.sync(show_progress=fresh and not args.quiet)  # unchanged files: one stat
-        if (fresh or report.changed) and not args.json:
+        if (fresh or report.changed) and not (args.json or args.quiet):
             _print_report(report, quiet=True)
     elif not args.no_sync:  # sync a few changed files first, or refuse: cli/_fresh.py
         from workspace_tools.cli._fresh import freshen
@@ -172,10 +211,10 @@ def cmd_search(args: argparse.Namespace) -> int:
                 ensure_ascii=False,
             )
         )
-        return 0
+        return 0 if results else 1
     if not results:
         print(f"No results for {args.query!r} ({mode} search).")
-        return 0
+        return 1
     for rank, hit in enumerate(results, start=1):
         where = f"{hit.source_id}:{hit.line_range}" if hit.line_range else hit.source_id
         heading = f"  § {hit.section_heading}" if hit.section_heading else ""
@@ -209,44 +248,11 @@ def cmd_remove(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (sub-commands from the skills and docs modules included)."""
-    parser = argparse.ArgumentParser(
+    parser = ProgramParser(
         prog="workspace-tools",
         description="Index a folder and search it by keyword (BM25), meaning (vectors) or both.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    parser.add_argument(
-        "--root", default=os.environ.get("WORKSPACE_TOOLS_ROOT", "."), help=ROOT_HELP
-    )
-    parser.add_argument(
-        "--embedder",
-        default=None,
-        help="'default' (packaged all-MiniLM-L6-v2), 'none', or a sentence-transformers model "
-        "name or path (default: the config file's, else 'default')",
-    )
-    parser.add_argument(
-        "--backend",
-        default=None,
-        choices=["embedded", "milvus"],
-        help="search backend (default: the config file's, else 'embedded'); 'milvus' needs "
-        'pip install "workspace-tools[milvus]"',
-    )
-    parser.add_argument(
-        "--backend-uri",
-        default=None,
-        metavar="URI",
-        help="Milvus server URI or Milvus Lite file (implies --backend milvus; token: "
-        "$WORKSPACE_TOOLS_MILVUS_TOKEN)",
-    )
-    parser.add_argument(
-        "--index-dir",
-        default=os.environ.get("WORKSPACE_TOOLS_INDEX_DIR") or None,
-        metavar="DIR",
-        help="index folder (default: $WORKSPACE_TOOLS_INDEX_DIR, else the config file's, else "
-        "<root>/.workspace_tools/index); unlike the config file's, it may lie outside the root",
-    )
-    parser.add_argument(
-        "-q", "--quiet", action="store_true", help="no progress bars, shorter output"
-    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("index", help="index files (new and changed files only)")
@@ -299,6 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_remove)
 
     for module, name in (
+        ("workspace_tools.cli.grep", "add_grep_parser"),
         ("workspace_tools.cli.skills", "add_skills_parser"),
         ("workspace_tools.cli.docs", "add_docs_parser"),
         ("workspace_tools.cli.mcp", "add_mcp_parser"),
@@ -316,9 +323,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``workspace-tools`` command.
 
     Returns:
-        0 on success, 1 when there was nothing to do (``remove`` matched nothing), 2 on wrong
-        input (``error: ...`` on stderr), 130 on Ctrl-C, 141 when the reader of the output went
-        away (``... | head``).
+        The exit status, one rule for every command (docs/cli.md): 0 found or done, 1 nothing
+        found (no hit, nothing matched ``remove``...), 2 a usage or input error (``error: ...``
+        on stderr), 130 on Ctrl-C, 141 when the reader of the output went away (``| head``).
     """
     try:
         os.getcwd()
@@ -331,19 +338,46 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     parser = build_parser()
     args = parser.parse_args(argv)
+    resolve_root(args)
     try:
-        code: int = args.func(args)
+        with _quiet_if(args.quiet):
+            code: int = args.func(args)
         sys.stdout.flush()
     except WorkspaceError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a path the system refuses (name too long, permission denied...)
+        if isinstance(exc, BrokenPipeError):
+            return _broken_pipe()
+        print(f"error: {os_error_message(exc)}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        # The reader closed the pipe (`| head`): stop quietly, and keep Python from printing
-        # a second error when it flushes stdout at exit.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 141
     return code
+
+
+def _quiet_if(quiet: bool) -> Any:  # noqa: FBT001 - one flag, one meaning
+    if not quiet:
+        return contextlib.nullcontext()
+    from workspace_tools.cli._quiet import silence_third_party
+
+    return silence_third_party()
+
+
+def _broken_pipe() -> int:
+    # The reader closed the pipe (`| head`): stop quietly, and keep Python from printing
+    # a second error when it flushes stdout at exit.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 141
+
+
+def os_error_message(exc: OSError) -> str:
+    """``File name too long: 'aaaa...' (312 characters). Give a shorter path.``, and the like."""
+    name = exc.filename
+    shown = repr(name) if name is not None else "a path"
+    if isinstance(name, str) and len(name) > 80:
+        shown = f"{name[:60]!r}... ({len(name)} characters)"
+    reason = exc.strerror or str(exc)
+    return f"{reason}: {shown}. Check the path and try again."

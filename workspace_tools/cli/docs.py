@@ -35,11 +35,6 @@ def add_docs_parser(
     commands = docs.add_subparsers(dest="docs_command", required=True)
 
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--root",
-        default=argparse.SUPPRESS,
-        help="folder holding the pages (default: the --root given before `docs`)",
-    )
     common.add_argument("--scope", help="only this subfolder of the root")
     common.add_argument("--folder", help="only pages under this folder (relative to the root)")
     common.add_argument("--json", action="store_true", help="print JSON instead of text")
@@ -90,7 +85,11 @@ def _list(args: argparse.Namespace) -> int:
     if args.json:
         rows = [{"path": p.path, "title": p.title, "description": p.description} for p in pages]
         print(json.dumps(rows, indent=2, ensure_ascii=False))
-        return 0
+        return 0 if pages else 1
+    if not pages:
+        where = f" under {args.folder!r}" if args.folder else ""
+        print(f"No docs pages (.md, .mdx){where} in {args.root}.")
+        return 1
     for page in pages:
         print(f"{page.path}\t{page.title}")
     return 0

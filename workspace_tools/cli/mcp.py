@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 __all__ = ["add_mcp_parser"]
@@ -26,42 +29,9 @@ def add_mcp_parser(
     Returns:
         The ``mcp`` parser.
     """
-    groups = argparse.ArgumentParser(add_help=False)
-    groups.add_argument("--workspace", metavar="PATH", help="serve the workspace tools of PATH")
-    groups.add_argument("--docs", metavar="PATH", help="serve the docs tools over PATH")
-    groups.add_argument(
-        "--docs-scope",
-        metavar="SUBDIR",
-        action="append",
-        dest="docs_scopes",
-        help="a domain-scoped docs server: only SUBDIR of --docs, tools named docs_search_SUBDIR "
-        "and so on (repeatable)",
-    )
-    groups.add_argument(
-        "--skills", metavar="PATH", nargs="+", help="serve the skill tools over these paths"
-    )
-    groups.add_argument(
-        "--read-only", action="store_true", default=None, help="never write to the index"
-    )
-    groups.add_argument(
-        "--no-sync",
-        action="store_false",
-        dest="sync",
-        default=None,
-        help="do not index new and changed files at start-up",
-    )
-    groups.add_argument(
-        "--no-watch",
-        action="store_false",
-        dest="watch",
-        default=None,
-        help="do not follow file changes after start-up (default: a writable server watches)",
-    )
-    groups.add_argument("--name", help="server name shown to clients")
-
     mcp = subparsers.add_parser(
         "mcp",
-        parents=[groups],
+        parents=[_group_options(after_command=False)],
         help="serve the tools over the Model Context Protocol (stdio or HTTP)",
         description="Serve the workspace, documents, docs and skill tools to MCP clients.",
     )
@@ -88,11 +58,76 @@ def add_mcp_parser(
     commands = mcp.add_subparsers(dest="mcp_command")
     smoke = commands.add_parser(
         "smoke",
-        parents=[groups],
+        parents=[_group_options(after_command=True)],
         help="start a server, list its tools through a client and call each once",
+        description="Start `workspace-tools mcp` with these tool groups (given before or after "
+        "`smoke`), read-only so that your index is never written, and call each tool once "
+        "through the MCP SDK's client. Exit status 1 when a tool fails or a search finds "
+        "nothing.",
     )
     smoke.set_defaults(func=_smoke)
     return mcp
+
+
+def _group_options(*, after_command: bool) -> argparse.ArgumentParser:
+    """``--workspace``, ``--docs``... for ``mcp`` and, again, for ``mcp smoke``.
+
+    After ``smoke`` they have no defaults (``argparse.SUPPRESS``), so ``mcp --docs D smoke``
+    keeps ``D`` and ``mcp smoke --docs D`` sets it. ``--skills`` takes one path (repeat it):
+    a list would swallow ``smoke`` as a path.
+    """
+
+    def default(value: Any) -> Any:
+        return argparse.SUPPRESS if after_command else value
+
+    groups = argparse.ArgumentParser(add_help=False)
+    groups.add_argument(
+        "--workspace",
+        metavar="PATH",
+        default=default(None),
+        help="serve the workspace tools of PATH",
+    )
+    groups.add_argument(
+        "--docs", metavar="PATH", default=default(None), help="serve the docs tools over PATH"
+    )
+    groups.add_argument(
+        "--docs-scope",
+        metavar="SUBDIR",
+        action="append",
+        dest="docs_scopes",
+        default=default(None),
+        help="a domain-scoped docs server: only SUBDIR of --docs, tools named docs_search_SUBDIR "
+        "and so on (repeatable)",
+    )
+    groups.add_argument(
+        "--skills",
+        metavar="PATH",
+        action="append",
+        default=default(None),
+        help="serve the skill tools over this skills path (repeatable)",
+    )
+    groups.add_argument(
+        "--read-only",
+        action="store_true",
+        default=default(None),
+        help="never write to the index",
+    )
+    groups.add_argument(
+        "--no-sync",
+        action="store_false",
+        dest="sync",
+        default=default(None),
+        help="do not index new and changed files at start-up",
+    )
+    groups.add_argument(
+        "--no-watch",
+        action="store_false",
+        dest="watch",
+        default=default(None),
+        help="do not follow file changes after start-up (default: a writable server watches)",
+    )
+    groups.add_argument("--name", default=default(None), help="server name shown to clients")
+    return groups
 
 
 def _options(args: argparse.Namespace) -> Any:
@@ -109,7 +144,51 @@ def _options(args: argparse.Namespace) -> Any:
         watch=args.watch,
         name=args.name,
     )
+    _check_paths(options, skills=args.skills or ())
     return options.defaulted(ProjectConfig.load(args.root).skills)
+
+
+def _check_paths(options: Any, *, skills: Sequence[str]) -> None:
+    """Every folder given on the command line must exist, like ``--docs``.
+
+    Raises:
+        InvalidInputError: ``--workspace`` is not a folder, or a ``--skills`` path (not a glob)
+            does not exist.
+    """
+    from workspace_tools.core.errors import InvalidInputError
+    from workspace_tools.core.skills import is_glob
+
+    if options.workspace is not None and not options.workspace.is_dir():
+        msg = f"--workspace {str(options.workspace)!r} is not a folder. Give an existing folder."
+        raise InvalidInputError(msg)
+    for spec in skills:
+        path = options.root / Path(spec).expanduser()
+        if not is_glob(spec) and not path.exists():
+            msg = (
+                f"--skills {spec!r} does not exist (looked for {path}). Give a skills folder, a "
+                "skill folder or a SKILL.md (relative to --root), or a glob."
+            )
+            raise InvalidInputError(msg)
+
+
+def _say_what_is_served(args: argparse.Namespace, options: Any, log: logging.Logger) -> None:
+    """A ``--root`` whose workspace is not served is named, not dropped without a word."""
+    served = [
+        f"{label} {where}"
+        for label, where in (("workspace", options.workspace), ("docs", options.docs))
+        if where is not None
+    ]
+    if options.skills:
+        served.append(f"skills {', '.join(options.skills)}")
+    log.info("serving: %s", "; ".join(served) or "nothing")
+    if options.workspace is None and args.root_given:
+        log.warning(
+            "The workspace at --root %s is not served: with --docs or --skills (or an mcp "
+            "section in workspace-tools.yaml) only what they name is. Add --workspace %s to "
+            "serve it too.",
+            args.root,
+            args.root,
+        )
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -127,12 +206,15 @@ def _serve(args: argparse.Namespace) -> int:
             return 2
         # refused before any indexing: a bind that is not loopback needs a token
         http_policy(address[0], token=args.auth_token, allowed_origins=args.allow_origin)
+    options = _options(args)  # bad paths end here, before stdout or logging are touched
     protocol = None if address else protect_stdout()  # before anything can print
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s: %(message)s")
+    for handler in logging.getLogger().handlers:  # no library's debug lines (bm25s logs at DEBUG)
+        handler.setLevel(logging.WARNING if args.quiet else logging.INFO)
     log = logging.getLogger("workspace_tools.mcp")
     log.setLevel(logging.WARNING if args.quiet else logging.INFO)
     logging.getLogger("workspace_tools").setLevel(log.level)
-    options = _options(args)
+    _say_what_is_served(args, options, log)
     # The protocol is answered now; the tools are built behind it, then the model is loaded,
     # the first sync runs and the files are watched (docs/live.md).
     lazy = LazyServer(name=options.name, prompts_and_resources=bool(options.skills))
@@ -140,7 +222,9 @@ def _serve(args: argparse.Namespace) -> int:
     def build() -> Any:
         from workspace_tools.mcp.server import build_tools, create_server
 
-        served = build_tools(options, embedder=args.embedder, background=True)
+        served = build_tools(
+            options, embedder=args.embedder, show_progress=not args.quiet, background=True
+        )
         for note in served.notes:
             log.info(note)
         log.info("serving %d tools: %s", len(served.tools), ", ".join(t.name for t in served.tools))
@@ -153,6 +237,8 @@ def _serve(args: argparse.Namespace) -> int:
     if address is None:
         run_stdio(lazy.server, stdout=protocol)
     else:
+        if args.quiet:  # the one line -q keeps: where to connect
+            print(f"MCP server at http://{address[0]}:{address[1]}/mcp", file=sys.stderr)
         run_http(
             lazy.server,
             host=address[0],
@@ -163,26 +249,27 @@ def _serve(args: argparse.Namespace) -> int:
     return 0 if lazy.error is None else 2
 
 
-def _serve_argv(args: argparse.Namespace) -> list[str]:
-    argv = ["--root", str(args.root), "-q"]
+def _serve_argv(args: argparse.Namespace, options: Any) -> list[str]:
+    """The ``workspace-tools ... mcp`` command line serving ``options``, always read-only.
+
+    The options are the resolved ones (flags before and after ``smoke``, and the ``mcp``
+    section of ``workspace-tools.yaml``), so the server serves exactly what ``mcp`` would.
+    ``--read-only`` keeps the smoke test from writing the user's index.
+    """
+    argv = ["-q"]  # run in the root (a --root would be a root given by the user)
     if args.embedder is not None:
         argv += ["--embedder", args.embedder]
     argv.append("mcp")
-    for flag, value in (("--workspace", args.workspace), ("--docs", args.docs)):
-        if value:
-            argv += [flag, value]
-    for scope in args.docs_scopes or ():
+    for flag, value in (("--workspace", options.workspace), ("--docs", options.docs)):
+        if value is not None:
+            argv += [flag, str(value)]
+    for scope in options.docs_scopes:
         argv += ["--docs-scope", scope]
-    if args.skills:
-        argv += ["--skills", *args.skills]
-    if args.read_only:
-        argv.append("--read-only")
-    if args.sync is False:
-        argv.append("--no-sync")
-    if args.watch is False:
-        argv.append("--no-watch")
-    if args.name:
-        argv += ["--name", args.name]
+    for spec in options.skills:
+        argv += ["--skills", spec]
+    argv.append("--read-only")
+    if options.name:
+        argv += ["--name", options.name]
     return argv
 
 
@@ -191,8 +278,25 @@ def _smoke(args: argparse.Namespace) -> int:
 
     from workspace_tools.mcp.smoke import smoke
 
-    argv = ["-m", "workspace_tools.cli", *_serve_argv(args)]
-    verdicts = asyncio.run(smoke(sys.executable, argv))
+    options = _options(args)
+    if options.workspace is not None:
+        index = options.workspace / ".workspace_tools" / "index"
+        if not index.exists():
+            print(
+                f"No index in {index} yet: the workspace tools will find nothing. Run "
+                f"`workspace-tools --root {options.workspace} index` first (smoke never writes "
+                "it).",
+                file=sys.stderr,
+            )
+        elif not args.quiet:
+            print(
+                f"Read-only server: workspace_index is not called and {index} is not written; "
+                "search results come from the index as it is.",
+                file=sys.stderr,
+            )
+    argv = ["-m", "workspace_tools.cli", *_serve_argv(args, options)]
+    env = dict(os.environ)  # the server runs as `mcp` would here (HF_HUB_OFFLINE...)
+    verdicts = asyncio.run(smoke(sys.executable, argv, env=env, cwd=options.root))
     for verdict in verdicts:
         print(verdict.line())
     failed = [v.tool for v in verdicts if not v.ok]

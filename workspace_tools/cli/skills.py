@@ -7,9 +7,12 @@ Wire into the main parser with :func:`add_skills_parser`; each parsed namespace 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +27,8 @@ from workspace_tools.core.skills import (
     parse_skill_file,
     skill_location,
 )
+from workspace_tools.core.skills import registry as registry_module
+from workspace_tools.core.skills.registry import AGENT_HINT
 
 __all__ = [
     "add_skills_parser",
@@ -92,7 +97,8 @@ def add_skills_parser(subparsers: Any) -> argparse.ArgumentParser:
 def cmd_list(args: argparse.Namespace) -> int:
     """``skills list``: every skill with its source and location, then the problems."""
     registry = _registry(args)
-    catalog = registry.catalog()
+    with _registry_quiet():  # its problems are printed below, once
+        catalog = registry.catalog()
     if getattr(args, "json", False):
         rows = [
             {
@@ -105,7 +111,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         ]
         problems = [_diag_dict(d) for d in catalog.diagnostics]
         print(json.dumps({"skills": rows, "diagnostics": problems}, indent=2))
-        return 0
+        return 0 if rows else 1
     if not catalog.skills:
         print("No skills found. Add a skills folder with `workspace-tools skills add PATH`.")
     else:
@@ -119,16 +125,18 @@ def cmd_list(args: argparse.Namespace) -> int:
         print()
         print(f"Disabled ({CONFIG_FILE}): {', '.join(sorted(catalog.disabled_names))}")
     _print_diagnostics(catalog.diagnostics)
-    return 0
+    return 0 if catalog.skills else 1
 
 
 def cmd_show(args: argparse.Namespace) -> int:
     """``skills show NAME``: fields, resources and instructions of one skill."""
     registry = _registry(args)
     try:
-        skill = registry.get(args.name)
+        with _registry_quiet():
+            skill = registry.get(args.name)
     except WorkspaceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        message = str(exc).replace(AGENT_HINT, "See them with `workspace-tools skills list`.")
+        print(f"error: {message}", file=sys.stderr)
         return 1
     print(f"name:        {skill.name}")
     print(f"source:      {skill.source}")
@@ -203,7 +211,7 @@ def cmd_add(args: argparse.Namespace) -> int:
             "Create it first or fix the path.",
             file=sys.stderr,
         )
-        return 1
+        return 2
     if entry in config.skills:
         print(f"{entry!r} is already listed in {config.path}.")
         return 0
@@ -217,8 +225,20 @@ def cmd_add(args: argparse.Namespace) -> int:
         )
         return 1
     config.with_skills([*config.skills, entry]).save()
-    count = len(found.skill_files)
-    print(f"Added {entry!r} to {config.path} ({count} skill{'' if count == 1 else 's'} found).")
+    parsed = [parse_skill_file(f, resources=()) for f in found.skill_files]
+    loaded = sum(p.skill is not None for p in parsed)
+    print(f"Added {entry!r} to {config.path} ({loaded} skill{'' if loaded == 1 else 's'} found).")
+    skipped = [(f, p) for f, p in zip(found.skill_files, parsed, strict=True) if p.skill is None]
+    for skill_md, result in skipped:
+        errors = [d for d in result.diagnostics if d.severity == "error"]
+        why = (
+            f"{errors[0].field + ': ' if errors[0].field else ''}{errors[0].message}"
+            if errors
+            else ""
+        )
+        print(f"  skipped {_rel(skill_md.parent, root)}: {why}")
+    if skipped:
+        print(f"  Run `workspace-tools skills validate {entry}` for every problem.")
     return 0
 
 
@@ -239,6 +259,18 @@ def cmd_remove(args: argparse.Namespace) -> int:
     config.with_skills([s for s in config.skills if s != entry]).save()
     print(f"Removed {entry!r} from {config.path}.")
     return 0
+
+
+@contextlib.contextmanager
+def _registry_quiet() -> Iterator[None]:
+    """Keep the registry from logging the problems a command prints itself."""
+    log = logging.getLogger(registry_module.__name__)
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
 
 
 def cmd_disable(args: argparse.Namespace) -> int:

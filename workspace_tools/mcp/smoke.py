@@ -1,25 +1,29 @@
 """``workspace-tools mcp smoke``: start a server, list its tools through a real client, call each.
 
 The server runs as a subprocess over stdio and is driven by the ``mcp`` SDK's ``ClientSession``.
-Every tool is called once with example arguments (a page path from ``docs_list``, a skill name
-from the catalogue); a call passes when it is not an error and its ``structuredContent`` matches
-the tool's ``outputSchema``. One line per tool, then a summary.
+Every tool is called once with example arguments taken from the data (a page path and a word of
+its title from ``docs_list``, a word ``search_documents`` greps from the files, a skill name
+from the catalogue); a call passes when it is not an error, its ``structuredContent`` matches
+the tool's ``outputSchema`` and, for a search, it found something. One line per tool, then a
+summary. ``workspace-tools mcp smoke`` starts the server read-only, so nothing is written.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, Final
 
 import jsonschema
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 
-__all__ = ["Verdict", "example_arguments", "smoke"]
+__all__ = ["EXPECT_HITS", "Verdict", "example_arguments", "smoke"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,17 +41,29 @@ class Verdict:
         return f"{status} {self.tool:<28} {self.milliseconds:8.1f} ms  {self.detail}"
 
 
-def example_arguments(name: str, *, page: str | None, skill: str | None) -> dict[str, Any]:
-    """Arguments that exercise a tool named ``name`` (scoped and prefixed names included)."""
+def example_arguments(
+    name: str,
+    *,
+    page: str | None,
+    skill: str | None,
+    word: str | None = None,
+    docs_word: str | None = None,
+) -> dict[str, Any]:
+    """Arguments that exercise a tool named ``name`` (scoped and prefixed names included).
+
+    ``word`` (a word found in the workspace's files) and ``docs_word`` (one of a docs page's
+    title) are the queries, so a working search has something to find.
+    """
+    query = word or "search"
     examples: list[tuple[str, dict[str, Any]]] = [
-        ("workspace_search", {"query": "search", "top_k": 3}),
+        ("workspace_search", {"query": query, "top_k": 3}),
         ("workspace_index", {"path": "."}),
-        ("search_documents", {"query": "search", "top_k": 3}),
-        ("docs_search", {"query": "install", "top_k": 3}),
+        ("search_documents", {"query": query, "top_k": 3}),
+        ("docs_search", {"query": docs_word or "install", "top_k": 3}),
         ("docs_list", {}),
         ("docs_get_page", {"path": page or "index"}),
         ("docs_refresh_index", {}),
-        ("skill_search", {"query": "skill", "top_k": 3}),
+        ("skill_search", {"query": skill or "skill", "top_k": 3}),
         ("skill_read", {"skill_name": skill or "", "path": "SKILL.md", "end_line": 5}),
         ("skill", {"name": skill or ""}),
     ]
@@ -55,6 +71,10 @@ def example_arguments(name: str, *, page: str | None, skill: str | None) -> dict
         if base in name:
             return arguments
     return {}
+
+
+EXPECT_HITS: Final = ("workspace_search", "search_documents", "docs_search", "skill_search")
+"""Tools whose example query is taken from the data: an empty answer is a failure."""
 
 
 def _first_line(result: types.CallToolResult) -> str:
@@ -76,22 +96,59 @@ def _check(tool: types.Tool, result: types.CallToolResult) -> tuple[bool, str]:
             return False, f"structuredContent does not match outputSchema: {exc.message}"
         if result.structuredContent.get("success") is False:
             return False, "success is false: " + str(result.structuredContent.get("error"))
+    if any(base in tool.name for base in EXPECT_HITS):
+        rows = (result.structuredContent or {}).get("results")
+        if rows == [] or (rows is None and _first_line(result).startswith("No ")):
+            return False, "no results, although the query comes from the data: " + _first_line(
+                result
+            )
     return True, _first_line(result)
 
 
-async def _first(session: ClientSession, tools: list[types.Tool], base: str, key: str) -> Any:
+async def _first(
+    session: ClientSession,
+    tools: list[types.Tool],
+    base: str,
+    key: str,
+    arguments: dict[str, Any] | None = None,
+) -> Any:
     tool = next((t for t in tools if base in t.name), None)
     if tool is None:
         return None
-    result = await session.call_tool(tool.name, {})
+    result = await session.call_tool(tool.name, arguments or {})
     rows = (result.structuredContent or {}).get("results") or []
     return rows[0].get(key) if rows else None
 
 
+_WORD: Final = re.compile(r"[A-Za-z]{4,}")
+_MARKED: Final = re.compile(r"<<(.+?)>>")
+
+
+async def _data_words(session: ClientSession, tools: list[types.Tool]) -> tuple[Any, Any, Any]:
+    """A docs page, a word of its title, and a word found in the workspace's files."""
+    page = await _first(session, tools, "docs_list", "path")
+    title = await _first(session, tools, "docs_list", "title")
+    words = _WORD.findall(str(title or ""))
+    docs_word = max(words, key=len) if words else None
+    snippet = await _first(
+        session,
+        tools,
+        "search_documents",
+        "snippet",
+        {"query": r"\b[A-Za-z]{5,}\b", "mode": "grep", "regex": True, "top_k": 1},
+    )
+    marked = _MARKED.search(str(snippet or ""))
+    return page, docs_word, marked.group(1) if marked else None
+
+
 async def smoke(
-    command: str, args: Sequence[str], *, env: dict[str, str] | None = None
+    command: str,
+    args: Sequence[str],
+    *,
+    env: dict[str, str] | None = None,
+    cwd: str | Path | None = None,
 ) -> list[Verdict]:
-    """Start ``command args`` as an MCP stdio server, call each of its tools once.
+    """Start ``command args`` as an MCP stdio server (in ``cwd``), call each of its tools once.
 
     Args:
         command: The server's executable.
@@ -99,25 +156,28 @@ async def smoke(
         env: Its environment (default: this process's, so the server runs as
             ``workspace-tools mcp`` would from the same shell, with its cache and offline
             settings; the SDK's default would pass only ``PATH``, ``HOME`` and a few more).
+        cwd: The folder the server starts in.
 
     Returns:
         One verdict per tool, in the server's order.
     """
     params = StdioServerParameters(
-        command=command, args=list(args), env=dict(os.environ) if env is None else env
+        command=command, args=list(args), env=dict(os.environ) if env is None else env, cwd=cwd
     )
     verdicts: list[Verdict] = []
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         tools = (await session.list_tools()).tools
-        page = await _first(session, tools, "docs_list", "path")
+        page, docs_word, word = await _data_words(session, tools)
         skill = None
         if any(t.name == "skill" for t in tools):
             resources = (await session.list_resources()).resources
             names = [r.name for r in resources if str(r.uri) != "skills://catalogue"]
             skill = names[0] if names else None
         for tool in tools:
-            arguments = example_arguments(tool.name, page=page, skill=skill)
+            arguments = example_arguments(
+                tool.name, page=page, skill=skill, word=word, docs_word=docs_word
+            )
             started = time.perf_counter()
             result = await session.call_tool(tool.name, arguments)
             elapsed = (time.perf_counter() - started) * 1000

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import logging
+from pathlib import Path
 from typing import Any, Final
 
 from langchain_core.tools import BaseTool, BaseToolkit
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from workspace_tools.core.config import ProjectConfig
-from workspace_tools.core.skills import SkillRegistry
+from workspace_tools.core.config import CONFIG_FILE, ProjectConfig
+from workspace_tools.core.errors import InvalidInputError
+from workspace_tools.core.skills import SkillRegistry, is_glob
 from workspace_tools.core.workspace import Workspace
 from workspace_tools.tools._base import tool_facts
 from workspace_tools.tools.search_documents import SearchDocumentsTool
 from workspace_tools.tools.workspace import WorkspaceIndexTool, WorkspaceSearchTool
 
 __all__ = ["RESERVED_TOOL_NAMES", "WorkspaceToolkit"]
+
+logger = logging.getLogger(__name__)
 
 RESERVED_TOOL_NAMES: Final[frozenset[str]] = frozenset(
     {"grep", "glob", "ls", "read_file", "write_file", "edit_file", "search", "execute", "task"}
@@ -57,6 +62,22 @@ class WorkspaceToolkit(BaseToolkit):
     _tools: list[BaseTool] | None = PrivateAttr(default=None)
     _skills: SkillRegistry | None = PrivateAttr(default=None)
 
+    def __init__(self, **data: Any) -> None:
+        """Build the toolkit; see the fields.
+
+        Raises:
+            InvalidInputError: a path of ``skills_paths`` (not a glob) does not exist.
+        """
+        super().__init__(**data)
+        for spec in self.skills_paths or ():
+            path = self.workspace.root / Path(spec).expanduser()
+            if not is_glob(str(spec)) and not path.exists():
+                msg = (
+                    f"skills_paths entry {str(spec)!r} does not exist (looked for {path}); "
+                    "give skills folders relative to the workspace root, or globs."
+                )
+                raise InvalidInputError(msg)
+
     @property
     def skills(self) -> SkillRegistry | None:
         """The shared skill registry (``None`` when no skills paths are set or configured)."""
@@ -64,6 +85,15 @@ class WorkspaceToolkit(BaseToolkit):
             paths = self.skills_paths
             if paths is None:
                 paths = list(ProjectConfig.load(self.workspace.root).skills)
+                for spec in paths:
+                    if not is_glob(spec) and not (self.workspace.root / spec).exists():
+                        logger.warning(
+                            "Skills path %r of %s does not exist (looked for %s); no skills "
+                            "come from it.",
+                            spec,
+                            CONFIG_FILE,
+                            self.workspace.root / spec,
+                        )
             if paths or self.skills_entry_points:
                 self._skills = SkillRegistry(
                     paths, root=self.workspace.root, entry_points=self.skills_entry_points

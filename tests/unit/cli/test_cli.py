@@ -36,7 +36,6 @@ def test_search_indexes_first_and_prints_ranked_hits(
         str(tree),
         "--embedder",
         "none",
-        "-q",
         "search",
         "install package",
         "-k",
@@ -62,7 +61,7 @@ def test_search_json(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
 def test_no_results_and_errors(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run(capsys, "--root", str(tree), "--embedder", "none", "-q", "index")
     code, out, _ = run(capsys, "--root", str(tree), "--embedder", "none", "search", "zzzzqq")
-    assert code == 0 and "No results for 'zzzzqq' (bm25 search)." in out
+    assert code == 1 and "No results for 'zzzzqq' (bm25 search)." in out
     code, _, err = run(
         capsys, "--root", str(tree), "--embedder", "none", "search", "x", "--mode", "vector"
     )

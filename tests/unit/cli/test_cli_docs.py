@@ -1,19 +1,15 @@
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import pytest
 
-from workspace_tools.cli.docs import add_docs_parser
+from workspace_tools.cli import main
 
 
 def run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="workspace-tools")
-    add_docs_parser(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return int(args.func(args))
+    return main(argv)
 
 
 def test_search_prints_ranked_sections(docs_root: Path, capsys: pytest.CaptureFixture[str]) -> None:

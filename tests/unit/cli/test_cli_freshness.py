@@ -52,7 +52,7 @@ def test_a_few_edits_are_synced_before_the_search_answers(
     assert "(1 new, 1 changed, 1 deleted: docs/new.md, docs/faq.md, notes.txt" in err
     assert "docs/new.md:" in out and "docs/faq.md:" in out
     code, out, err = run(capsys, indexed, "search", "café")
-    assert (code, err) == (0, "")  # in step now: no sync, no note
+    assert (code, err) == (1, "")  # in step now: no sync, no note; nothing found: exit 1
     assert "No results for 'café'" in out  # the deleted file is gone from the index
     # --json keeps stdout one JSON document and stderr silent
     (indexed / "src" / "more.py").write_text("def zebra_count():\n    return 3\n", "utf-8")
@@ -75,7 +75,7 @@ def test_many_changes_stop_the_search_with_the_way_out(
     )
     assert "... (16 more)." in err
     code, out, _ = run(capsys, indexed, "search", "zebra", "--no-sync")
-    assert code == 0 and "No results for 'zebra'" in out  # the index as it is, on request
+    assert code == 1 and "No results for 'zebra'" in out  # the index as it is, on request
     code, out, _ = run(capsys, indexed, "-q", "search", "zebra", "--sync", "-k", "30")
     assert code == 0 and "--- 21 results (bm25 search" in out
     code, _, err = run(capsys, indexed, "search", "zebra")
@@ -103,7 +103,7 @@ def test_skipped_and_removed_files_do_not_count_until_they_change(
     assert code == 0
     for _ in range(2):
         code, out, err = run(capsys, indexed, "search", "install package")
-        assert (code, err) == (0, "")
+        assert (code, err) == (1, "")  # the one file about it was removed: nothing found
         assert "docs/guide.md" not in out
     (indexed / "image.bin").write_bytes(b"\x89PNG\x00\x01\x02\x03 edited")
     (indexed / "docs" / "guide.md").write_text("# Guide\n\nInstall it again.\n", "utf-8")
@@ -143,7 +143,7 @@ def test_a_read_only_index_says_so_instead_of_syncing(
     assert code == 2 and out == ""
     assert "changed since the last index; the index is read-only" in err
     assert "run with --no-sync to search the index as it is" in err
-    assert run(capsys, indexed, "search", "zebra", "--no-sync")[0] == 0
+    assert run(capsys, indexed, "search", "zebra", "--no-sync")[0] == 1  # searched: no hit
 
 
 def test_the_stat_walk_reads_no_unchanged_file(

@@ -51,7 +51,7 @@ def test_show_unknown(tmp_path: Path, make_skill, capsys) -> None:
 
 
 def test_add_missing_and_remove_unknown(tmp_path: Path, capsys) -> None:
-    assert run(tmp_path, "add", "nope") == 1
+    assert run(tmp_path, "add", "nope") == 2  # a path that does not exist is an input error
     assert "skills path 'nope' does not exist" in capsys.readouterr().err
     assert run(tmp_path, "add", "**/skills") == 0  # globs are stored as given
     assert run(tmp_path, "remove", "other") == 1

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.mcp.conftest import server_env
+from tests.unit.mcp.conftest import server_env, tree_digest
 from workspace_tools.cli import build_parser
 from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.mcp.config import server_options
@@ -91,7 +91,9 @@ def test_parser_has_mcp_and_smoke() -> None:
     assert args.docs_scopes == ["a", "b"]
     assert args.read_only is True
     assert args.sync is None
-    smoke = build_parser().parse_args(["mcp", "smoke", "--skills", "s", "t", "--no-sync"])
+    smoke = build_parser().parse_args(
+        ["mcp", "smoke", "--skills", "s", "--skills", "t", "--no-sync"]
+    )
     assert smoke.mcp_command == "smoke"
     assert smoke.skills == ["s", "t"]
     assert smoke.sync is False
@@ -110,38 +112,93 @@ def test_bad_http_address_exits_2(project: Path) -> None:
     assert "--http takes HOST:PORT" in completed.stderr
 
 
-def test_smoke_command_calls_every_tool_of_the_real_cli_server(project: Path) -> None:
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "workspace_tools.cli",
-            "--root",
-            str(project),
-            "--embedder",
-            "none",
-            "mcp",
-            "smoke",
-            "--workspace",
-            ".",
-            "--docs",
-            "docs",
-            "--docs-scope",
-            "guides",
-            "--skills",
-            "skills",
-        ],
+def _cli(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "workspace_tools.cli", "--root", str(project), *args],
         capture_output=True,
         text=True,
         timeout=300,
         env=server_env(),
         check=False,
     )
+
+
+def test_smoke_command_calls_every_tool_of_the_real_cli_server(project: Path) -> None:
+    assert _cli(project, "--embedder", "none", "-q", "index").returncode == 0
+    (project / "new.md").write_text("# New\n\nWritten after the index.\n", encoding="utf-8")
+    index = tree_digest(project / ".workspace_tools")
+    completed = _cli(
+        project,
+        "--embedder",
+        "none",
+        "mcp",
+        "smoke",
+        "--workspace",
+        ".",
+        "--docs",
+        "docs",
+        "--docs-scope",
+        "guides",
+        "--skills",
+        "skills",
+    )
     assert completed.returncode == 0, completed.stdout + completed.stderr[-3000:]
     lines = completed.stdout.splitlines()
-    assert lines[-1] == "11/11 tools ok"  # workspace_status included
+    assert lines[-1] == "10/10 tools ok"  # workspace_status included, workspace_index not
     verdicts = {line.split()[1]: line.split()[0] for line in lines[:-1]}
     assert verdicts["docs_get_page_guides"] == "ok"
     assert verdicts["workspace_search"] == "ok"
     assert verdicts["workspace_status"] == "ok"
     assert verdicts["skill"] == "ok"
+    assert "workspace_index" not in verdicts  # a read-only server: nothing is written
+    assert "workspace_index is not called" in completed.stderr
+    assert tree_digest(project / ".workspace_tools") == index
+
+
+def test_smoke_honours_the_flags_before_and_after_smoke(project: Path) -> None:
+    before = tree_digest(project)
+    completed = _cli(project, "mcp", "--docs", "docs", "--no-sync", "smoke", "--skills", "skills")
+    assert completed.returncode == 0, completed.stdout + completed.stderr[-3000:]
+    tools = [line.split()[1] for line in completed.stdout.splitlines()[:-1]]
+    assert sorted(tools) == [
+        "docs_get_page",
+        "docs_list",
+        "docs_refresh_index",
+        "docs_search",
+        "skill",
+        "skill_read",
+        "skill_search",
+    ]
+    assert completed.stdout.splitlines()[-1] == "7/7 tools ok"
+    assert tree_digest(project) == before  # no workspace served, no index written
+
+
+def test_smoke_of_a_folder_never_indexed_fails_and_writes_nothing(project: Path) -> None:
+    before = tree_digest(project)
+    completed = _cli(project, "--embedder", "none", "mcp", "smoke")
+    assert completed.returncode == 1
+    assert f"No index in {project.resolve() / '.workspace_tools' / 'index'} yet" in (
+        completed.stderr
+    )
+    verdicts = {line.split()[1]: line for line in completed.stdout.splitlines()[:-1]}
+    assert verdicts["workspace_search"].startswith("FAIL")
+    assert verdicts["search_documents"].startswith("FAIL")
+    assert "no results, although the query comes from the data" in (verdicts["search_documents"])
+    assert tree_digest(project) == before
+
+
+def test_smoke_fails_a_search_that_finds_nothing() -> None:
+    from mcp import types
+
+    from workspace_tools.mcp.smoke import _check
+
+    tool = types.Tool(name="docs_search_api", inputSchema={"type": "object"})
+    empty = types.CallToolResult(content=[types.TextContent(type="text", text="No section.")])
+    ok, detail = _check(tool, empty)
+    assert not ok and detail.startswith("no results, although the query comes from the data")
+    rows = types.CallToolResult(
+        content=[types.TextContent(type="text", text="1. Hit")], structuredContent={"results": []}
+    )
+    assert _check(tool, rows)[0] is False
+    listing = types.Tool(name="docs_list", inputSchema={"type": "object"})
+    assert _check(listing, empty) == (True, "No section.")

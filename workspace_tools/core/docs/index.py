@@ -461,7 +461,11 @@ class DocsIndex:
         pages = [p for p in snap.pages if p.path.startswith(rel + "/")]
         if not pages:
             tops = sorted({p.path.split("/")[0] for p in snap.pages if "/" in p.path})[:20]
-            msg = f"No docs page under folder {folder!r}. Top-level folders: {', '.join(tops)}."
+            msg = f"No docs page under folder {folder!r}. " + (
+                f"Top-level folders: {', '.join(tops)}."
+                if tops
+                else "The pages have no subfolders: search without a folder."
+            )
             raise InvalidInputError(msg)
         return pages
 

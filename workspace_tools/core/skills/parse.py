@@ -183,7 +183,7 @@ def _build(
         diags.append(
             _error(
                 where,
-                f"a non-empty string is required ({got}); the skill was "
+                f"a non-empty string is required for 'name' ({got}); the skill was "
                 "skipped. Add `name: <folder name>` to the frontmatter.",
                 "name",
             )
@@ -197,7 +197,7 @@ def _build(
         diags.append(
             _error(
                 where,
-                f"a non-empty string is required ({got}); the skill was "
+                f"a non-empty string is required for 'description' ({got}); the skill was "
                 "skipped. Say what the skill does and when to use it.",
                 "description",
                 skill=name,

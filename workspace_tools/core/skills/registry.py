@@ -45,6 +45,9 @@ __all__ = ["ENTRY_POINT_GROUP", "MANAGED_DIR", "SkillCatalog", "SkillRegistry", 
 
 logger = logging.getLogger(__name__)
 
+AGENT_HINT = "Call the skill tool with one of these names or a catalogue location."
+"""Last sentence of a "no such skill" message (for a model; a CLI replaces it)."""
+
 ENTRY_POINT_GROUP: Final = "workspace_tools.skills"
 """Entry-point group through which installed packages register skills folders."""
 MANAGED_DIR: Final = ".workspace_tools/skills"
@@ -210,7 +213,7 @@ class SkillCatalog:
                 f" (and {len(names) - 20} more)" if len(names) > 20 else ""
             )
             parts.append(f"Available skills: {shown}.")
-            parts.append("Call the skill tool with one of these names or a catalogue location.")
+            parts.append(AGENT_HINT)
         else:
             parts.append("No skills are configured; add a skills folder to the project.")
         return " ".join(parts)
@@ -555,7 +558,8 @@ class SkillRegistry:
             parsed = parse_skill_file(skill_md, source=source, strict=self.strict)
             for diag in parsed.diagnostics:
                 if diag.severity == "error":
-                    logger.warning("Skipping %s: %s", diag.path, diag.message)
+                    field = f"{diag.field}: " if diag.field else ""
+                    logger.warning("Skipping %s: %s%s", diag.path, field, diag.message)
             self._parsed[key] = parsed
         return parsed
 

@@ -29,6 +29,7 @@ from workspace_tools.core.types import SkippedFile
 
 __all__ = [
     "DEFAULT_EXCLUDED_DIRS",
+    "DEFAULT_EXCLUDED_FILES",
     "MAX_BRACE_PATTERNS",
     "SKILL_FOLDER_WALK",
     "PathRules",
@@ -69,6 +70,10 @@ DEFAULT_EXCLUDED_DIRS: Final[frozenset[str]] = frozenset(
 )
 """Folder names never walked into."""
 
+DEFAULT_EXCLUDED_FILES: Final[frozenset[str]] = frozenset({"workspace-tools.yaml"})
+"""File names left out of folder walks: the project's own settings file is no content (it was
+the top hit for common words). Named explicitly (``index workspace-tools.yaml``), it is read."""
+
 MAX_BRACE_PATTERNS: Final = 256
 """Most patterns one ``{a,b}`` glob may expand to (each one is matched, some walked)."""
 
@@ -91,6 +96,8 @@ class ScanConfig:
     """Walk into dot-files and dot-folders."""
     excluded_dirs: frozenset[str] = DEFAULT_EXCLUDED_DIRS
     """Folder names never walked into."""
+    excluded_files: frozenset[str] = DEFAULT_EXCLUDED_FILES
+    """File names left out when a folder is walked (a file named explicitly is still read)."""
     refuse_hard_links: bool = False
     """Skip regular files with more than one hard link (reason ``hard link``): such a file may
     also live outside the root. Off by default; see docs/security.md."""
@@ -297,6 +304,8 @@ class _Walker:
             elif entry.is_file() or entry.is_symlink():
                 if entry.is_symlink() and os.path.isdir(entry.path):
                     continue  # symlinked folders are not followed
+                if entry.name in self.config.excluded_files:
+                    continue
                 if not self._ignored(child, is_dir=False):
                     self.add_file(Path(entry.path), child)
 

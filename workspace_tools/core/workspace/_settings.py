@@ -168,8 +168,9 @@ def _backend(config: ProjectConfig, value: Any, where: str) -> Any:
 
 
 def _build(cls: Any, key: str, section: Mapping[str, Any]) -> Any:
-    if key == "scan" and "excluded_dirs" in section:
-        section = {**section, "excluded_dirs": frozenset(section["excluded_dirs"])}
+    for name in ("excluded_dirs", "excluded_files"):
+        if key == "scan" and name in section:
+            section = {**section, name: frozenset(section[name])}
     return cls(**dict(section))
 
 

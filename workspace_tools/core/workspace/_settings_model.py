@@ -59,6 +59,7 @@ class _Scan(_Strict):
     respect_gitignore: bool = True
     include_hidden: bool = False
     excluded_dirs: list[Text] = Field(default_factory=list)
+    excluded_files: list[Text] = Field(default_factory=list)
     refuse_hard_links: bool = False
 
 

@@ -90,7 +90,7 @@ def test_missing_name_is_skipped_with_error() -> None:
     assert diag.severity == "error"
     assert diag.field == "name"
     assert diag.message.startswith(
-        "a non-empty string is required (missing); the skill was skipped"
+        "a non-empty string is required for 'name' (missing); the skill was skipped"
     )
 
 
