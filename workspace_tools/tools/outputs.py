@@ -75,6 +75,10 @@ class SearchHit(_Item):
     headings: list[str] = Field(description="Section headings above the passage.")
     metadata: dict[str, Any] = Field(description="Metadata stored with the source.")
     score_details: dict[str, Any] = Field(description="Per-mode scores of a fused hit.")
+    found_by: list[str] = Field(
+        default_factory=list,
+        description="Several formulations searched: those that found this hit.",
+    )
 
 
 class WorkspaceSearchOutput(_Output):

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from workspace_tools.core.convert import convert_bytes
-from workspace_tools.core.errors import ConversionError, InvalidInputError
+from workspace_tools.core.errors import ConversionError, InvalidInputError, WorkspaceError
 from workspace_tools.core.index.embedder import embed_query
+from workspace_tools.core.index.multi import check_queries, fuse_rankings
 from workspace_tools.core.index.prior import KIND_KEY, prior_of, reweigh
 from workspace_tools.core.index.ranking import filter_mask, fuse, resolve_mode
 from workspace_tools.core.text.scan import normalise_id, read_inside, resolve_inside
@@ -35,7 +36,7 @@ class ReadPath(WorkspaceBase):
 
     def search(
         self,
-        query: str,
+        query: str | Sequence[str],
         *,
         top_k: int = 10,
         mode: str | None = None,
@@ -46,30 +47,32 @@ class ReadPath(WorkspaceBase):
         """Rank chunks for ``query``.
 
         Args:
-            query: Words, a question, or code identifiers.
+            query: Words, a question, or code identifiers; or a list of up to
+                :data:`~workspace_tools.core.index.multi.MAX_QUERIES` formulations of the same
+                need (paraphrases). Each formulation is ranked in ``mode`` and the rankings are
+                fused by reciprocal rank fusion; each result's ``found_by`` names the
+                formulations that found it and ``score`` is the fused score.
             top_k: Most results (larger than the corpus returns the whole ranked corpus).
             mode: ``bm25``, ``vector`` or ``hybrid``; default hybrid when both indexes exist.
             min_score: Drop results scoring below this (scores depend on the mode; see docs).
+                With several formulations it applies to each one's own scores, before fusion.
             filter: Conditions on chunk metadata (``source_id``, ``format`` and your own keys):
-                plain values for equality, or operators ``$eq $ne $in $nin $gt $gte $lt $lte
-                $exists``, combined with ``$and``/``$or`` (see ``core/index/filters.py``);
-                applied before ranking, so ``top_k`` matching hits come back.
+                plain values for equality (on a list-valued key: one of its elements), or
+                operators ``$eq $ne $in $nin $gt $gte $lt $lte $exists``, combined with
+                ``$and``/``$or`` (see ``core/index/filters.py``); applied before ranking, so
+                ``top_k`` matching hits come back.
             vector_weight: Weight of the vector side in hybrid fusion for this call, in [0, 1]
                 (default: the workspace's).
 
         Returns:
             Results best first. An empty query or index gives an empty list; BM25 never returns
             chunks that share no term with the query.
+
+        Raises:
+            InvalidInputError: a query that is not a string or a list of 1 to 5 strings, too
+                long a query, a bad ``top_k``, ``vector_weight``, mode or filter.
         """
-        if not isinstance(query, str):
-            msg = f"query must be a string, got {type(query).__name__}."
-            raise InvalidInputError(msg)
-        if len(query) > MAX_QUERY_CHARS:
-            msg = (
-                f"The query is {len(query)} characters long; the limit is {MAX_QUERY_CHARS}. "
-                "Search with the key words or a short passage instead."
-            )
-            raise InvalidInputError(msg)
+        queries = check_queries(query, max_chars=MAX_QUERY_CHARS)
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             msg = f"top_k must be a whole number of at least 1, got {top_k!r}."
             raise InvalidInputError(msg)
@@ -78,8 +81,47 @@ class ReadPath(WorkspaceBase):
             msg = f"vector_weight must be a number between 0 and 1, got {vector_weight!r}."
             raise InvalidInputError(msg)
         chosen = resolve_mode(mode, self.modes)
-        if not query.strip():
+        conditions = self._normalise_filter(filter) if filter is not None else None
+        if not queries:
             return []
+        options: dict[str, Any] = {
+            "chosen": chosen,
+            "min_score": min_score,
+            "filter": conditions,
+            "weight": float(weight),
+        }
+        if len(queries) == 1:
+            return self._search_one(queries[0], top_k=top_k, **options)
+        pool = max(2 * top_k, 20)
+        rankings = [self._search_one(q, top_k=pool, **options) for q in queries]
+        by_id: dict[str, SearchResult] = {}
+        for ranking in rankings:
+            for result in ranking:
+                by_id.setdefault(result.id, result)
+        fused = fuse_rankings([[r.id for r in ranking] for ranking in rankings])
+        results = []
+        for hit in fused[:top_k]:
+            result = by_id[hit.key]
+            details: dict[str, float] = {}
+            for which, rank in zip(hit.found_by, hit.ranks, strict=True):
+                details[f"q{which + 1}_rank"] = float(rank)
+                details[f"q{which + 1}_score"] = rankings[which][rank - 1].score
+            result.score, result.score_details = hit.score, details
+            result.found_by = tuple(queries[which] for which in hit.found_by)
+            results.append(result)
+        return results
+
+    def _search_one(
+        self,
+        query: str,
+        *,
+        top_k: int,
+        chosen: str,
+        min_score: float | None,
+        filter: Mapping[str, Any] | None,  # noqa: A002 - as in search()
+        weight: float,
+    ) -> list[SearchResult]:
+        """Results of one checked formulation (see :meth:`search`)."""
         counts = self.tokenizer.query_term_counts(query)
         terms = list(counts)
         query_vector = None
@@ -105,7 +147,7 @@ class ReadPath(WorkspaceBase):
                     chosen,
                     top_k=top_k,
                     filter=filter,
-                    vector_weight=float(weight),
+                    vector_weight=weight,
                     fetched=fetched,
                 )
                 keys = [key for key, _score, _details in ranked]
@@ -122,6 +164,37 @@ class ReadPath(WorkspaceBase):
         if min_score is not None:
             results = [r for r in results if r.score >= min_score]
         return results
+
+    def _normalise_filter(self, conditions: Any) -> Any:
+        """``conditions`` with every ``source_id`` value written as the stored id.
+
+        ``'/docs/api.md'`` (Mastra's id style) and ``'./docs/api.md'`` name the source stored as
+        ``'docs/api.md'``, as they do for :meth:`index` and :meth:`remove`. Anything else
+        (malformed parts included) is left for the filter check to judge.
+        """
+        if not isinstance(conditions, Mapping):
+            return conditions
+        out: dict[Any, Any] = {}
+        for key, value in conditions.items():
+            if key in {"$and", "$or"} and isinstance(value, list | tuple):
+                out[key] = [self._normalise_filter(item) for item in value]
+            elif key == "source_id":
+                out[key] = self._normalise_id_condition(value)
+            else:
+                out[key] = value
+        return out
+
+    def _normalise_id_condition(self, value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                return self._normalise_source_id(value)
+            except WorkspaceError:
+                return value
+        if isinstance(value, Mapping):
+            return {op: self._normalise_id_condition(v) for op, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self._normalise_id_condition(v) for v in value]
+        return value
 
     def _chunks(self, keys: list[int]) -> dict[int, Chunk | ChunkFields]:
         """Chunks by key: decoded from the snapshot's payload (cheap), else from the database.
