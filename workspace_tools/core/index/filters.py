@@ -11,8 +11,9 @@ is either a plain value (equality, the short form of ``$eq``) or a mapping of op
 Operators: ``$eq``, ``$ne``, ``$in``, ``$nin``, ``$gt``, ``$gte``, ``$lt``, ``$lte``, ``$exists``;
 ``$and``/``$or`` combine whole filters. On a list-valued key, equality with a scalar holds when
 the list has that element (``{"tags": "x"}`` matches ``tags: ["x", "y"]``, as Mastra's and most
-vector stores' filters do), ``$ne`` when it has not; a list operand compares the whole list. ``$ne`` and ``$nin`` hold for a missing key; comparisons
-never hold for a missing key or between values that cannot be ordered (``"a" < 1``).
+vector stores' filters do), ``$ne`` when it has not; a list operand compares the whole list.
+``$ne`` and ``$nin`` hold for a missing key; comparisons never hold for a missing key or between
+values that cannot be ordered (``"a" < 1``).
 """
 
 from __future__ import annotations
