@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         make_docs_tools,
     )
     from workspace_tools.tools.middleware import SkillsMiddleware
+    from workspace_tools.tools.read import WorkspaceReadTool
     from workspace_tools.tools.retriever import WorkspaceRetriever
     from workspace_tools.tools.search_documents import SearchDocumentsTool
     from workspace_tools.tools.skills import SkillReadTool, SkillSearchTool, SkillTool, skill_tools
@@ -35,6 +36,7 @@ _LAZY: dict[str, str] = {
     "SkillTool": "workspace_tools.tools.skills",
     "SkillsMiddleware": "workspace_tools.tools.middleware",
     "WorkspaceIndexTool": "workspace_tools.tools.workspace",
+    "WorkspaceReadTool": "workspace_tools.tools.read",
     "WorkspaceRetriever": "workspace_tools.tools.retriever",
     "WorkspaceSearchTool": "workspace_tools.tools.workspace",
     "WorkspaceToolkit": "workspace_tools.tools.toolkit",
@@ -53,6 +55,7 @@ __all__ = [
     "SkillTool",
     "SkillsMiddleware",
     "WorkspaceIndexTool",
+    "WorkspaceReadTool",
     "WorkspaceRetriever",
     "WorkspaceSearchTool",
     "WorkspaceToolkit",

@@ -10,6 +10,7 @@ from pydantic import ConfigDict, Field, PrivateAttr
 from workspace_tools.core.config import ProjectConfig
 from workspace_tools.core.skills import SkillRegistry
 from workspace_tools.core.workspace import Workspace
+from workspace_tools.tools.read import WorkspaceReadTool
 from workspace_tools.tools.search_documents import SearchDocumentsTool
 from workspace_tools.tools.workspace import WorkspaceIndexTool, WorkspaceSearchTool
 
@@ -137,6 +138,7 @@ class WorkspaceToolkit(BaseToolkit):
                 )
             )
         tools.append(SearchDocumentsTool(workspace=ws, read_only=self.read_only or ws.read_only))
+        tools.append(WorkspaceReadTool(workspace=ws))
         if self.skills is not None:
             from workspace_tools.tools.skills import skill_tools
 

@@ -4,6 +4,15 @@
 """
 
 from workspace_tools.core.workspace._ingest import ProgressListener, progress_listener
+from workspace_tools.core.workspace._lines import DEFAULT_READ_CHARS, MIN_READ_CHARS, TextPage
 from workspace_tools.core.workspace._workspace import MAX_QUERY_CHARS, Workspace
 
-__all__ = ["MAX_QUERY_CHARS", "ProgressListener", "Workspace", "progress_listener"]
+__all__ = [
+    "DEFAULT_READ_CHARS",
+    "MAX_QUERY_CHARS",
+    "MIN_READ_CHARS",
+    "ProgressListener",
+    "TextPage",
+    "Workspace",
+    "progress_listener",
+]

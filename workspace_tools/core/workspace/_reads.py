@@ -9,7 +9,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.convert import convert_bytes
+from workspace_tools.core.convert import Converted
 from workspace_tools.core.errors import ConversionError, InvalidInputError, WorkspaceError
 from workspace_tools.core.index.embedder import embed_query
 from workspace_tools.core.index.multi import check_queries, fuse_rankings
@@ -18,6 +18,12 @@ from workspace_tools.core.index.ranking import filter_mask, fuse, resolve_mode
 from workspace_tools.core.text.scan import normalise_id, read_inside, resolve_inside
 from workspace_tools.core.types import Chunk, SearchResult
 from workspace_tools.core.workspace._base import WorkspaceBase, chunk_of
+from workspace_tools.core.workspace._lines import (
+    DEFAULT_READ_CHARS,
+    TextPage,
+    page_of_lines,
+    text_of_chunks,
+)
 from workspace_tools.core.workspace._results import ChunkFields, build_result, metadata_of
 
 __all__ = ["MAX_QUERY_CHARS", "ReadPath"]
@@ -289,6 +295,80 @@ class ReadPath(WorkspaceBase):
                 fetched[key] = chunk
         return {key: kinds.get(key) for key in keys}
 
+    def read(
+        self,
+        path: str | None = None,
+        *,
+        start_line: int | None = None,
+        end_line: int | None = None,
+        chunk_id: str | None = None,
+        max_chars: int = DEFAULT_READ_CHARS,
+    ) -> TextPage:
+        """Lines of a file's converted text (or of an indexed string), a page at a time.
+
+        Give ``path`` and optionally a line range, or ``chunk_id`` (a search result's ``id``)
+        for that chunk's lines. Rich documents (PDF, DOCX...) are read as the Markdown ``sync``
+        indexes (through the conversion cache), so line numbers match search and grep results.
+        The page holds whole lines up to ``max_chars`` characters; ``more_lines`` says how many
+        follow (read on with ``start_line=page.end_line + 1``).
+
+        Raises:
+            InvalidInputError: no path nor chunk id, both a chunk id and a line range, an
+                unknown chunk, a missing or unreadable file, bad line numbers or ``max_chars``.
+            PathOutsideWorkspaceError: the path leaves the workspace root.
+        """
+        if chunk_id is not None:
+            if start_line is not None or end_line is not None:
+                msg = "Give either chunk_id or start_line/end_line, not both."
+                raise InvalidInputError(msg)
+            chunk = self._chunk_by_id(chunk_id, path)
+            path, start_line, end_line = chunk.source_id, chunk.start_line, chunk.end_line
+        if not isinstance(path, str) or not path.strip():
+            msg = "Give the path of a file (relative to the workspace root) or a chunk_id."
+            raise InvalidInputError(msg)
+        source_id = self._normalise_source_id(path)
+        with self._lock:
+            self._refresh()
+            record = self._state.source(source_id)
+        if record is not None and record.kind == "text":
+            text, fmt = text_of_chunks(self._stored_chunks(source_id)), record.format
+        else:
+            converted = self._converted(path)
+            text, fmt = converted.text, converted.format
+        return page_of_lines(
+            source_id,
+            text,
+            fmt=fmt,
+            start_line=start_line,
+            end_line=end_line,
+            max_chars=max_chars,
+            chunk_id=chunk_id,
+        )
+
+    def _stored_chunks(self, source_id: str) -> list[Chunk]:
+        """The chunks of a source, in order (none for an unknown id)."""
+        with self._lock:
+            if self._state.empty or not self._db.exists():
+                return []
+            return [chunk_of(r) for r in self._db.chunks_of(self._normalise_source_id(source_id))]
+
+    def _chunk_by_id(self, chunk_id: str, path: str | None) -> Chunk:
+        if not isinstance(chunk_id, str) or not chunk_id.strip():
+            msg = f"chunk_id must be a chunk id from a search result, got {chunk_id!r}."
+            raise InvalidInputError(msg)
+        source = chunk_id.split("#chunk-", 1)[0] if path is None else path
+        found = next((c for c in self._stored_chunks(source) if c.id == chunk_id), None)
+        if found is None:  # an id holding '#chunk-' itself
+            found = next((c for c in self._stored_chunks(chunk_id) if c.id == chunk_id), None)
+        if found is None:
+            msg = (
+                f"No indexed chunk {chunk_id!r}. Chunk ids come from search results (their "
+                "'id'); the file may have been re-indexed since: search again, or read by path "
+                "and line range."
+            )
+            raise InvalidInputError(msg)
+        return found
+
     def read_text(self, path: str) -> str:
         """Text of a file inside the root (converted like ``sync`` does), for tools.
 
@@ -297,6 +377,10 @@ class ReadPath(WorkspaceBase):
                 reason), or not convertible.
             PathOutsideWorkspaceError: The path leaves the root.
         """
+        return self._converted(path).text
+
+    def _converted(self, path: str) -> Converted:
+        """The conversion of a file inside the root (rich documents via the conversion cache)."""
         inside = self._root_relative(path)
         absolute = resolve_inside(self.root, inside)
         if not absolute.is_file() and not absolute.exists():
@@ -316,7 +400,7 @@ class ReadPath(WorkspaceBase):
             msg = f"Cannot read {path!r}: {exc}."
             raise type(exc)(msg) from exc
         try:
-            return convert_bytes(absolute, data, limits=self.conversion_limits).text
+            return self._conversions.convert(absolute, data, store=not self.read_only)
         except ConversionError as exc:
             msg = f"Cannot read {path!r} as text ({exc})."
             raise InvalidInputError(msg) from exc
