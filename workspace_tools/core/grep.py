@@ -12,14 +12,14 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 import regex  # type: ignore[import-untyped]
 
-from workspace_tools.core.convert import Converted, convert_bytes
+from workspace_tools.core.convert import UNIT_FORMATS, Converted, convert_bytes, locate_unit
 from workspace_tools.core.errors import ConversionError, InvalidInputError
 from workspace_tools.core.text.chunking import is_markdown_heading
 from workspace_tools.core.text.scan import ScanConfig, is_glob, read_inside, resolve_inside, scan
@@ -35,11 +35,13 @@ __all__ = [
     "MAX_LINE_CHARS",
     "MAX_PATTERN_CHARS",
     "TOTAL_TIMEOUT",
+    "GrepCounts",
     "GrepMatch",
     "GrepReport",
     "collect_files",
     "compile_pattern",
     "grep",
+    "grep_counts",
     "looks_like_regex",
 ]
 
@@ -87,6 +89,8 @@ class GrepMatch:
     """Context lines before the match: ``(line, text)``."""
     after: tuple[tuple[int, str], ...] = ()
     """Context lines after the match: ``(line, text)``."""
+    units: dict[str, int | str] = field(default_factory=dict)
+    """Page, slide or sheet of the line in a rich document (``{"page": 2}``), else empty."""
 
     @property
     def section_heading(self) -> str | None:
@@ -105,6 +109,7 @@ class GrepMatch:
             "headings": list(self.headings),
             "before": [list(pair) for pair in self.before],
             "after": [list(pair) for pair in self.after],
+            **self.units,
         }
 
 
@@ -258,27 +263,9 @@ def grep(
         msg = f"max_matches and max_per_file must be at least 1, got {max_matches}, {max_per_file}."
         raise InvalidInputError(msg)
     files, skipped = collect_files(root, paths, config=config, recursive=recursive)
-    cfg = config or ScanConfig()
     report = GrepReport(skipped=skipped)
-    to_text = convert or convert_bytes
     deadline = time.monotonic() + total_timeout
-    for rel, absolute in files.items():
-        try:
-            data, _ = read_inside(
-                root,
-                rel,
-                max_bytes=cfg.max_file_bytes,
-                refuse_hard_links=cfg.refuse_hard_links,
-            )
-            converted = to_text(absolute, data)
-        except (ConversionError, InvalidInputError) as exc:  # over a budget, a link swapped...
-            report.skipped.append(SkippedFile(path=rel, reason=str(exc)))
-            continue
-        except OSError as exc:
-            report.skipped.append(
-                SkippedFile(path=rel, reason=f"unreadable: {exc.strerror or exc}")
-            )
-            continue
+    for rel, converted in _converted_files(root, files, config, convert, report.skipped):
         report.files_searched += 1
         budget = min(time.monotonic() + file_timeout, deadline)
         search = _FileSearch(compiled, width=width, max_line_chars=max_line_chars, budget=budget)
@@ -301,6 +288,110 @@ def grep(
                 report.truncated = True
                 break
     return report
+
+
+@dataclass(slots=True)
+class GrepCounts:
+    """What :func:`grep_counts` found: the matching files and their matching-line counts."""
+
+    counts: list[tuple[str, int]] = field(default_factory=list)
+    """``(path, matching lines)`` of each file with a match, in path order."""
+    files_searched: int = 0
+    truncated: bool = False
+    """More files match than were returned (``max_files``) or the total time budget ran out."""
+    timed_out: list[str] = field(default_factory=list)
+    """Files whose matching ran over the per-file budget (their count is a lower bound)."""
+    long_lines: int = 0
+    skipped: list[SkippedFile] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form."""
+        return {
+            "counts": [{"path": path, "count": count} for path, count in self.counts],
+            "files_searched": self.files_searched,
+            "truncated": self.truncated,
+            "timed_out": list(self.timed_out),
+            "long_lines": self.long_lines,
+            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+        }
+
+
+def grep_counts(
+    root: Path,
+    pattern: str,
+    paths: Sequence[str] | None = None,
+    *,
+    regex_mode: bool = False,
+    ignore_case: bool = False,
+    max_files: int = DEFAULT_MAX_MATCHES,
+    recursive: bool = True,
+    config: ScanConfig | None = None,
+    convert: Converter | None = None,
+    max_line_chars: int = MAX_LINE_CHARS,
+    file_timeout: float = FILE_TIMEOUT,
+    total_timeout: float = TOTAL_TIMEOUT,
+) -> GrepCounts:
+    """The files with lines matching ``pattern``, and how many lines match in each.
+
+    The same files, conversion, pattern rules and time budgets as :func:`grep` (whose
+    arguments these are); it is ripgrep's ``--files-with-matches`` and ``--count``.
+
+    Raises:
+        InvalidInputError: a bad pattern or argument, a missing path, or no readable file.
+        PathOutsideWorkspaceError: a path outside ``root`` (``..``, absolute, symlink escape).
+    """
+    compiled = compile_pattern(pattern, regex_mode=regex_mode, ignore_case=ignore_case)
+    if max_files < 1:
+        msg = f"max_files must be at least 1, got {max_files}."
+        raise InvalidInputError(msg)
+    files, skipped = collect_files(root, paths, config=config, recursive=recursive)
+    report = GrepCounts(skipped=skipped)
+    deadline = time.monotonic() + total_timeout
+    for rel, converted in _converted_files(root, files, config, convert, report.skipped):
+        report.files_searched += 1
+        budget = min(time.monotonic() + file_timeout, deadline)
+        search = _FileSearch(compiled, width=0, max_line_chars=max_line_chars, budget=budget)
+        count = search.count(converted)
+        report.long_lines += search.long_lines
+        if count:
+            if len(report.counts) == max_files:
+                report.truncated = True
+                break
+            report.counts.append((rel, count))
+        if search.timed_out:
+            report.timed_out.append(rel)
+            if time.monotonic() >= deadline:
+                report.truncated = True
+                break
+    return report
+
+
+def _converted_files(
+    root: Path,
+    files: dict[str, Path],
+    config: ScanConfig | None,
+    convert: Converter | None,
+    skipped: list[SkippedFile],
+) -> Iterator[tuple[str, Converted]]:
+    """Each file's converted text, read inside ``root``; the unreadable go to ``skipped``."""
+    cfg = config or ScanConfig()
+    to_text = convert or convert_bytes
+    for rel, absolute in files.items():
+        try:
+            data, _ = read_inside(
+                root,
+                rel,
+                max_bytes=cfg.max_file_bytes,
+                refuse_hard_links=cfg.refuse_hard_links,
+            )
+            converted = to_text(absolute, data)
+        except (ConversionError, InvalidInputError) as exc:  # over a budget, a link swapped...
+            skipped.append(SkippedFile(path=rel, reason=str(exc)))
+            continue
+        except OSError as exc:
+            skipped.append(SkippedFile(path=rel, reason=f"unreadable: {exc.strerror or exc}"))
+            continue
+        yield rel, converted
 
 
 def collect_files(
@@ -356,10 +447,27 @@ class _FileSearch:
         self.long_lines = 0
         self.timed_out = False
 
+    def count(self, converted: Converted) -> int:
+        """Matching lines of the text (up to where the time budget ran out)."""
+        text = converted.text
+        if not _may_span(self.compiled) and not self._any(text):
+            return 0
+        lines = text.split("\n")
+        if len(lines) > 1 and not lines[-1]:
+            lines.pop()
+        total = 0
+        for line in lines:
+            spans = self._spans(line)
+            if spans is None:
+                break
+            total += bool(spans)
+        return total
+
     def run(self, rel: str, converted: Converted, context: int, *, limit: int) -> list[GrepMatch]:
         text = converted.text
         if not _may_span(self.compiled) and not self._any(text):
             return []
+        units = converted.format in UNIT_FORMATS
         lines = text.split("\n")
         if len(lines) > 1 and not lines[-1]:
             lines.pop()  # the final newline does not start a line
@@ -391,6 +499,7 @@ class _FileSearch:
                     after=_context(
                         lines, index + 1, min(len(lines), index + 1 + context), self.width
                     ),
+                    units=dict(locate_unit(text, index + 1)) if units else {},
                 )
             )
             if len(out) >= limit:
