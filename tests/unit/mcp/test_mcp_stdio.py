@@ -20,6 +20,7 @@ EXPECTED = {
     "workspace_search",
     "workspace_index",
     "search_documents",
+    "workspace_read",
     "skill",
     "skill_read",
     "skill_search",
