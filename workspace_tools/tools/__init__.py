@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from workspace_tools.tools.search_documents import SearchDocumentsTool
     from workspace_tools.tools.skills import SkillReadTool, SkillSearchTool, SkillTool, skill_tools
     from workspace_tools.tools.toolkit import WorkspaceToolkit
+    from workspace_tools.tools.vectorstore import WorkspaceVectorStore
     from workspace_tools.tools.workspace import WorkspaceIndexTool, WorkspaceSearchTool
 
 _LAZY: dict[str, str] = {
@@ -40,6 +41,7 @@ _LAZY: dict[str, str] = {
     "WorkspaceRetriever": "workspace_tools.tools.retriever",
     "WorkspaceSearchTool": "workspace_tools.tools.workspace",
     "WorkspaceToolkit": "workspace_tools.tools.toolkit",
+    "WorkspaceVectorStore": "workspace_tools.tools.vectorstore",
     "make_docs_tools": "workspace_tools.tools.docs",
     "skill_tools": "workspace_tools.tools.skills",
 }
@@ -59,6 +61,7 @@ __all__ = [
     "WorkspaceRetriever",
     "WorkspaceSearchTool",
     "WorkspaceToolkit",
+    "WorkspaceVectorStore",
     "make_docs_tools",
     "skill_tools",
 ]
