@@ -13,7 +13,8 @@ from pydantic import BaseModel, BeforeValidator, Field, model_validator
 
 from workspace_tools.core.convert import CachedConverter
 from workspace_tools.core.errors import InvalidInputError
-from workspace_tools.core.grep import collect_files, grep, grep_counts, looks_like_regex
+from workspace_tools.core.grep import collect_files, grep, looks_like_regex
+from workspace_tools.core.grep_counts import grep_counts
 from workspace_tools.core.types import SearchResult
 from workspace_tools.tools._base import ThreadedTool, as_tool_errors, sync_with_progress
 from workspace_tools.tools.outputs import SearchDocumentsOutput

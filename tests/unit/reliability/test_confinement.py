@@ -173,7 +173,8 @@ def build_calls(arena: Arena) -> dict[str, Call]:
 
 def _workspace_tool_calls(ws: Workspace) -> dict[str, Call]:
     """The workspace tools: ``workspace_index`` (path) and ``search_documents`` (paths)."""
-    from workspace_tools.core.grep import grep, grep_counts
+    from workspace_tools.core.grep import grep
+    from workspace_tools.core.grep_counts import grep_counts
     from workspace_tools.tools.toolkit import WorkspaceToolkit
 
     tools = {
