@@ -148,6 +148,9 @@ def test_the_read_tool_refuses_paths_outside(bm25_ws: Workspace) -> None:
 def test_read_a_pdf_as_converted_text_with_its_pages(tmp_path: Path) -> None:
     shutil.copyfile(MIXED / "unstructured" / "multi-column-2p.pdf", tmp_path / "two.pdf")
     ws = Workspace(tmp_path, embedder=None, config=False)
+    unsynced = ws.read("two.pdf", start_line=131, end_line=131)  # converted, never stored
+    assert unsynced.text == "<!-- page 2 -->"
+    assert not list(ws.conversion_cache.directory.rglob("*.json"))
     ws.sync()
     page = ws.read("two.pdf", start_line=128, end_line=135)
     assert page.format == "pdf" and page.units == {"page": 1, "last_page": 2}

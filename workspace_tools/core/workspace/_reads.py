@@ -308,7 +308,8 @@ class ReadPath(WorkspaceBase):
 
         Give ``path`` and optionally a line range, or ``chunk_id`` (a search result's ``id``)
         for that chunk's lines. Rich documents (PDF, DOCX...) are read as the Markdown ``sync``
-        indexes (through the conversion cache), so line numbers match search and grep results.
+        indexes (from the conversion cache, which a read never writes), so line numbers match
+        search and grep results.
         The page holds whole lines up to ``max_chars`` characters; ``more_lines`` says how many
         follow (read on with ``start_line=page.end_line + 1``).
 
@@ -333,7 +334,7 @@ class ReadPath(WorkspaceBase):
         if record is not None and record.kind == "text":
             text, fmt = text_of_chunks(self._stored_chunks(source_id)), record.format
         else:
-            converted = self._converted(path)
+            converted = self._converted(path, store=False)  # a read never writes
             text, fmt = converted.text, converted.format
         return page_of_lines(
             source_id,
@@ -377,10 +378,13 @@ class ReadPath(WorkspaceBase):
                 reason), or not convertible.
             PathOutsideWorkspaceError: The path leaves the root.
         """
-        return self._converted(path).text
+        return self._converted(path, store=not self.read_only).text
 
-    def _converted(self, path: str) -> Converted:
-        """The conversion of a file inside the root (rich documents via the conversion cache)."""
+    def _converted(self, path: str, *, store: bool) -> Converted:
+        """The conversion of a file inside the root (rich documents via the conversion cache).
+
+        ``store``: keep a fresh conversion of a rich document in the cache.
+        """
         inside = self._root_relative(path)
         absolute = resolve_inside(self.root, inside)
         if not absolute.is_file() and not absolute.exists():
@@ -400,7 +404,7 @@ class ReadPath(WorkspaceBase):
             msg = f"Cannot read {path!r}: {exc}."
             raise type(exc)(msg) from exc
         try:
-            return self._conversions.convert(absolute, data, store=not self.read_only)
+            return self._conversions.convert(absolute, data, store=store)
         except ConversionError as exc:
             msg = f"Cannot read {path!r} as text ({exc})."
             raise InvalidInputError(msg) from exc
