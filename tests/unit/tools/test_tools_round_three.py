@@ -40,6 +40,9 @@ def test_several_formulations_are_fused_and_each_hit_says_who_found_it(bm25_ws: 
     assert both[0].source_id == "docs/guide.md"
     assert both[0].found_by == ("install the package", "pip install")
     assert both[0].score_details["q1_rank"] == 1.0 and "q2_score" in both[0].score_details
+    # The snippet marks the words of every formulation.
+    mixed = bm25_ws.search(["install package", "Python"], top_k=1, mode="bm25")[0]
+    assert "<<install>>" in mixed.snippet and "<<Python>>" in mixed.snippet
 
 
 @pytest.mark.parametrize("mode", ["bm25", "vector", "hybrid"])

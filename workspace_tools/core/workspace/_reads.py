@@ -99,7 +99,9 @@ class ReadPath(WorkspaceBase):
         if len(queries) == 1:
             return self._search_one(queries[0], top_k=top_k, **options)
         pool = max(2 * top_k, 20)
-        rankings = [self._search_one(q, top_k=pool, **options) for q in queries]
+        # Snippets mark the words of every formulation (the window with most of them wins).
+        marked = list(dict.fromkeys(t for q in queries for t in self.tokenizer.query_terms(q)))
+        rankings = [self._search_one(q, top_k=pool, marked=marked, **options) for q in queries]
         by_id: dict[str, SearchResult] = {}
         for ranking in rankings:
             for result in ranking:
@@ -126,10 +128,11 @@ class ReadPath(WorkspaceBase):
         min_score: float | None,
         filter: Mapping[str, Any] | None,  # noqa: A002 - as in search()
         weight: float,
+        marked: list[str] | None = None,
     ) -> list[SearchResult]:
-        """Results of one checked formulation (see :meth:`search`)."""
+        """Results of one checked formulation (see :meth:`search`); ``marked``: snippet terms."""
         counts = self.tokenizer.query_term_counts(query)
-        terms = list(counts)
+        terms = list(counts) if marked is None else marked
         query_vector = None
         if chosen in {"vector", "hybrid"}:
             self._ensure_vectors()
