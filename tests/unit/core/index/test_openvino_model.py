@@ -123,7 +123,10 @@ def test_int8_is_quantised_once_quietly_and_then_loaded_from_the_cache(
     vectors = first.embed(TEXTS)
     assert capfd.readouterr().out == ""  # stdout is an MCP stdio server's message channel
     cosines = np.sum(vectors * torch_fp32.embed(TEXTS), axis=1)
-    assert cosines.min() > 0.98
+    # int8 against fp32: about 0.99 on these texts; the long, repetitive one is the worst
+    # (0.9735 on an AVX2-only AMD EPYC, where int8 runs without VNNI; ~0.99 with AMX).
+    assert cosines.mean() > 0.985
+    assert cosines.min() > 0.965
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     saved = list((cache / "openvino").glob("*/model.xml"))
     assert len(saved) == 1
