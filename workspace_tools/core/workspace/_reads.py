@@ -9,6 +9,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from workspace_tools.core.adapters import adapter
 from workspace_tools.core.convert import Converted
 from workspace_tools.core.errors import ConversionError, InvalidInputError, WorkspaceError
 from workspace_tools.core.index.embedder import embed_query
@@ -173,6 +174,25 @@ class ReadPath(WorkspaceBase):
         if min_score is not None:
             results = [r for r in results if r.score >= min_score]
         return results
+
+    def as_retriever(
+        self, *, search_type: str = "similarity", search_kwargs: Mapping[str, Any] | None = None
+    ) -> Any:
+        """This workspace as a LangChain retriever (``WorkspaceRetriever``), LangChain-style.
+
+        Args:
+            search_type: ``similarity`` (the default mode, or ``search_kwargs["mode"]``),
+                ``similarity_score_threshold`` (needs ``score_threshold``), or a mode by name:
+                ``bm25``, ``vector``, ``hybrid``.
+            search_kwargs: ``k``, ``filter``, ``mode``, ``vector_weight``, ``score_threshold``
+                (or ``min_score``).
+
+        Raises:
+            ValueError: an unknown ``search_type`` or ``search_kwargs`` key.
+            MissingDependencyError: ``langchain-core`` is not installed.
+        """
+        factory = adapter("retriever")
+        return factory(self, search_type=search_type, search_kwargs=dict(search_kwargs or {}))
 
     def _normalise_filter(self, conditions: Any) -> Any:
         """``conditions`` with every ``source_id`` value written as the stored id.

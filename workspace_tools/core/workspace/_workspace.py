@@ -10,7 +10,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from workspace_tools.core.adapters import adapter
 from workspace_tools.core.backends.config import BackendConfig, backend_config, open_backend
 from workspace_tools.core.config import ProjectConfig
 from workspace_tools.core.convert import (
@@ -324,25 +323,6 @@ class Workspace(ReadPath, WritePath):
                 "vectors": vectors,
                 "backend": self._state.name,
             }
-
-    def as_retriever(
-        self, *, search_type: str = "similarity", search_kwargs: Mapping[str, Any] | None = None
-    ) -> Any:
-        """This workspace as a LangChain retriever (``WorkspaceRetriever``), LangChain-style.
-
-        Args:
-            search_type: ``similarity`` (the default mode, or ``search_kwargs["mode"]``),
-                ``similarity_score_threshold`` (needs ``score_threshold``), or a mode by name:
-                ``bm25``, ``vector``, ``hybrid``.
-            search_kwargs: ``k``, ``filter``, ``mode``, ``vector_weight``, ``score_threshold``
-                (or ``min_score``).
-
-        Raises:
-            ValueError: an unknown ``search_type`` or ``search_kwargs`` key.
-            MissingDependencyError: ``langchain-core`` is not installed.
-        """
-        factory = adapter("retriever")
-        return factory(self, search_type=search_type, search_kwargs=dict(search_kwargs or {}))
 
     # -- indexing ------------------------------------------------------------------------------
 
