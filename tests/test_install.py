@@ -52,6 +52,7 @@ PROBE = textwrap.dedent(
         "docs_search": tools["docs_search"].invoke({"query": "sync"}),
         "skill": tools["skill"].invoke({"name": "demo"}),
         "examples": sorted(p.name for p in Path(example_skills_path()).iterdir()),
+        "examples_path": example_skills_path(),
     }
     if "hybrid" in ws.modes:
         out["hybrid"] = [h.source_id for h in ws.search("keeping files fresh", mode="hybrid")]
@@ -130,6 +131,8 @@ def test_wheel_base_install_searches_without_torch_and_vector_extra_adds_hybrid(
     assert "Say hi." in str(out["skill"])
     assert {"skill", "docs_get_page", "workspace_index"} <= set(out["tools"])  # type: ignore[call-overload]
     assert out["examples"] == ["grounded-answers", "skill-authoring", "workspace-search"]
+    # the wheel's copy, built from the top-level skills_examples/ folder (setup.py)
+    assert str(out["examples_path"]).startswith(str(env_dir)), out["examples_path"]
     assert out["heavy_imported"] == []
     assert out["torch_installed"] is False
 

@@ -11,7 +11,7 @@ SHARED = Path(os.environ.get("WORKSPACE_TOOLS_SHARED") or REPO.parent / "shared"
 BENCHMARKS = SHARED / "benchmarks"
 MIXED = BENCHMARKS / "mixed-docs"
 BENCHMARK_SKILLS = BENCHMARKS / "agent-skills" / "skills"
-EXAMPLES = REPO / "workspace_tools" / "skills_examples"
+EXAMPLES = REPO / "skills_examples"
 
 
 def missing(path: Path) -> str:

@@ -43,6 +43,8 @@ def _workspace(args: argparse.Namespace, *, read_only: bool = False) -> Any:
         overrides["embedder"] = None if args.embedder == "none" else args.embedder
     if read_only:
         overrides["read_only"] = True
+    if getattr(args, "index_dir", None):
+        overrides["index_dir"] = args.index_dir
     backend_uri = getattr(args, "backend_uri", None)
     if backend_uri is not None:
         overrides["backend"] = {"type": args.backend or "milvus", "uri": backend_uri}
@@ -211,6 +213,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="URI",
         help="Milvus server URI or Milvus Lite file (implies --backend milvus; token: "
         "$WORKSPACE_TOOLS_MILVUS_TOKEN)",
+    )
+    parser.add_argument(
+        "--index-dir",
+        default=os.environ.get("WORKSPACE_TOOLS_INDEX_DIR") or None,
+        metavar="DIR",
+        help="index folder (default: $WORKSPACE_TOOLS_INDEX_DIR, else the config file's, else "
+        "<root>/.workspace_tools/index); unlike the config file's, it may lie outside the root",
     )
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="no progress bars, shorter output"

@@ -1,4 +1,4 @@
-"""``workspace-tools skills`` subcommands: list, show, validate, add, remove.
+"""``workspace-tools skills`` subcommands: list, show, validate, add, remove, disable, enable.
 
 Wire into the main parser with :func:`add_skills_parser`; each parsed namespace carries
 ``func(args) -> int`` and needs ``args.root`` (the project root).
@@ -25,7 +25,16 @@ from workspace_tools.core.skills import (
     skill_location,
 )
 
-__all__ = ["add_skills_parser", "cmd_add", "cmd_list", "cmd_remove", "cmd_show", "cmd_validate"]
+__all__ = [
+    "add_skills_parser",
+    "cmd_add",
+    "cmd_disable",
+    "cmd_enable",
+    "cmd_list",
+    "cmd_remove",
+    "cmd_show",
+    "cmd_validate",
+]
 
 
 def add_skills_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -65,6 +74,16 @@ def add_skills_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = sub.add_parser("remove", help=f"unregister a skills path from {CONFIG_FILE}")
     p.add_argument("path", help="a path previously added")
     p.set_defaults(func=cmd_remove)
+
+    p = sub.add_parser(
+        "disable", help=f"leave a skill out everywhere (disabled_skills in {CONFIG_FILE})"
+    )
+    p.add_argument("name", help="skill name")
+    p.set_defaults(func=cmd_disable)
+
+    p = sub.add_parser("enable", help="use a disabled skill again")
+    p.add_argument("name", help="skill name")
+    p.set_defaults(func=cmd_enable)
     for command in sub.choices.values():
         add_root_option(command)
     return skills
@@ -96,6 +115,9 @@ def cmd_list(args: argparse.Namespace) -> int:
             desc = desc if len(desc) <= 80 else desc[:77] + "..."
             print(f"{s.name:<{width}}  {s.source:<8}  {skill_location(s, root=registry.root)}")
             print(f"{'':<{width}}  {desc}")
+    if catalog.disabled_names:
+        print()
+        print(f"Disabled ({CONFIG_FILE}): {', '.join(sorted(catalog.disabled_names))}")
     _print_diagnostics(catalog.diagnostics)
     return 0
 
@@ -216,6 +238,59 @@ def cmd_remove(args: argparse.Namespace) -> int:
         return 1
     config.with_skills([s for s in config.skills if s != entry]).save()
     print(f"Removed {entry!r} from {config.path}.")
+    return 0
+
+
+def cmd_disable(args: argparse.Namespace) -> int:
+    """``skills disable NAME``: add a skill name to ``disabled_skills`` of the project file."""
+    root = _root(args)
+    config = _load_config(root)
+    if config is None:
+        return 1
+    name = args.name.strip()
+    try:
+        disabled = config.disabled_skills
+    except WorkspaceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if name in disabled:
+        print(f"Skill {name!r} is already disabled in {config.path}.")
+        return 0
+    names = SkillRegistry.from_project(root, entry_points=True).catalog().names()
+    if name not in names:
+        known = ", ".join(names[:20]) or "(none)"
+        print(
+            f"error: no skill named {name!r} in this project; nothing disabled. "
+            f"Skills: {known}. Run `workspace-tools skills list` to see them all.",
+            file=sys.stderr,
+        )
+        return 1
+    config.with_disabled_skills([*disabled, name]).save()
+    print(
+        f"Disabled {name!r} in {config.path}: it is left out of the catalogue, the skill "
+        f"tools and the MCP server. Undo with `workspace-tools skills enable {name}`."
+    )
+    return 0
+
+
+def cmd_enable(args: argparse.Namespace) -> int:
+    """``skills enable NAME``: remove a skill name from ``disabled_skills``."""
+    root = _root(args)
+    config = _load_config(root)
+    if config is None:
+        return 1
+    name = args.name.strip()
+    try:
+        disabled = config.disabled_skills
+    except WorkspaceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if name not in disabled:
+        shown = ", ".join(disabled) or "(none)"
+        print(f"Skill {name!r} is not disabled in {config.path} (disabled: {shown}).")
+        return 0
+    config.with_disabled_skills([n for n in disabled if n != name]).save()
+    print(f"Enabled {name!r} again in {config.path}.")
     return 0
 
 

@@ -7,7 +7,9 @@ Example::
       - .agents/skills
       - "packages/**/skills"
 
-Only ``skills`` is interpreted here; every other top-level setting is kept in
+``disabled_skills: [name, ...]`` lists skills left out of every catalogue and lookup
+(``workspace-tools skills disable NAME``). Only ``skills`` and ``disabled_skills`` are interpreted
+here; every other top-level setting is kept in
 :attr:`ProjectConfig.settings` and written back unchanged by :meth:`ProjectConfig.save`.
 """
 
@@ -63,7 +65,15 @@ class ProjectConfig:
             msg = f"{path} is larger than {MAX_CONFIG_BYTES} bytes; is it the right file?"
             raise InvalidInputError(msg)
         try:
-            data = load_yaml(path.read_text(encoding="utf-8"))
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            msg = (
+                f"{path} is not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x}). "
+                "Save the file as UTF-8 and try again."
+            )
+            raise InvalidInputError(msg) from None
+        try:
+            data = load_yaml(text)
         except (UnsafeYamlError, yaml.YAMLError) as exc:
             detail = str(exc).replace("\n", " ")
             msg = f"{path} is not valid YAML ({detail}). Fix the file and try again."
@@ -110,6 +120,31 @@ class ProjectConfig:
             )
             raise InvalidInputError(msg)
         return raw
+
+    @property
+    def disabled_skills(self) -> tuple[str, ...]:
+        """Names listed under ``disabled_skills`` (skills left out everywhere).
+
+        Raises:
+            InvalidInputError: the setting is not a list of names.
+        """
+        raw = self.settings.get("disabled_skills") or []
+        if isinstance(raw, str):
+            raw = [raw]
+        if not isinstance(raw, list) or not all(isinstance(n, str) for n in raw):
+            msg = (
+                f"'disabled_skills' in {self.path} must be a list of skill names, got {raw!r}. "
+                "Example: disabled_skills: [pdf-tools]"
+            )
+            raise InvalidInputError(msg)
+        return tuple(dict.fromkeys(n.strip() for n in raw if n.strip()))
+
+    def with_disabled_skills(self, names: Sequence[str]) -> ProjectConfig:
+        """A copy whose ``disabled_skills`` is ``names`` (sorted; the key dropped when empty)."""
+        settings = {k: v for k, v in self.settings.items() if k != "disabled_skills"}
+        if names:
+            settings["disabled_skills"] = sorted(set(names))
+        return ProjectConfig(root=self.root, skills=self.skills, settings=settings)
 
     def with_skills(self, skills: Sequence[str]) -> ProjectConfig:
         """A copy with another list of skills paths (duplicates dropped, order kept)."""

@@ -1,7 +1,9 @@
 """One definition of each tool: MCP tools generated from the LangChain tools.
 
 The name, description and input schema of an MCP tool are the LangChain tool's; its
-``outputSchema`` is the tool's declared ``output_model``. A call runs the LangChain tool itself
+``outputSchema`` is the tool's declared ``output_model``; its ``title`` and hints come from the
+tool's declared :class:`~workspace_tools.tools._base.ToolFacts` (a tool that declares nothing is
+not advertised as read-only). A call runs the LangChain tool itself
 (same validation, same core call, same error messages): the text it returns becomes a text block,
 its artifact the ``structuredContent``, and an error (a ``ToolException`` or a validation error)
 an ``isError`` result carrying the message the LangChain tool gives.
@@ -11,21 +13,20 @@ from __future__ import annotations
 
 import itertools
 import logging
-from typing import Any, Final
+from typing import Any
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from mcp import types
 from pydantic import BaseModel
 
+from workspace_tools.tools._base import tool_facts, tool_title, tool_writes
+from workspace_tools.tools._schema import omit_nulls, single_type_schema
+
 __all__ = ["call_tool", "tool_definition"]
 
 _LOG = logging.getLogger(__name__)
 _CALLS = itertools.count(1)
-_WRITING: Final = frozenset({"workspace_index"})
-"""Tools that change the index whatever the workspace."""
-_SYNCING: Final = frozenset({"search_documents"})
-"""Tools that index new files first unless the workspace is read-only."""
 
 
 def _input_schema(tool: BaseTool) -> dict[str, Any]:
@@ -40,26 +41,29 @@ def _input_schema(tool: BaseTool) -> dict[str, Any]:
     return data
 
 
-def _read_only(tool: BaseTool) -> bool:
-    if tool.name in _WRITING:
-        return False
-    if tool.name in _SYNCING:
-        workspace = getattr(tool, "workspace", None)
-        return bool(getattr(workspace, "read_only", False))
-    return True
+def _annotations(tool: BaseTool) -> types.ToolAnnotations:
+    facts = tool_facts(tool)
+    writes = tool_writes(tool)
+    return types.ToolAnnotations(
+        title=tool_title(tool),
+        readOnlyHint=writes is False,
+        idempotentHint=facts.idempotent,
+        destructiveHint=facts.destructive if writes is not False else None,
+        openWorldHint=False if facts.writes is not None else None,
+    )
 
 
 def tool_definition(tool: BaseTool) -> types.Tool:
     """The MCP description of a LangChain tool (``outputSchema`` from its ``output_model``)."""
     output_model: type[BaseModel] | None = getattr(tool, "output_model", None)
+    output = output_model.model_json_schema() if output_model is not None else None
     return types.Tool(
         name=tool.name,
+        title=tool_title(tool),
         description=tool.description,
         inputSchema=_input_schema(tool),
-        outputSchema=output_model.model_json_schema() if output_model is not None else None,
-        annotations=types.ToolAnnotations(
-            readOnlyHint=_read_only(tool), openWorldHint=False, destructiveHint=False
-        ),
+        outputSchema=single_type_schema(output) if output is not None else None,
+        annotations=_annotations(tool),
     )
 
 
@@ -91,5 +95,5 @@ async def call_tool(tool: BaseTool, arguments: dict[str, Any]) -> types.CallTool
     if message.status == "error":
         return types.CallToolResult(content=[text], isError=True)
     structured_output = getattr(tool, "structured_output", None)
-    structured = structured_output(message.artifact) if structured_output else None
+    structured = omit_nulls(structured_output(message.artifact)) if structured_output else None
     return types.CallToolResult(content=[text], structuredContent=structured, isError=False)

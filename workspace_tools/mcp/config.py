@@ -75,6 +75,27 @@ class ServerOptions:
         return self
 
 
+def _inside(config: ProjectConfig, key: str, value: Any) -> Path:
+    """A folder the project file names, refused outside the project root.
+
+    The file comes with the folder's content: it may choose what inside the folder is served,
+    not make the server index (and write an index into) another folder. Flags may.
+    """
+    if not isinstance(value, str) or "\x00" in value:
+        msg = f"'{key}' in '{SECTION}' in {config.path} must be a path (a string), got {value!r}."
+        raise InvalidInputError(msg)
+    path = (config.root / value).resolve()
+    root = config.root.resolve()
+    if path != root and root not in path.parents:
+        msg = (
+            f"'{SECTION}.{key}: {value}' in {config.path} is refused: it points outside the "
+            f"project root ({path}), and the folder's own file may not serve another folder. "
+            f"Pass --{key} {value} to `workspace-tools mcp` instead."
+        )
+        raise InvalidInputError(msg)
+    return path
+
+
 def _path(root: Path, value: str | os.PathLike[str]) -> Path:
     return (root / Path(value).expanduser()).resolve()
 
@@ -104,8 +125,8 @@ def server_options(root: str | os.PathLike[str]) -> ServerOptions:
             raise InvalidInputError(msg)
     options = ServerOptions(
         root=config.root,
-        workspace=_path(config.root, str(raw["workspace"])) if raw.get("workspace") else None,
-        docs=_path(config.root, str(raw["docs"])) if raw.get("docs") else None,
+        workspace=_inside(config, "workspace", raw["workspace"]) if raw.get("workspace") else None,
+        docs=_inside(config, "docs", raw["docs"]) if raw.get("docs") else None,
         docs_scopes=_strings(raw, "docs_scopes", where),
         skills=_strings(raw, "skills", where) if "skills" in raw else (),
         read_only=bool(raw.get("read_only", False)),

@@ -10,8 +10,10 @@ thread.
 from __future__ import annotations
 
 import logging
+import weakref
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any, Final
 
 from langchain_core.tools import BaseTool
@@ -20,9 +22,16 @@ from mcp.server.lowlevel import Server
 from pydantic import AnyUrl
 
 from workspace_tools.core.errors import InvalidInputError
-from workspace_tools.core.skills import SkillRegistry, render_skills_prompt
+from workspace_tools.core.skills import (
+    Skill,
+    SkillCatalog,
+    SkillRegistry,
+    render_skills_prompt,
+    skill_location,
+)
 from workspace_tools.mcp.adapt import call_tool, tool_definition
 from workspace_tools.mcp.config import ServerOptions
+from workspace_tools.mcp.roots import RootsScope, allowed_directories
 
 __all__ = [
     "CATALOGUE_PROMPT",
@@ -63,6 +72,8 @@ class ServedTools:
     """Server name."""
     notes: list[str] = field(default_factory=list)
     """What start-up did, one line each (logged to stderr)."""
+    allowed: list[Path] = field(default_factory=list)
+    """Folders the command line allows (workspace, docs, skills); client roots narrow them."""
 
 
 def build_tools(
@@ -102,19 +113,56 @@ def build_tools(
     if options.docs is not None:
         from workspace_tools.tools.docs import make_docs_tools
 
+        docs_embedder, why = _docs_embedder(served.workspace, embedder)
         for scope in options.docs_scopes or (None,):
-            docs_tools = make_docs_tools(options.docs, scope=scope)
+            docs_tools = make_docs_tools(
+                options.docs,
+                scope=scope,
+                embedder=docs_embedder,
+                embed_in_background=True,
+                vector_cache=True,
+            )
             where = f"{options.docs}/{scope}" if scope else str(options.docs)
             served.notes.append(
-                f"docs: {where}" if docs_tools else "docs: skipped (WORKSPACE_TOOLS_DISABLE_DOCS)"
+                f"docs: {where} ({why})"
+                if docs_tools
+                else "docs: skipped (WORKSPACE_TOOLS_DISABLE_DOCS)"
             )
             tools.extend(docs_tools)
+    served.allowed = allowed_directories(
+        workspace=options.workspace,
+        docs=options.docs,
+        skills=[options.root / s for s in options.skills if "*" not in s],
+    )
+    served.notes.append(
+        "allowed directories: " + (", ".join(str(p) for p in served.allowed) or "none")
+    )
     names = [t.name for t in tools]
     clashes = sorted({n for n in names if names.count(n) > 1})
     if clashes:
         msg = f"Two tools would be named {', '.join(clashes)}; give each docs scope only once."
         raise InvalidInputError(msg)
     return served
+
+
+def _docs_embedder(workspace: Any, embedder: Any) -> tuple[Any, str]:
+    """The embedder docs search shares (the workspace's, else the default model), and why."""
+    if embedder == "none":
+        return None, "keyword ranking: --embedder none"
+    if workspace is not None:
+        if workspace.embedder is None:
+            return None, "keyword ranking: the workspace has no embedder"
+        return workspace.embedder, "hybrid ranking with the workspace's embedder"
+    if embedder is not None and not isinstance(embedder, str):
+        return embedder, "hybrid ranking"
+    from workspace_tools.core.extras import missing_vector_packages
+
+    missing = missing_vector_packages()
+    if missing:
+        return None, f"keyword ranking: the vector extra is not installed ({', '.join(missing)})"
+    from workspace_tools.core.index.embedder import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder(embedder), "hybrid ranking with the packaged model"
 
 
 def _open_workspace(
@@ -160,6 +208,18 @@ def create_server(served: ServedTools, *, instructions: str | None = None) -> Se
     async def list_tools() -> list[types.Tool]:
         return definitions
 
+    scopes: weakref.WeakKeyDictionary[Any, RootsScope] = weakref.WeakKeyDictionary()
+    base = served.workspace.root if served.workspace is not None else None
+
+    def scope() -> RootsScope | None:
+        try:
+            session = server.request_context.session
+        except LookupError:  # pragma: no cover - handlers always run inside a request
+            return None
+        if session not in scopes:
+            scopes[session] = RootsScope(served.allowed, base=base)
+        return scopes[session]
+
     async def call(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         tool = by_name.get(name)
         if tool is None:
@@ -167,7 +227,20 @@ def create_server(served: ServedTools, *, instructions: str | None = None) -> Se
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=text)], isError=True
             )
+        roots = scope()
+        if roots is not None and getattr(tool, "workspace", None) is not None:
+            await roots.refresh(server.request_context.session)
+            refused = roots.refusal(arguments or {})
+            if refused is not None:
+                return types.CallToolResult(
+                    content=[types.TextContent(type="text", text=refused)], isError=True
+                )
         return await call_tool(tool, arguments)
+
+    async def roots_changed(_: Any) -> None:
+        roots = scope()
+        if roots is not None:
+            roots.invalidate()
 
     async def set_level(level: types.LoggingLevel) -> None:
         logging.getLogger("workspace_tools").setLevel(_LEVELS.get(level, logging.INFO))
@@ -175,6 +248,7 @@ def create_server(served: ServedTools, *, instructions: str | None = None) -> Se
     server.list_tools()(list_tools)  # type: ignore[no-untyped-call]
     server.call_tool(validate_input=False)(call)
     server.set_logging_level()(set_level)  # type: ignore[no-untyped-call]
+    server.notification_handlers[types.RootsListChangedNotification] = roots_changed
     if served.skills is not None:
         _add_skills(server, served.skills)
     return server
@@ -216,16 +290,16 @@ def _add_skills(server: Server[Any, Any], registry: SkillRegistry) -> None:
                 description=skill.description,
                 mimeType="text/markdown",
             )
-            for skill in registry.list_skills()
+            for skill in _resolved_skills(registry.catalog())
         )
         return resources
 
     async def read_resource(uri: AnyUrl) -> str:
         text = str(uri)
         if text == CATALOGUE_URI:
-            return render_skills_prompt(registry, instructions=False)
+            return render_skills_prompt(registry, instructions=False, budget=None)
         if text.startswith("skills://"):
-            return registry.get(text.removeprefix("skills://")).body
+            return _skill_text(registry.catalog(), text.removeprefix("skills://"))
         msg = f"Unknown resource {text!r}; read {CATALOGUE_URI} for the list of skills."
         raise ValueError(msg)
 
@@ -233,3 +307,24 @@ def _add_skills(server: Server[Any, Any], registry: SkillRegistry) -> None:
     server.get_prompt()(get_prompt)  # type: ignore[no-untyped-call]
     server.list_resources()(list_resources)  # type: ignore[no-untyped-call]
     server.read_resource()(read_resource)  # type: ignore[no-untyped-call]
+
+
+def _resolved_skills(catalog: SkillCatalog) -> list[Skill]:
+    """One skill per name: the one a lookup by name resolves to (or the first of a conflict)."""
+    seen: dict[str, Skill] = {}
+    for skill in catalog.skills:
+        seen.setdefault(skill.name, skill)
+    return list(seen.values())
+
+
+def _skill_text(catalog: SkillCatalog, name: str) -> str:
+    """The instructions of the skill ``name`` resolves to; for a conflict, the candidates."""
+    conflict = catalog.conflicts.get(name)
+    if conflict is None:
+        return catalog.get(name).body
+    where = "\n".join(f"- {skill_location(s, root=catalog.root)} ({s.source})" for s in conflict)
+    return (
+        f"{len(conflict)} {conflict[0].source} skills are named {name!r}, so the name does not "
+        f"resolve to one of them:\n{where}\nLoad one with the `skill` tool, passing its "
+        "location instead of the name."
+    )

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from langchain_core.callbacks import AsyncCallbackManagerForToolRun
@@ -19,10 +20,14 @@ from workspace_tools.tools.outputs import RESULTS_KEY
 __all__ = [
     "PROGRESS_EVENT",
     "ThreadedTool",
+    "ToolFacts",
     "WorkspaceBaseTool",
     "as_tool_errors",
     "format_validation_error",
     "sync_with_progress",
+    "tool_facts",
+    "tool_title",
+    "tool_writes",
 ]
 
 
@@ -51,6 +56,57 @@ def format_validation_error(error: ValidationError) -> str:
     return "Invalid tool input: " + "; ".join(problems) + ". Fix the arguments and call again."
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolFacts:
+    """What a tool does to its environment, declared once on its class.
+
+    The toolkit reads them (a read-only toolkit leaves out the tools that write) and the MCP
+    adapter advertises them (``title``, ``readOnlyHint``, ``idempotentHint``,
+    ``destructiveHint``). A tool that declares nothing is not advertised as read-only.
+    """
+
+    title: str | None = None
+    """Human-readable name (MCP ``title``)."""
+    writes: bool | None = None
+    """Changes stored state (the index) on every call; ``None``: not known."""
+    syncs: bool = False
+    """May index new files first (when its ``auto_sync`` is on), unless the tool or its
+    workspace is read-only."""
+    idempotent: bool | None = None
+    """Calling it again with the same arguments changes nothing more."""
+    destructive: bool | None = None
+    """May delete or overwrite data that cannot be rebuilt (only meaningful when it writes)."""
+
+
+def tool_facts(tool: BaseTool) -> ToolFacts:
+    """The facts ``tool`` declares (nothing known for a tool that is not one of ours)."""
+    facts = getattr(type(tool), "facts", None)
+    return facts if isinstance(facts, ToolFacts) else ToolFacts()
+
+
+def tool_title(tool: BaseTool) -> str | None:
+    """The declared title; a renamed tool (scoped, prefixed) adds its name to tell them apart."""
+    title = tool_facts(tool).title
+    if title is None:
+        return None
+    field = type(tool).model_fields.get("name")
+    default = field.default if field is not None else None
+    return title if tool.name == default else f"{title} ({tool.name})"
+
+
+def tool_writes(tool: BaseTool) -> bool | None:
+    """Whether calling ``tool`` as built may write (``None``: unknown, so assume it may)."""
+    facts = tool_facts(tool)
+    if facts.writes:
+        return True
+    if facts.syncs:
+        workspace = getattr(tool, "workspace", None)
+        read_only = bool(getattr(tool, "read_only", False))
+        read_only = read_only or bool(getattr(workspace, "read_only", False))
+        return bool(getattr(tool, "auto_sync", True)) and not read_only
+    return facts.writes
+
+
 class WorkspaceBaseTool(BaseTool):
     """Base class: errors become tool messages, results are ``(content, artifact)``."""
 
@@ -59,6 +115,8 @@ class WorkspaceBaseTool(BaseTool):
     handle_validation_error: Any = format_validation_error
     output_model: ClassVar[type[BaseModel] | None] = None
     """The declared shape of the artifact (see :mod:`workspace_tools.tools.outputs`)."""
+    facts: ClassVar[ToolFacts] = ToolFacts()
+    """Title and whether the tool writes, syncs, is idempotent or destructive."""
 
     @classmethod
     def structured_output(cls, artifact: Any) -> dict[str, Any]:

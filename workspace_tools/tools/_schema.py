@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-__all__ = ["compact_schema"]
+__all__ = ["compact_schema", "omit_nulls", "single_type_schema"]
 
 _DEFS_PREFIX: Final = "#/$defs/"
 _ANNOTATIONS: Final = frozenset(
@@ -126,3 +126,63 @@ def _nullable_as_type_list(node: dict[str, Any]) -> dict[str, Any]:
     ):
         return node
     return {**other, **rest, "type": [other["type"], "null"]}
+
+
+def single_type_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with every nullable property made optional and single-typed.
+
+    Some clients' schema dialects (OpenAI-style strict schemas, Gemini's) take one ``type`` per
+    schema. A property typed ``[X, "null"]`` (or ``anyOf: [X, {type: null}]``) becomes ``X``
+    and leaves ``required``: the value is omitted instead of being ``null``.
+    :func:`omit_nulls` gives the matching instances.
+    """
+    out: dict[str, Any] = _single(schema)
+    return out
+
+
+def _single(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_single(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _single(v) for k, v in node.items()}
+    properties = out.get("properties")
+    if isinstance(properties, dict):
+        optional = set()
+        for name, sub in list(properties.items()):
+            single = _without_null(sub) if isinstance(sub, dict) else None
+            if single is not None:
+                properties[name] = single
+                optional.add(name)
+        if optional and isinstance(out.get("required"), list):
+            out["required"] = [r for r in out["required"] if r not in optional]
+    return out
+
+
+def _without_null(node: dict[str, Any]) -> dict[str, Any] | None:
+    """``node`` without its ``null`` alternative, or ``None`` when it has none."""
+    kind = node.get("type")
+    if isinstance(kind, list) and "null" in kind:
+        rest = [t for t in kind if t != "null"]
+        out = {k: v for k, v in node.items() if not (k == "default" and v is None)}
+        out["type"] = rest[0] if len(rest) == 1 else rest
+        return out
+    members = node.get("anyOf")
+    if isinstance(members, list) and {"type": "null"} in members:
+        others = [m for m in members if m != {"type": "null"}]
+        rest_keys = {
+            k: v for k, v in node.items() if k != "anyOf" and not (k == "default" and v is None)
+        }
+        if len(others) == 1 and isinstance(others[0], dict):
+            return {**others[0], **rest_keys}
+        return {**rest_keys, "anyOf": others}
+    return None
+
+
+def omit_nulls(data: Any) -> Any:
+    """``data`` with every ``null`` object member left out (see :func:`single_type_schema`)."""
+    if isinstance(data, dict):
+        return {k: omit_nulls(v) for k, v in data.items() if v is not None}
+    if isinstance(data, list):
+        return [omit_nulls(v) for v in data]
+    return data

@@ -20,7 +20,7 @@ from workspace_tools.core.docs.expand import ExpansionConfig
 from workspace_tools.core.docs.index import DocsIndex, DocsPage, FieldWeights
 from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.core.text.tokenizer import Tokenizer
-from workspace_tools.tools._base import WorkspaceBaseTool, as_tool_errors
+from workspace_tools.tools._base import ToolFacts, WorkspaceBaseTool, as_tool_errors
 from workspace_tools.tools.outputs import (
     DocsGetPageOutput,
     DocsListOutput,
@@ -121,6 +121,9 @@ class DocsSearchTool(_DocsTool):
     )
     args_schema: type[BaseModel] = DocsSearchInput
     output_model: ClassVar[type[BaseModel] | None] = DocsSearchOutput
+    facts: ClassVar[ToolFacts] = ToolFacts(
+        title="Search the docs", writes=False, idempotent=True, destructive=False
+    )
 
     def _run(
         self, query: str, top_k: int = 5, folder: str | None = None
@@ -155,6 +158,9 @@ class DocsListTool(_DocsTool):
     )
     args_schema: type[BaseModel] = DocsListInput
     output_model: ClassVar[type[BaseModel] | None] = DocsListOutput
+    facts: ClassVar[ToolFacts] = ToolFacts(
+        title="List docs pages", writes=False, idempotent=True, destructive=False
+    )
 
     def _run(self, folder: str | None = None, offset: int = 0) -> tuple[str, list[dict[str, str]]]:
         with as_tool_errors():
@@ -202,6 +208,9 @@ class DocsGetPageTool(_DocsTool):
     )
     args_schema: type[BaseModel] = DocsGetPageInput
     output_model: ClassVar[type[BaseModel] | None] = DocsGetPageOutput
+    facts: ClassVar[ToolFacts] = ToolFacts(
+        title="Read a docs page", writes=False, idempotent=True, destructive=False
+    )
 
     def _run(self, path: str, offset: int = 0) -> tuple[str, dict[str, Any]]:
         with as_tool_errors():
@@ -250,13 +259,16 @@ class DocsRefreshIndexTool(_DocsTool):
     )
     args_schema: type[BaseModel] = DocsRefreshIndexInput
     output_model: ClassVar[type[BaseModel] | None] = DocsRefreshIndexOutput
+    facts: ClassVar[ToolFacts] = ToolFacts(
+        title="Rebuild the docs index", writes=False, idempotent=True, destructive=False
+    )
 
     def _run(self) -> tuple[str, dict[str, Any]]:
         with as_tool_errors():
             stats = self.index.refresh()
         text = (
             f"Rebuilt the index of {_where(self.index)}: {stats.pages} pages, "
-            f"{stats.sections} sections in {stats.seconds:.2f} s."
+            f"{stats.sections} sections in {stats.seconds:.2f} s; {self.index.status()}."
         )
         return text, {
             "pages": stats.pages,
@@ -276,6 +288,9 @@ def make_docs_tools(
     tokenizer: Tokenizer | None = None,
     expansion: ExpansionConfig | None = None,
     index: DocsIndex | None = None,
+    embedder: Any = None,
+    vector_cache: bool = False,
+    embed_in_background: bool = False,
 ) -> list[BaseTool]:
     """The four docs tools over one index, built now (eagerly).
 
@@ -291,6 +306,12 @@ def make_docs_tools(
         expansion: Prefix and typo settings.
         index: An index to share instead of building one (``root`` and the settings above are
             then not used, except for the names).
+        embedder: Rank hybrid (keywords fused with vectors over sections), e.g. the
+            workspace's ``ws.embedder``; ``None`` ranks by keywords only.
+        vector_cache: Also keep the section vectors in the user cache folder, for the next
+            process (the MCP server does).
+        embed_in_background: Answer by keywords at once and switch to hybrid when the
+            vectors are ready.
 
     Returns:
         ``[docs_search, docs_list, docs_get_page, docs_refresh_index]``, or ``[]`` when disabled.
@@ -301,7 +322,14 @@ def make_docs_tools(
     if not enabled or os.environ.get(DISABLE_DOCS_ENV, "").strip().lower() in {"1", "true", "yes"}:
         return []
     shared = index or DocsIndex(
-        root, scope=scope, weights=weights, tokenizer=tokenizer, expansion=expansion
+        root,
+        scope=scope,
+        weights=weights,
+        tokenizer=tokenizer,
+        expansion=expansion,
+        embedder=embedder,
+        vector_cache=vector_cache,
+        embed_in_background=embed_in_background,
     )
     suffix = ""
     if shared.scope:
@@ -325,5 +353,7 @@ def make_docs_tools(
         description = str(cls.model_fields["description"].default)
         if shared.scope:
             description += f" Covers only the pages under '{shared.scope}/'."
+        if cls is DocsSearchTool and shared.mode == "hybrid":
+            description += " Ranking fuses keywords with meaning (vectors), so paraphrases match."
         tools.append(cls(index=shared, name=name, description=description))
     return tools

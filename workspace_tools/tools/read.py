@@ -7,7 +7,7 @@ from typing import Any, ClassVar, Final
 from pydantic import BaseModel, Field
 
 from workspace_tools.core.workspace import DEFAULT_READ_CHARS, MIN_READ_CHARS
-from workspace_tools.tools._base import ThreadedTool, as_tool_errors
+from workspace_tools.tools._base import ThreadedTool, ToolFacts, as_tool_errors
 from workspace_tools.tools.outputs import WorkspaceReadOutput
 
 __all__ = ["MAX_TOOL_READ_CHARS", "WorkspaceReadInput", "WorkspaceReadTool"]
@@ -61,6 +61,7 @@ class WorkspaceReadTool(ThreadedTool):
     )
     args_schema: Any = WorkspaceReadInput
     output_model: ClassVar[type[BaseModel] | None] = WorkspaceReadOutput
+    facts: ClassVar[ToolFacts] = ToolFacts(title="Read a file", writes=False, idempotent=True)
 
     def _run(
         self,

@@ -16,7 +16,12 @@ from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.core.grep import collect_files, grep, looks_like_regex
 from workspace_tools.core.grep_counts import grep_counts
 from workspace_tools.core.types import SearchResult
-from workspace_tools.tools._base import ThreadedTool, as_tool_errors, sync_with_progress
+from workspace_tools.tools._base import (
+    ThreadedTool,
+    ToolFacts,
+    as_tool_errors,
+    sync_with_progress,
+)
 from workspace_tools.tools.outputs import SearchDocumentsOutput
 
 __all__ = ["MAX_DOCUMENTS_OUTPUT_CHARS", "SearchDocumentsInput", "SearchDocumentsTool"]
@@ -85,6 +90,9 @@ class SearchDocumentsTool(ThreadedTool):
     )
     args_schema: Any = SearchDocumentsInput
     output_model: ClassVar[type[BaseModel] | None] = SearchDocumentsOutput
+    facts: ClassVar[ToolFacts] = ToolFacts(
+        title="Search documents", writes=False, syncs=True, idempotent=True, destructive=False
+    )
     auto_sync: bool = False
     """Keyword mode: index the files in ``paths`` that are new or changed before searching.
 

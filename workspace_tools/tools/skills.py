@@ -17,7 +17,7 @@ from langchain_core.callbacks import CallbackManagerForToolRun
 from pydantic import BaseModel, ConfigDict, Field
 
 from workspace_tools.core.skills import SkillRegistry, skill_location
-from workspace_tools.tools._base import WorkspaceBaseTool, as_tool_errors
+from workspace_tools.tools._base import ToolFacts, WorkspaceBaseTool, as_tool_errors
 from workspace_tools.tools.outputs import SkillOutput, SkillReadOutput, SkillSearchOutput
 
 __all__ = [
@@ -79,6 +79,9 @@ class SkillTool(_SkillToolBase):
     )
     args_schema: type[BaseModel] = SkillInput
     output_model: ClassVar[type[BaseModel] | None] = SkillOutput
+    facts: ClassVar[ToolFacts] = ToolFacts(
+        title="Load a skill", writes=False, idempotent=True, destructive=False
+    )
 
     def _run(
         self, name: str, run_manager: CallbackManagerForToolRun | None = None
@@ -145,6 +148,9 @@ class SkillReadTool(_SkillToolBase):
     )
     args_schema: type[BaseModel] = SkillReadInput
     output_model: ClassVar[type[BaseModel] | None] = SkillReadOutput
+    facts: ClassVar[ToolFacts] = ToolFacts(
+        title="Read a skill file", writes=False, idempotent=True, destructive=False
+    )
 
     def _run(
         self,
@@ -212,6 +218,9 @@ class SkillSearchTool(_SkillToolBase):
     )
     args_schema: type[BaseModel] = SkillSearchInput
     output_model: ClassVar[type[BaseModel] | None] = SkillSearchOutput
+    facts: ClassVar[ToolFacts] = ToolFacts(
+        title="Search skills", writes=False, idempotent=True, destructive=False
+    )
 
     def _run(
         self,
@@ -221,9 +230,10 @@ class SkillSearchTool(_SkillToolBase):
         run_manager: CallbackManagerForToolRun | None = None,
     ) -> tuple[str, list[dict[str, Any]]]:
         with as_tool_errors():
-            hits = self.registry.search(
-                query, top_k=top_k, skill_names=skill_names, context=current_skill_context()
-            )
+            catalog = self.registry.catalog(context=current_skill_context())
+            hits = catalog.search(query, top_k=top_k, skill_names=skill_names)
+        names = [s.name for s in catalog.skills]
+        shared = {n for n in names if names.count(n) > 1}
         artifact = [
             {
                 "skill_name": h.skill_name,
@@ -243,7 +253,14 @@ class SkillSearchTool(_SkillToolBase):
         blocks = []
         for h in hits:
             lines = f" (lines {h.line_range})" if h.line_range else ""
-            blocks.append(f"[{h.skill_name}] {h.source}{lines} (score: {h.score:.2f})\n{h.snippet}")
+            where = ""
+            if h.skill_name in shared:  # same-named skills: say which one (load it by location)
+                skill = next(s for s in catalog.skills if s.location == h.location)
+                origin = skill_location(skill, root=self.registry.root)
+                where = f" from {origin} ({skill.source})"
+            blocks.append(
+                f"[{h.skill_name}]{where} {h.source}{lines} (score: {h.score:.2f})\n{h.snippet}"
+            )
         return "\n\n".join(blocks), artifact
 
 

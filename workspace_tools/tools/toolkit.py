@@ -10,6 +10,7 @@ from pydantic import ConfigDict, Field, PrivateAttr
 from workspace_tools.core.config import ProjectConfig
 from workspace_tools.core.skills import SkillRegistry
 from workspace_tools.core.workspace import Workspace
+from workspace_tools.tools._base import tool_facts
 from workspace_tools.tools.read import WorkspaceReadTool
 from workspace_tools.tools.search_documents import SearchDocumentsTool
 from workspace_tools.tools.workspace import WorkspaceIndexTool, WorkspaceSearchTool
@@ -130,13 +131,12 @@ class WorkspaceToolkit(BaseToolkit):
         if self._tools is not None:
             return self._tools
         ws = self.workspace
-        tools: list[BaseTool] = [WorkspaceSearchTool(workspace=ws)]
-        if not (self.read_only or ws.read_only):
-            tools.append(
-                WorkspaceIndexTool(
-                    workspace=ws, require_approval="workspace_index" in self.require_approval
-                )
-            )
+        tools: list[BaseTool] = [
+            WorkspaceSearchTool(workspace=ws),
+            WorkspaceIndexTool(
+                workspace=ws, require_approval="workspace_index" in self.require_approval
+            ),
+        ]
         tools.append(SearchDocumentsTool(workspace=ws, read_only=self.read_only or ws.read_only))
         tools.append(WorkspaceReadTool(workspace=ws))
         if self.skills is not None:
@@ -147,7 +147,9 @@ class WorkspaceToolkit(BaseToolkit):
             from workspace_tools.tools.docs import make_docs_tools
 
             docs = ws.root / self.docs_root
-            tools.extend(make_docs_tools(docs))
+            tools.extend(make_docs_tools(docs, embedder=ws.embedder))  # hybrid with vectors
+        if self.read_only or ws.read_only:  # leave out every tool that declares it writes
+            tools = [t for t in tools if not tool_facts(t).writes]
         clashes = sorted({t.name for t in tools} & RESERVED_TOOL_NAMES)
         if clashes:  # pragma: no cover - guards future tools
             msg = f"Tool names {clashes} collide with common built-in tools."

@@ -25,7 +25,12 @@ from workspace_tools.core.index.multi import MAX_QUERIES
 from workspace_tools.core.text.scan import is_glob, resolve_inside
 from workspace_tools.core.types import SearchResult
 from workspace_tools.core.workspace import MAX_QUERY_CHARS
-from workspace_tools.tools._base import ThreadedTool, as_tool_errors, sync_with_progress
+from workspace_tools.tools._base import (
+    ThreadedTool,
+    ToolFacts,
+    as_tool_errors,
+    sync_with_progress,
+)
 from workspace_tools.tools.outputs import WorkspaceIndexOutput, WorkspaceSearchOutput
 
 __all__ = [
@@ -125,6 +130,9 @@ class WorkspaceSearchTool(ThreadedTool):
     )
     args_schema: Any = None
     output_model: ClassVar[type[BaseModel] | None] = WorkspaceSearchOutput
+    facts: ClassVar[ToolFacts] = ToolFacts(
+        title="Search the workspace", writes=False, idempotent=True, destructive=False
+    )
 
     @model_validator(mode="after")
     def _schema_for_workspace(self) -> WorkspaceSearchTool:
@@ -257,6 +265,9 @@ class WorkspaceIndexTool(ThreadedTool):
     )
     args_schema: Any = WorkspaceIndexInput
     output_model: ClassVar[type[BaseModel] | None] = WorkspaceIndexOutput
+    facts: ClassVar[ToolFacts] = ToolFacts(
+        title="Index workspace content", writes=True, idempotent=True, destructive=False
+    )
     require_approval: bool = False
     """Ask a person before this tool runs (see ``WorkspaceToolkit.interrupt_on()``)."""
 

@@ -128,3 +128,38 @@ def test_add_and_remove_report_a_broken_config_and_leave_it(
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "is not valid YAML" in err
     assert config.read_text() == "skills: [unclosed"
+
+
+def test_disable_and_enable(tmp_path: Path, make_skill, capsys) -> None:
+    make_skill("alpha")
+    make_skill("beta")
+    run(tmp_path, "add", "skills")
+    capsys.readouterr()
+    assert run(tmp_path, "disable", "beta") == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Disabled 'beta' in ")
+    assert "workspace-tools skills enable beta" in out
+    assert ProjectConfig.load(tmp_path).disabled_skills == ("beta",)
+    assert ProjectConfig.load(tmp_path).skills == ("skills",)  # other settings kept
+    assert run(tmp_path, "disable", "beta") == 0
+    assert "already disabled" in capsys.readouterr().out
+    assert run(tmp_path, "list", "--no-entry-points") == 0
+    out = capsys.readouterr().out
+    assert "alpha" in out and "beta  local" not in out
+    assert "Disabled (workspace-tools.yaml): beta" in out
+    assert run(tmp_path, "show", "beta", "--no-entry-points") == 1
+    assert "Skill 'beta' is disabled" in capsys.readouterr().err
+    assert run(tmp_path, "enable", "beta") == 0
+    assert capsys.readouterr().out.startswith("Enabled 'beta' again in ")
+    assert ProjectConfig.load(tmp_path).disabled_skills == ()
+    assert run(tmp_path, "enable", "beta") == 0
+    assert "is not disabled" in capsys.readouterr().out
+
+
+def test_disable_unknown_skill_fails(tmp_path: Path, make_skill, capsys) -> None:
+    make_skill("alpha")
+    run(tmp_path, "add", "skills")
+    assert run(tmp_path, "disable", "alpah") == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: no skill named 'alpah' in this project; nothing disabled.")
+    assert ProjectConfig.load(tmp_path).disabled_skills == ()

@@ -48,6 +48,7 @@ def main() -> None:
     parser.add_argument("--read-only", action="store_true")
     parser.add_argument("--noisy", action="store_true")
     parser.add_argument("--scope", action="append", default=[])
+    parser.add_argument("--skills", action="append", help="skills paths (default: skills)")
     args = parser.parse_args()
     protocol = None if args.http else protect_stdout()
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(name)s: %(message)s")
@@ -61,12 +62,14 @@ def main() -> None:
 
         WorkspaceSearchTool._run = noisy_run  # type: ignore[method-assign]
     root = Path(args.root)
+    # docs vectors of the fake embedder go next to the test project, not the user's cache
+    os.environ["WORKSPACE_TOOLS_CACHE_DIR"] = str(root.parent / "cache")
     options = ServerOptions(
         root=root,
         workspace=root,
         docs=root / "docs",
         docs_scopes=tuple(args.scope),
-        skills=("skills",),
+        skills=tuple(args.skills or ["skills"]),
         read_only=args.read_only,
     )
     served = build_tools(options, embedder=FakeEmbedder(), show_progress=True)

@@ -12,7 +12,9 @@ from workspace_tools.core.skills import SkillRegistry
 from workspace_tools.core.workspace import Workspace
 from workspace_tools.mcp.adapt import tool_definition
 from workspace_tools.tools import WorkspaceToolkit
+from workspace_tools.tools._schema import single_type_schema
 from workspace_tools.tools.docs import DocsSearchTool, make_docs_tools
+from workspace_tools.tools.search_documents import SearchDocumentsTool
 from workspace_tools.tools.skills import skill_tools
 
 
@@ -32,7 +34,7 @@ def test_every_tool_declares_an_object_output_model(project: Path) -> None:
         schema = tool.output_model.model_json_schema()
         assert schema["type"] == "object", tool.name
         definition = tool_definition(tool)
-        assert definition.outputSchema == schema
+        assert definition.outputSchema == single_type_schema(schema)
         assert definition.name == tool.name
 
 
@@ -47,8 +49,11 @@ def test_read_only_hints(project: Path) -> None:
     hints = {t.name: tool_definition(t).annotations.readOnlyHint for t in _tools(project)}
     assert hints["workspace_search"] is True
     assert hints["workspace_index"] is False
-    assert hints["search_documents"] is False  # it indexes new files first
+    assert hints["search_documents"] is True  # auto_sync is off by default
     assert hints["docs_refresh_index"] is True  # rebuilds memory only
+    ws = Workspace(project, embedder=FakeEmbedder())
+    syncing = SearchDocumentsTool(workspace=ws, auto_sync=True)
+    assert tool_definition(syncing).annotations.readOnlyHint is False  # it indexes new files first
     read_only = {t.name: tool_definition(t) for t in _tools(project, read_only=True)}
     assert "workspace_index" not in read_only
     assert read_only["search_documents"].annotations.readOnlyHint is True

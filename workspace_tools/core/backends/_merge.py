@@ -205,17 +205,26 @@ def _payload_for(job: MergeJob, rows: npt.NDArray[np.int64], db: IndexDatabase) 
     """Result payload of the merged rows: copied from the old payload, else read."""
     keys = job.keys.tolist()
     parts: dict[int, tuple[bytes, bytes]] = {}
+    sources: dict[str, Any] = {}
     payload, base_rows = job.payload, len(job.rows.base.keys)
     if payload is not None:
-        blob, offsets = payload.blob, payload.offsets
+        blob, offsets, old = payload.blob, payload.offsets, payload.sources
         for key, row in zip(keys, rows.tolist(), strict=True):
             if row < base_rows:
                 start, middle, stop = offsets[2 * row : 2 * row + 3].tolist()
                 if middle > start:
-                    parts[key] = (blob[start:middle].tobytes(), blob[middle:stop].tobytes())
+                    head = blob[start:middle].tobytes()
+                    parts[key] = (head, blob[middle:stop].tobytes())
+                    source = head.split(b"\0", 2)[1].decode("utf-8", "surrogatepass")
+                    sources[source] = old.get(source)
+    lacking = {source for source, value in sources.items() if value is None}
+    sources.update(db.source_metadata(lacking) if lacking else {})
     missing = [k for k in keys if k not in parts]
     for start in range(0, len(missing), _READ_BATCH):
-        for key, r in db.chunks(missing[start : start + _READ_BATCH]).items():
+        records = db.chunks(missing[start : start + _READ_BATCH])
+        wanted = {r.source for r in records.values()} - sources.keys()
+        sources.update(db.source_metadata(wanted))
+        for key, r in records.items():
             parts[key] = Payload.encode(
                 chunk_id=r.id,
                 source=r.source,
@@ -224,9 +233,12 @@ def _payload_for(job: MergeJob, rows: npt.NDArray[np.int64], db: IndexDatabase) 
                 headings=r.headings,
                 levels=r.levels,
                 metadata=r.metadata,
+                base=sources.get(r.source, {}),
                 text=r.text,
             )
     pieces = [piece for k in keys for piece in parts.get(k, (b"", b""))]
     offsets = np.zeros(len(pieces) + 1, dtype=np.int64)
     np.cumsum([len(p) for p in pieces], out=offsets[1:])
-    return Payload(blob=np.frombuffer(b"".join(pieces), dtype=np.uint8), offsets=offsets)
+    return Payload(
+        blob=np.frombuffer(b"".join(pieces), dtype=np.uint8), offsets=offsets, sources=sources
+    )

@@ -13,6 +13,9 @@ Query words expand to prefix and typo matches (:mod:`workspace_tools.core.docs.e
 scores the best variant of each query word, so exact matches outrank expansions. Last, a page's
 kind (guide, reference, example, from its folders) weighs its sections against the kind the
 query asks for (:mod:`workspace_tools.core.docs.kinds`).
+
+Given an embedder, the index is hybrid: each section also gets a vector, and the lexical ranking
+is fused with the cosine ranking (:mod:`workspace_tools.core.docs.vectors`).
 """
 
 from __future__ import annotations
@@ -23,9 +26,9 @@ import re
 import threading
 import time
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -35,7 +38,15 @@ from workspace_tools.core.convert.formats import DOCS_PAGE_SUFFIXES
 from workspace_tools.core.docs._mdx import DocsPage, first_paragraph, parse_page
 from workspace_tools.core.docs.expand import ExpansionConfig, QueryExpander, surface_map
 from workspace_tools.core.docs.kinds import PagePrior, page_factor, page_kind, query_intent
+from workspace_tools.core.docs.vectors import (
+    HybridConfig,
+    SectionVectors,
+    default_cache_file,
+    fuse_scores,
+    section_text,
+)
 from workspace_tools.core.errors import InvalidInputError, PathOutsideWorkspaceError
+from workspace_tools.core.index.embedder import Embedder
 from workspace_tools.core.index.sparse import BM25Config, SparseIndex
 from workspace_tools.core.text.scan import ScanConfig, read_inside, scan
 from workspace_tools.core.text.snippets import best_snippet, mark_hits
@@ -48,6 +59,7 @@ __all__ = [
     "DocsPage",
     "DocsStats",
     "FieldWeights",
+    "HybridConfig",
     "PagePrior",
     "parse_page",
 ]
@@ -101,7 +113,8 @@ class DocsHit:
     snippet: str
     """Best lines of the section, query hits marked ``<<like this>>``."""
     score: float
-    """Weighted sum of the per-field BM25 scores times the page-kind factor; higher is better."""
+    """Weighted sum of the per-field BM25 scores times the page-kind factor (hybrid: the fused
+    score); higher is better."""
     line: int
     """1-based file line of the snippet's first line."""
 
@@ -149,6 +162,8 @@ class _Snapshot:
     fields: dict[str, SparseIndex | None]
     expander: QueryExpander
     stats: DocsStats
+    vectors: npt.NDArray[np.float32] | None = None
+    embed_texts: tuple[str, ...] = ()  # what to embed, while the vectors are pending
 
 
 @dataclass
@@ -174,6 +189,10 @@ class DocsIndex:
         bm25: BM25Config | None = None,
         suffixes: tuple[str, ...] = DOC_SUFFIXES,
         page_prior: PagePrior | None = None,
+        embedder: Embedder | None = None,
+        hybrid: HybridConfig | None = None,
+        vector_cache: bool | str | os.PathLike[str] = False,
+        embed_in_background: bool = False,
     ) -> None:
         """Index the pages under ``root`` (or under ``root/scope``).
 
@@ -187,6 +206,15 @@ class DocsIndex:
             suffixes: File name endings indexed as pages.
             page_prior: Multipliers by page kind (guides 1.3, the kind the query asks for 1.5
                 by default; ``PagePrior(guide=1, match=1)`` switches them off).
+            embedder: Embed each section too and fuse the cosine ranking with the lexical one
+                (hybrid search); ``None`` (the default) ranks lexically. Any object with
+                ``embed(texts)`` works, e.g. the workspace's ``ws.embedder``.
+            hybrid: Vector weight, fusion rule and candidate pool of hybrid search.
+            vector_cache: Keep section vectors on disk between processes: ``True`` in the user
+                cache folder (``~/.cache/workspace-tools/docs-vectors``), or a file path;
+                ``False`` keeps them in memory only (a refresh still embeds only changes).
+            embed_in_background: Build and answer lexically at once, embed in a thread and
+                rank hybrid from when the vectors are ready (:attr:`vectors_ready`).
 
         Raises:
             InvalidInputError: ``root`` or ``scope`` is not a folder.
@@ -208,11 +236,41 @@ class DocsIndex:
         self.bm25 = bm25 or BM25Config()
         self.suffixes = suffixes
         self.page_prior = page_prior or PagePrior()
+        self.hybrid = hybrid or HybridConfig()
+        self._vectors: SectionVectors | None = None
+        self.embed_in_background = embed_in_background
+        if embedder is not None:
+            cache = None
+            if vector_cache is True:
+                model = str(getattr(embedder, "model_id", type(embedder).__name__))
+                cache = default_cache_file(self.root, self.scope, model)
+            elif vector_cache is not False:
+                cache = Path(vector_cache)
+            self._vectors = SectionVectors(embedder, cache_file=cache)
         self._builds = 0
         self._lock = threading.Lock()
         self._flight: _Flight | None = None
         self._snapshot: _Snapshot | None = None
         self.refresh()
+
+    @property
+    def mode(self) -> Literal["hybrid", "lexical"]:
+        """``hybrid`` with an embedder, else ``lexical``."""
+        return "lexical" if self._vectors is None else "hybrid"
+
+    @property
+    def vectors_ready(self) -> bool:
+        """Whether searches rank hybrid now (``False`` while background embedding runs)."""
+        return self._snap().vectors is not None
+
+    def status(self) -> str:
+        """One line on how searches rank: hybrid (model), pending vectors, or lexical."""
+        if self._vectors is None:
+            return "keyword ranking (lexical; no embedder)"
+        model = self._vectors.model_id
+        if not self.vectors_ready:
+            return f"keyword ranking until the section vectors are ready ({model} embedding)"
+        return f"hybrid ranking (keywords + vectors of {model})"
 
     @property
     def stats(self) -> DocsStats:
@@ -242,7 +300,22 @@ class DocsIndex:
                 self._flight = None
         self._snapshot = snapshot
         flight.future.set_result(snapshot.stats)
+        if snapshot.embed_texts:
+            threading.Thread(
+                target=self._embed_later, args=(snapshot,), name="docs-vectors", daemon=True
+            ).start()
         return snapshot.stats
+
+    def _embed_later(self, snapshot: _Snapshot) -> None:
+        assert self._vectors is not None
+        try:
+            vectors = self._vectors.embed_sections(snapshot.embed_texts)
+        except Exception:  # the index keeps answering lexically
+            logger.exception("Embedding the docs sections failed; searches stay lexical")
+            return
+        with self._lock:
+            if self._snapshot is snapshot:
+                self._snapshot = replace(snapshot, vectors=vectors, embed_texts=())
 
     def search(
         self,
@@ -251,6 +324,7 @@ class DocsIndex:
         top_k: int = 10,
         folder: str | None = None,
         max_per_page: int | None = 1,
+        mode: Literal["hybrid", "lexical"] | None = None,
     ) -> list[DocsHit]:
         """Rank sections for ``query``.
 
@@ -259,19 +333,26 @@ class DocsIndex:
             top_k: Most hits returned.
             folder: Only pages under this folder (relative to the docs root).
             max_per_page: Most sections of one page in the results; ``None`` for no limit.
+            mode: ``lexical`` ranks without vectors even on a hybrid index; ``None`` uses
+                :attr:`mode`.
 
         Returns:
             Hits, best first; an empty list when nothing matches.
 
         Raises:
-            InvalidInputError: ``top_k`` < 1, or ``folder`` holds no page.
+            InvalidInputError: ``top_k`` < 1, ``folder`` holds no page, or ``mode`` is
+                ``hybrid`` on an index without an embedder.
         """
         if top_k < 1:
             msg = f"top_k must be at least 1, got {top_k}."
             raise InvalidInputError(msg)
+        if mode == "hybrid" and self._vectors is None:
+            msg = "Hybrid docs search needs an embedder: DocsIndex(root, embedder=...)."
+            raise InvalidInputError(msg)
         snap = self._snap()
+        hybrid = snap.vectors is not None and mode != "lexical" and bool(query.strip())
         groups = snap.expander.expand(query)
-        if not groups or not snap.sections:
+        if (not groups and not hybrid) or not snap.sections:
             return []
         total = np.zeros(len(snap.sections), dtype=np.float32)
         for group in groups:
@@ -286,9 +367,20 @@ class DocsIndex:
         )
         if len(factors) and not np.all(factors == 1.0):
             total *= factors[snap.section_page]
+        if hybrid:
+            assert snap.vectors is not None
+            assert self._vectors is not None
+            cosine = snap.vectors @ self._vectors.query(query)
+            if len(factors) and not np.all(factors == 1.0):
+                cosine *= factors[snap.section_page]
         if folder is not None:
             pages = {snap.by_path[p.path] for p in self._pages_in(snap, folder)}
-            total[~np.isin(snap.section_page, list(pages))] = 0.0
+            outside = ~np.isin(snap.section_page, list(pages))
+            total[outside] = 0.0
+            if hybrid:
+                cosine[outside] = 0.0
+        if hybrid:
+            total = fuse_scores(total, cosine.astype(np.float32), self.hybrid)
         terms = {term for group in groups for term, _ in group}
         hits: list[DocsHit] = []
         per_page: dict[int, int] = {}
@@ -447,6 +539,14 @@ class DocsIndex:
         expander = QueryExpander(
             surface_map(words, self.tokenizer), self.tokenizer, config=self.expansion
         )
+        vectors: npt.NDArray[np.float32] | None = None
+        later: tuple[str, ...] = ()
+        if self._vectors is not None:
+            to_embed = tuple(section_text(pages[s.page].title, s.heading, s.text) for s in sections)
+            if self.embed_in_background and to_embed:
+                later = to_embed
+            else:
+                vectors = self._vectors.embed_sections(to_embed)
         with self._lock:
             self._builds += 1
             build = self._builds
@@ -465,4 +565,6 @@ class DocsIndex:
             fields=fields,
             expander=expander,
             stats=stats,
+            vectors=vectors,
+            embed_texts=later,
         )

@@ -7,6 +7,13 @@ quantisation calibrated on a fixed set of 64 passages shipped with the package
 in the cache folder (:func:`cache_root`), keyed by the model files, the library versions, the
 precision and the calibration text; a later load compiles the saved model (well under a second).
 
+The cache is verified, not trusted: the SHA-256 of every saved file is written with them
+(``checksums.json``) and checked at each load (:func:`verified_model`, which the lean query path
+uses too); a file that differs, is missing or is a symlink makes the model be converted again.
+A cache folder that cannot be written (a file in the way, a read-only filesystem) costs a
+warning naming ``WORKSPACE_TOOLS_CACHE_DIR`` and a conversion in memory, never a failed sync; a
+read-only cache that already holds a verified model (a container image) is used as it is.
+
 Everything around the transformer stays sentence-transformers': its ``preprocess`` (tokeniser,
 truncation, prompts) before, its pooling and normalisation modules after. Measured on 1,000
 SciFact abstracts on the 2-core project machine: about 1.8x the docs/s of torch bf16 at equal
@@ -44,6 +51,7 @@ __all__ = [
     "cache_root",
     "calibration_texts",
     "openvino_available",
+    "verified_model",
 ]
 
 logger = logging.getLogger(__name__)
@@ -51,8 +59,11 @@ logger = logging.getLogger(__name__)
 CACHE_ENV: Final = "WORKSPACE_TOOLS_CACHE_DIR"
 """Environment variable naming the cache folder (default ``~/.cache/workspace-tools``)."""
 OPENVINO_PRECISIONS: Final = ("int8", "bf16", "fp32")
-_FORMAT: Final = 1
-"""Bumped when the saved model's layout or the conversion changes."""
+_FORMAT: Final = 2
+"""Bumped when the saved model's layout or the conversion changes (2: ``checksums.json``)."""
+CHECKSUMS: Final = "checksums.json"
+"""``file name -> SHA-256`` of the saved model's files, written with them."""
+_MODEL_FILES: Final = ("model.xml", "model.bin")
 _CALIBRATION_BATCH: Final = 8
 _SMALL_FILE: Final = 1 << 20
 
@@ -121,6 +132,49 @@ def _fingerprint(model_path: Path, precision: str) -> str:
     return digest.hexdigest()[:24]
 
 
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_checksums(folder: Path) -> None:
+    """Record the SHA-256 of the saved model's files (called before the folder is published)."""
+    sums = {name: _sha256(folder / name) for name in _MODEL_FILES}
+    (folder / CHECKSUMS).write_text(json.dumps(sums, sort_keys=True), encoding="utf-8")
+
+
+def verified_model(cache_dir: Path) -> Path | None:
+    """``model.xml`` of a converted model whose files match their recorded checksums.
+
+    ``None`` when the folder or a file is missing, is a symlink, or differs from the checksums
+    written at conversion (the caller converts again). Reads only: a read-only cache works.
+    """
+    try:
+        if cache_dir.is_symlink() or not cache_dir.is_dir():
+            return None
+        names = (*_MODEL_FILES, CHECKSUMS)
+        if any((cache_dir / n).is_symlink() or not (cache_dir / n).is_file() for n in names):
+            if (cache_dir / "model.xml").exists():
+                logger.warning("Cached OpenVINO model in %s is incomplete or linked", cache_dir)
+            return None
+        recorded = json.loads((cache_dir / CHECKSUMS).read_text(encoding="utf-8"))
+        if not isinstance(recorded, dict):
+            return None
+        for name in _MODEL_FILES:
+            if recorded.get(name) != _sha256(cache_dir / name):
+                logger.warning(
+                    "Cached OpenVINO model file %s fails its checksum; converting again",
+                    cache_dir / name,
+                )
+                return None
+    except (OSError, ValueError):
+        return None
+    return cache_dir / "model.xml"
+
+
 def _model_inputs(model: Any, features: dict[str, Any]) -> list[str]:
     """The preprocessed features the transformer's ``forward`` takes (ids, mask, types)."""
     transformer = model[0].auto_model
@@ -177,36 +231,64 @@ class OpenVinoEncoder:
         self._compiled = self._compile(self._load_or_convert(sample))
         self._output = self._compiled.output(0)
 
-    def _load_or_convert(self, sample: dict[str, Any]) -> Path:
-        """Path of the saved model, converting (and quantising) it first when not cached."""
+    def _load_or_convert(self, sample: dict[str, Any]) -> Path | Any:
+        """The verified saved model, else a new conversion: saved, or in memory if it cannot be.
+
+        Returns:
+            The path of ``model.xml``, or an in-memory ``openvino.Model`` when the cache folder
+            is unusable (a warning names ``WORKSPACE_TOOLS_CACHE_DIR``).
+        """
+        xml = verified_model(self.cache_dir)
+        if xml is not None:
+            return xml
+        try:
+            return self._convert_into_cache(sample)
+        except OSError as exc:
+            logger.warning(
+                "The model cache %s is unusable (%s): the embedding model is converted in "
+                "memory for this process only (slow, every time). Set %s to a writable folder "
+                "to keep the conversion.",
+                self.cache_dir.parent.parent,
+                exc.strerror or exc,
+                CACHE_ENV,
+            )
+            return self._convert_quietly(sample)
+
+    def _convert_into_cache(self, sample: dict[str, Any]) -> Path:
         from filelock import FileLock
 
-        xml = self.cache_dir / "model.xml"
-        if xml.is_file():
-            return xml
         self.cache_dir.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(self.cache_dir) + ".lock"):
-            if xml.is_file():  # another process converted it meanwhile
+            xml = verified_model(self.cache_dir)
+            if xml is not None:  # another process converted it meanwhile
                 return xml
+            if self.cache_dir.is_symlink() or self.cache_dir.is_file():
+                self.cache_dir.unlink()
+            elif self.cache_dir.exists():  # damaged or from before checksums: replaced
+                shutil.rmtree(self.cache_dir)
             logger.warning(
                 "Converting the embedding model for OpenVINO (%s, once; cached in %s)",
                 self.precision,
                 self.cache_dir,
             )
-            # nncf draws progress bars on stdout, which an MCP stdio server uses for messages.
-            with contextlib.redirect_stdout(sys.stderr), warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # torch's tracer warnings about the model code
-                converted = self._convert(sample)
+            converted = self._convert_quietly(sample)
             staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=self.cache_dir.parent))
             staging.chmod(0o755)
             try:
                 import openvino
 
                 openvino.save_model(converted, str(staging / "model.xml"), compress_to_fp16=False)
+                write_checksums(staging)
                 os.replace(staging, self.cache_dir)
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
-        return xml
+        return self.cache_dir / "model.xml"
+
+    def _convert_quietly(self, sample: dict[str, Any]) -> Any:
+        # nncf draws progress bars on stdout, which an MCP stdio server uses for messages.
+        with contextlib.redirect_stdout(sys.stderr), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch's tracer warnings about the model code
+            return self._convert(sample)
 
     def _convert(self, sample: dict[str, Any]) -> Any:
         import openvino
@@ -232,7 +314,7 @@ class OpenVinoEncoder:
             subset_size=len(batches),
         )
 
-    def _compile(self, xml: Path) -> Any:
+    def _compile(self, model: Path | Any) -> Any:
         import openvino
 
         config: dict[str, Any] = {"PERFORMANCE_HINT": "LATENCY"}
@@ -243,15 +325,24 @@ class OpenVinoEncoder:
         if self.threads is not None:
             config["INFERENCE_NUM_THREADS"] = self.threads
         core = openvino.Core()
-        # OpenVINO's own cache of the compiled model: a later process imports it (~5x faster)
-        core.set_property({"CACHE_DIR": str(self.cache_dir / "compiled")})
+        if not isinstance(model, Path):  # converted in memory: the cache folder is unusable
+            return core.compile_model(model, "CPU", config)
+        compiled = self.cache_dir / "compiled"
+        if _writable_folder(compiled):
+            # OpenVINO's own cache of the compiled model: a later process imports it (~5x faster)
+            core.set_property({"CACHE_DIR": str(compiled)})
         try:
-            return core.compile_model(str(xml), "CPU", config)
-        except RuntimeError as exc:  # a damaged cache entry: convert again
-            logger.warning("Cached OpenVINO model %s unusable (%s); converting again", xml, exc)
-            shutil.rmtree(self.cache_dir, ignore_errors=True)
+            return core.compile_model(str(model), "CPU", config)
+        except RuntimeError as exc:  # a damaged compiled entry, or a model it cannot read
+            logger.warning("Cached OpenVINO model %s unusable (%s); converting again", model, exc)
+            with contextlib.suppress(OSError):
+                shutil.rmtree(self.cache_dir)
+            core = openvino.Core()
             sample = self._model.preprocess(["a short text"])
-            return core.compile_model(str(self._load_or_convert(sample)), "CPU", config)
+            again = self._load_or_convert(sample)
+            return core.compile_model(
+                again if not isinstance(again, Path) else str(again), "CPU", config
+            )
 
     def encode(
         self, texts: Sequence[str], *, batch_size: int = 32, prompt: str | None = None
@@ -289,3 +380,14 @@ class OpenVinoEncoder:
         for rows, vectors in rows_out:
             out[rows] = vectors
         return out
+
+
+def _writable_folder(folder: Path) -> bool:
+    """``folder`` exists (made if need be), is no symlink, and this process may write in it."""
+    try:
+        if folder.is_symlink():
+            return False
+        folder.mkdir(exist_ok=True)
+    except OSError:
+        return False
+    return folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)

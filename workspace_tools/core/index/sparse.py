@@ -18,10 +18,12 @@ import numpy.typing as npt
 
 from workspace_tools.core.index._sparse_build import make_bm25
 
-__all__ = ["QUERY_TF_RULES", "BM25Config", "SparseIndex", "query_tf_weights"]
+__all__ = ["BM25_METHODS", "QUERY_TF_RULES", "BM25Config", "SparseIndex", "query_tf_weights"]
 
 logger = logging.getLogger(__name__)
 
+BM25_METHODS: Final[tuple[str, ...]] = ("lucene", "robertson", "atire", "bm25l", "bm25+")
+"""The bm25s scoring variants :attr:`BM25Config.method` may name."""
 QUERY_TF_RULES: Final[tuple[str, ...]] = ("saturated", "count", "distinct")
 """How often a repeated query term counts; see :func:`query_tf_weights`."""
 _K3_TERMS_PER_UNIT: Final = 4.0
@@ -50,6 +52,9 @@ class BM25Config:
     def __post_init__(self) -> None:
         if self.k1 < 0 or not 0 <= self.b <= 1:
             msg = f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={self.k1}, b={self.b}."
+            raise ValueError(msg)
+        if self.method not in BM25_METHODS:
+            msg = f"Unknown BM25 method {self.method!r}. Use one of: {', '.join(BM25_METHODS)}."
             raise ValueError(msg)
         if self.query_tf not in QUERY_TF_RULES:
             msg = (

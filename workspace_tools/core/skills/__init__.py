@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from workspace_tools.core.skills.catalogue import (
+    DEFAULT_BUDGET,
+    CatalogueBudget,
     CatalogueFormat,
+    render_catalog_prompt,
     render_catalogue,
     render_skills_prompt,
+    select_skills,
     skill_location,
 )
 from workspace_tools.core.skills.discover import discover, is_glob, list_resources
@@ -27,8 +31,10 @@ from workspace_tools.core.skills.registry import (
 from workspace_tools.core.skills.search import SkillSearchHit, SkillSearchIndex
 
 __all__ = [
+    "DEFAULT_BUDGET",
     "ENTRY_POINT_GROUP",
     "MANAGED_DIR",
+    "CatalogueBudget",
     "CatalogueFormat",
     "ParsedSkill",
     "Skill",
@@ -47,8 +53,10 @@ __all__ = [
     "parse_skill_file",
     "parse_skill_text",
     "read_skill_file",
+    "render_catalog_prompt",
     "render_catalogue",
     "render_skills_prompt",
+    "select_skills",
     "skill_location",
     "validate_name",
 ]

@@ -2,13 +2,18 @@
 
 Entries are sorted by name (then source and location) so the text is byte-stable across turns and
 provider prompt caches keep working. With no skills the result is the empty string.
+
+Past a budget (:class:`CatalogueBudget`: a number of skills or of characters) the catalogue lists
+the skills most relevant to the conversation (BM25 over names, descriptions and instructions, the
+same search as ``skill_search``) and one line saying how many more there are and how to find them.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 from xml.sax.saxutils import escape
@@ -16,13 +21,18 @@ from xml.sax.saxutils import escape
 from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.core.skills.model import SOURCE_PRIORITY, Skill
 from workspace_tools.core.skills.registry import SkillCatalog, SkillRegistry
+from workspace_tools.core.skills.search import SkillSearchIndex
 
 __all__ = [
+    "DEFAULT_BUDGET",
     "SKILLS_INSTRUCTIONS",
     "SKILLS_INTRO",
+    "CatalogueBudget",
     "CatalogueFormat",
+    "render_catalog_prompt",
     "render_catalogue",
     "render_skills_prompt",
+    "select_skills",
     "skill_location",
 ]
 
@@ -45,6 +55,34 @@ SKILLS_INSTRUCTIONS: Final = (
 )
 """How the model should load skills; follows the catalogue."""
 
+MAX_QUERY_CHARS: Final = 2000
+"""Characters of the conversation used to rank skills when the budget is exceeded."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CatalogueBudget:
+    """Most skills, and most characters of catalogue entries, the prompt lists.
+
+    ``None`` for either means no limit on it; ``CatalogueBudget(max_skills=None,
+    max_chars=None)`` lists every skill.
+    """
+
+    max_skills: int | None = 50
+    """Most skills listed."""
+    max_chars: int | None = 15_000
+    """Most characters of the listed entries (the intro and instructions not counted)."""
+
+    def __post_init__(self) -> None:
+        for name in ("max_skills", "max_chars"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                msg = f"CatalogueBudget {name} must be at least 1 (None: no limit), got {value}."
+                raise InvalidInputError(msg)
+
+
+DEFAULT_BUDGET: Final = CatalogueBudget()
+"""The budget of :func:`render_skills_prompt` and ``SkillsMiddleware`` unless told otherwise."""
+
 
 def skill_location(skill: Skill, *, root: Path | None = None) -> str:
     """Catalogue location of a skill: its SKILL.md relative to ``root`` when inside it."""
@@ -57,6 +95,64 @@ def skill_location(skill: Skill, *, root: Path | None = None) -> str:
         except ValueError:
             pass
     return skill_md.as_posix() if os.sep == "/" else str(skill_md)
+
+
+def _entry_chars(skill: Skill, fmt: CatalogueFormat, root: Path | None) -> int:
+    return len(render_catalogue([skill], fmt=fmt, root=root))
+
+
+def select_skills(
+    skills: Sequence[Skill],
+    *,
+    budget: CatalogueBudget = DEFAULT_BUDGET,
+    query: str | None = None,
+    fmt: CatalogueFormat = "xml",
+    root: Path | None = None,
+    index: Callable[[], SkillSearchIndex] | None = None,
+) -> list[Skill]:
+    """The skills a budgeted catalogue lists: all of them when they fit, else the most relevant.
+
+    Relevance is the ``skill_search`` ranking of ``query`` (the conversation); skills it does
+    not find follow by source (local first) and name. Skills are added in that order while the
+    count and the characters of their entries stay within ``budget``. ``index`` gives the
+    search index to rank with (built from ``skills`` when absent, only when needed).
+    """
+    limit_n = budget.max_skills
+    limit_c = budget.max_chars
+    sizes = {id(s): _entry_chars(s, fmt, root) for s in skills}
+    fits_n = limit_n is None or len(skills) <= limit_n
+    fits_c = limit_c is None or sum(sizes.values()) <= limit_c
+    if fits_n and fits_c:
+        return list(skills)
+    order = sorted(skills, key=lambda s: (SOURCE_PRIORITY[s.source], s.name, s.location))
+    text = " ".join((query or "").split())[-MAX_QUERY_CHARS:]
+    if text.strip():
+        search = index() if index is not None else SkillSearchIndex(skills)
+        hits = search.search(text, top_k=max(1, len(search)), include_references=False)
+        rank: dict[str, int] = {}
+        for position, hit in enumerate(hits):
+            rank.setdefault(hit.location, position)
+        order.sort(key=lambda s: rank.get(s.location, len(rank)))
+    chosen: list[Skill] = []
+    used = 0
+    for skill in order:
+        if limit_n is not None and len(chosen) >= limit_n:
+            break
+        size = sizes[id(skill)]
+        if limit_c is not None and used + size > limit_c:
+            continue
+        chosen.append(skill)
+        used += size
+    return chosen
+
+
+def _more_line(hidden: int, total: int) -> str:
+    what = "skill is" if hidden == 1 else "skills are"
+    return (
+        f"{hidden} more {what} not listed here ({total} in all). Find them with the "
+        "`skill_search` tool (it searches names, descriptions and instructions), then load "
+        "one with `skill`."
+    )
 
 
 def render_catalogue(
@@ -106,6 +202,8 @@ def render_skills_prompt(
     context: Any = None,
     root: Path | None = None,
     instructions: bool = True,
+    budget: CatalogueBudget | None = DEFAULT_BUDGET,
+    query: str | None = None,
 ) -> str:
     """The system-prompt section for a set of skills: intro, catalogue and loading instructions.
 
@@ -117,20 +215,46 @@ def render_skills_prompt(
         context: Request context handed to a registry with dynamic paths.
         root: Locations are shown relative to this folder; defaults to the registry's root.
         instructions: Add the intro and the instructions on loading skills.
+        budget: Past this many skills (or characters of entries) only the skills most
+            relevant to ``query`` are listed, with a line on finding the rest with
+            ``skill_search``; ``None`` lists every skill.
+        query: What the conversation is about (for example the last user message); ranks the
+            skills when the budget is exceeded.
 
     Returns:
         The text, or ``""`` when there are no skills.
     """
     if isinstance(skills, SkillRegistry):
-        catalog = skills.catalog(context=context)
-        items: Sequence[Skill] = catalog.skills
-        root = root or catalog.root
-    elif isinstance(skills, SkillCatalog):
-        items = skills.skills
+        skills = skills.catalog(context=context)
+    return render_catalog_prompt(
+        skills, fmt=fmt, root=root, instructions=instructions, budget=budget, query=query
+    )
+
+
+def render_catalog_prompt(
+    skills: SkillCatalog | Sequence[Skill],
+    *,
+    fmt: CatalogueFormat = "xml",
+    root: Path | None = None,
+    instructions: bool = True,
+    budget: CatalogueBudget | None = DEFAULT_BUDGET,
+    query: str | None = None,
+) -> str:
+    """:func:`render_skills_prompt` for a catalogue already resolved (no registry call)."""
+    index: Callable[[], SkillSearchIndex] | None = None
+    if isinstance(skills, SkillCatalog):
+        items: Sequence[Skill] = skills.skills
         root = root or skills.root
+        index = skills.search_index
     else:
         items = skills
-    body = render_catalogue(items, fmt=fmt, root=root)
+    shown = list(items)
+    if budget is not None:
+        shown = select_skills(items, budget=budget, query=query, fmt=fmt, root=root, index=index)
+    body = render_catalogue(shown, fmt=fmt, root=root)
+    if len(shown) < len(items):
+        more = _more_line(len(items) - len(shown), len(items))
+        body = f"{body}\n\n{more}" if body else more
     if not body or not instructions:
         return body
     return f"{SKILLS_INTRO}\n\n{body}\n\n{SKILLS_INSTRUCTIONS}"

@@ -12,15 +12,18 @@ when anything changed; unchanged SKILL.md files are not parsed again.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import difflib
 import importlib.metadata
+import inspect
 import logging
 import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TypeAlias
@@ -49,7 +52,10 @@ MANAGED_DIR: Final = ".workspace_tools/skills"
 _EXTERNAL_PARTS: Final = frozenset({"site-packages", "dist-packages", "node_modules"})
 
 PathLike: TypeAlias = "str | os.PathLike[str]"
-DynamicPaths: TypeAlias = Callable[[Any], Iterable["str | os.PathLike[str]"]]
+DynamicPaths: TypeAlias = Callable[
+    [Any], "Iterable[str | os.PathLike[str]] | Awaitable[Iterable[str | os.PathLike[str]]]"
+]
+"""A function of the request context giving skills paths; ``async def`` functions work too."""
 
 
 def classify_source(folder: Path, *, managed_roots: Collection[Path] = ()) -> SkillSource:
@@ -77,12 +83,17 @@ class SkillCatalog:
         *,
         root: Path,
         diagnostics: Sequence[SkillDiagnostic] = (),
+        disabled: Collection[str] = (),
     ) -> None:
         self.root = root
-        self.skills: tuple[Skill, ...] = tuple(
-            sorted(skills, key=lambda s: (s.name, SOURCE_PRIORITY[s.source], s.location))
-        )
+        ordered = sorted(skills, key=lambda s: (s.name, SOURCE_PRIORITY[s.source], s.location))
+        off = frozenset(disabled)
+        self.skills: tuple[Skill, ...] = tuple(s for s in ordered if s.name not in off)
         """Every distinct skill (same-named ones from several places included), by name."""
+        self.disabled: tuple[Skill, ...] = tuple(s for s in ordered if s.name in off)
+        """Skills found but disabled (``disabled_skills``): listed nowhere, not loadable."""
+        self.disabled_names: frozenset[str] = off
+        """The disabled names (found or not)."""
         self._by_name: dict[str, list[Skill]] = {}
         for skill in self.skills:
             self._by_name.setdefault(skill.name, []).append(skill)
@@ -140,6 +151,14 @@ class SkillCatalog:
         skill = self._by_path(ident)
         if skill is not None:
             return skill
+        off = self._by_path(ident, self.disabled)
+        if ident in self.disabled_names or off is not None:
+            shown = off.name if off is not None else ident
+            msg = (
+                f"Skill {shown!r} is disabled (disabled_skills in workspace-tools.yaml). Run "
+                f"`workspace-tools skills enable {shown}` to use it, or pick another skill."
+            )
+            raise SkillNotFoundError(msg)
         raise SkillNotFoundError(self._not_found(identifier))
 
     def search(
@@ -151,14 +170,18 @@ class SkillCatalog:
         include_references: bool = True,
     ) -> list[SkillSearchHit]:
         """BM25 search over names and descriptions (boosted), bodies and reference files."""
-        with self._lock:
-            if self._index is None:
-                self._index = SkillSearchIndex(self.skills)
-        return self._index.search(
+        return self.search_index().search(
             query, top_k=top_k, skill_names=skill_names, include_references=include_references
         )
 
-    def _by_path(self, ident: str) -> Skill | None:
+    def search_index(self) -> SkillSearchIndex:
+        """The search index of these skills (built on first use, then kept)."""
+        with self._lock:
+            if self._index is None:
+                self._index = SkillSearchIndex(self.skills)
+            return self._index
+
+    def _by_path(self, ident: str, among: Sequence[Skill] | None = None) -> Skill | None:
         text = ident.replace("\\", "/").rstrip("/")
         if text.endswith("/SKILL.md"):
             text = text[: -len("/SKILL.md")]
@@ -169,7 +192,7 @@ class SkillCatalog:
             path = self.root / path
         target = Path(os.path.normpath(path))
         real = os.path.realpath(target)
-        for skill in self.skills:
+        for skill in self.skills if among is None else among:
             if skill.path is not None and (
                 skill.path == target or os.path.realpath(skill.path) == real
             ):
@@ -208,7 +231,8 @@ class SkillRegistry:
 
     Args:
         paths: Skills paths (folders of skills, skill folders, SKILL.md files or globs), relative
-            to ``root``; or a callable that receives the request context and returns such paths.
+            to ``root``; or a callable that receives the request context and returns such paths
+            (a plain or an ``async`` function).
         root: Project root; defaults to the current directory.
         skills: Skills defined in code; they take precedence over filesystem skills.
         managed_paths: Extra folders whose skills count as managed (besides
@@ -219,6 +243,9 @@ class SkillRegistry:
         strict: Raise :class:`SkillFormatError` on any problem instead of reporting diagnostics.
         check_interval: Seconds during which a freshness check is not repeated (0: every call).
         cache_size: Catalogues kept for distinct dynamic path sets.
+        disabled: Skill names left out of every catalogue and lookup. ``None`` (the default)
+            reads ``disabled_skills`` from ``<root>/workspace-tools.yaml`` and follows the
+            file as it changes (``workspace-tools skills disable NAME`` writes it).
     """
 
     def __init__(
@@ -232,8 +259,12 @@ class SkillRegistry:
         strict: bool = False,
         check_interval: float = 0.0,
         cache_size: int = 32,
+        disabled: Collection[str] | None = None,
     ) -> None:
         self.root = Path(root if root is not None else Path.cwd()).absolute()
+        self._disabled_fixed = None if disabled is None else frozenset(disabled)
+        self._disabled: frozenset[str] = self._disabled_fixed or frozenset()
+        self._disabled_sig: tuple[int, int] | str | None = "unread"
         self._paths: list[str] | DynamicPaths = (
             paths if callable(paths) else [os.fspath(p) for p in paths]
         )
@@ -325,10 +356,62 @@ class SkillRegistry:
     # -- queries -------------------------------------------------------------------------------
 
     def catalog(self, *, context: Any = None) -> SkillCatalog:
-        """The fresh catalogue for ``context`` (used only by dynamic paths)."""
-        specs = self._specs(context)
+        """The fresh catalogue for ``context`` (used only by dynamic paths).
+
+        An ``async`` paths function is awaited on a private event loop (in a worker thread
+        when this thread already runs one); in async code prefer :meth:`acatalog`.
+        """
+        raw = self._paths(context) if callable(self._paths) else self._paths
+        if inspect.isawaitable(raw):
+            raw = _await(raw)
+        return self._catalog_for(self._specs_of(raw))
+
+    async def acatalog(self, *, context: Any = None) -> SkillCatalog:
+        """Async twin of :meth:`catalog`.
+
+        An ``async`` paths function is awaited on this loop; file checks run in a worker thread.
+        """
+        raw = self._paths(context) if callable(self._paths) else self._paths
+        if inspect.isawaitable(raw):
+            raw = await raw
+        return await asyncio.to_thread(self._catalog_for, self._specs_of(raw))
+
+    @property
+    def disabled(self) -> frozenset[str]:
+        """Names currently disabled (see the ``disabled`` argument)."""
+        with self._lock:
+            self._check_disabled()
+            return self._disabled
+
+    def _check_disabled(self) -> None:
+        """Re-read ``disabled_skills`` when the project file changed (the lock is held)."""
+        if self._disabled_fixed is not None:
+            return
+        from workspace_tools.core.config import CONFIG_FILE, ProjectConfig
+        from workspace_tools.core.errors import InvalidInputError
+
+        try:
+            st = (self.root / CONFIG_FILE).stat()
+            sig: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            sig = None
+        if sig == self._disabled_sig:
+            return
+        self._disabled_sig = sig
+        names: frozenset[str] = frozenset()
+        if sig is not None:
+            try:
+                names = frozenset(ProjectConfig.load(self.root).disabled_skills)
+            except InvalidInputError as exc:  # a broken project file must not stop the skills
+                logger.warning("Ignoring disabled_skills: %s", exc)
+        if names != self._disabled:
+            self._disabled = names
+            self._states.clear()
+
+    def _catalog_for(self, specs: tuple[tuple[str, SkillSource | None], ...]) -> SkillCatalog:
         key = specs
         with self._lock:
+            self._check_disabled()
             state = self._states.get(key)
             now = time.monotonic()
             if state is not None and now - state.checked_at < self.check_interval:
@@ -399,8 +482,11 @@ class SkillRegistry:
         p = Path(path).expanduser()
         return Path(os.path.normpath(p if p.is_absolute() else self.root / p))
 
-    def _specs(self, context: Any) -> tuple[tuple[str, SkillSource | None], ...]:
-        raw = self._paths(context) if callable(self._paths) else self._paths
+    def _specs_of(
+        self, raw: Iterable[str | os.PathLike[str]]
+    ) -> tuple[tuple[str, SkillSource | None], ...]:
+        if isinstance(raw, (str, os.PathLike)):
+            raw = [raw]
         specs: list[tuple[str, SkillSource | None]] = [(os.fspath(p), None) for p in raw]
         managed = self.root / MANAGED_DIR
         specs.append((str(managed), "managed"))
@@ -450,7 +536,7 @@ class SkillRegistry:
                     candidates[key_path] = dataclasses.replace(parsed.skill, resources=resources)
         skills = _dedupe_aliases(list(candidates.values()))
         skills.extend(self._code.values())
-        catalog = SkillCatalog(skills, root=self.root, diagnostics=diags)
+        catalog = SkillCatalog(skills, root=self.root, diagnostics=diags, disabled=self._disabled)
         if self.strict and catalog.conflicts:
             raise SkillFormatError(" ".join(_conflict(n, c) for n, c in catalog.conflicts.items()))
         watched = list(dict.fromkeys(watched))
@@ -472,6 +558,20 @@ class SkillRegistry:
                     logger.warning("Skipping %s: %s", diag.path, diag.message)
             self._parsed[key] = parsed
         return parsed
+
+
+def _await(awaitable: Awaitable[Any]) -> Any:
+    """The result of ``awaitable`` from synchronous code."""
+
+    async def wrap() -> Any:
+        return await awaitable
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(wrap())
+    with ThreadPoolExecutor(max_workers=1) as pool:  # this thread's loop is busy running us
+        return pool.submit(asyncio.run, wrap()).result()
 
 
 def _dedupe_aliases(skills: list[Skill]) -> list[Skill]:

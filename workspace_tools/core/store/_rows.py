@@ -6,7 +6,7 @@ import errno
 import hashlib
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -23,16 +23,20 @@ __all__ = [
     "Changes",
     "ChunkRecord",
     "SourceRow",
+    "chunk_metadata",
     "dumps",
+    "join_metadata",
     "parse_chunk",
     "parse_source",
     "row_checksum",
+    "split_metadata",
     "storage_error",
     "translate_error",
 ]
 
-FORMAT_VERSION: Final = 2
-"""Version of the on-disk format (1 was generation folders of JSON and arrays)."""
+FORMAT_VERSION: Final = 3
+"""Version of the on-disk format (1 was generation folders of JSON and arrays; 2 copied the
+source's metadata onto every chunk row, 3 keeps it once, on the source row)."""
 DB_NAME: Final = "index.sqlite3"
 TERM_SEPARATOR: Final = " "
 """Terms of a chunk are stored space-separated (the tokenizer never yields whitespace)."""
@@ -57,7 +61,7 @@ CREATE TABLE IF NOT EXISTS removed(
 CREATE INDEX IF NOT EXISTS removed_version ON removed(version);
 CREATE TABLE IF NOT EXISTS vectors(
     hash TEXT PRIMARY KEY, vector BLOB NOT NULL, checksum TEXT NOT NULL);
-INSERT OR IGNORE INTO meta VALUES ('format_version', '2');
+INSERT OR IGNORE INTO meta VALUES ('format_version', '3');
 INSERT OR IGNORE INTO meta VALUES ('version', '0');
 INSERT OR IGNORE INTO meta VALUES ('horizon', '0');
 INSERT OR IGNORE INTO meta VALUES ('database_id', lower(hex(randomblob(16))));
@@ -149,8 +153,63 @@ def parse_source(path: Path, row: Sequence[Any]) -> SourceRow:
     )
 
 
-def parse_chunk(path: Path, row: Sequence[Any]) -> ChunkRecord:
-    """A ``chunks`` row (its columns :data:`CHUNK_COLUMNS`), its checksum checked."""
+def split_metadata(
+    metadata: Mapping[str, Any], base: Mapping[str, Any]
+) -> tuple[dict[str, Any], list[str]]:
+    """What a chunk's metadata adds to its source's (``base``), and the keys it lacks.
+
+    A source's metadata (up to 16 KB) is stored once, on its row; each chunk row keeps only
+    ``[own, dropped]`` (its format, kind, page...), where format 2 copied it onto every chunk.
+    """
+    own = {
+        key: value
+        for key, value in metadata.items()
+        if key not in base or not (base[key] is value or dumps(base[key]) == dumps(value))
+    }
+    return own, [key for key in base if key not in metadata]
+
+
+def join_metadata(
+    base: Mapping[str, Any], own: Mapping[str, Any], dropped: Sequence[str]
+) -> dict[str, Any]:
+    """A chunk's metadata from its source's and its own part (keys sorted, as stored)."""
+    if not base:  # files: no metadata of their own (both parts come sorted from the JSON)
+        return dict(own)
+    merged = {k: v for k, v in base.items() if k not in dropped} if dropped else dict(base)
+    merged.update(own)
+    return dict(sorted(merged.items()))
+
+
+def chunk_metadata(raw: str, base: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The metadata a ``chunks`` row's column holds: format 2 a full object, format 3 a part.
+
+    With ``base`` ``None`` (a caller that does not read metadata) only the chunk's own part.
+
+    Raises:
+        ValueError: the column does not parse as either form.
+    """
+    value = json.loads(raw)
+    if isinstance(value, dict):
+        return value
+    if (
+        isinstance(value, list)
+        and len(value) == 2
+        and isinstance(value[0], dict)
+        and isinstance(value[1], list)
+    ):
+        own, dropped = value
+        return own if base is None else join_metadata(base, own, dropped)
+    msg = f"chunk metadata is neither an object nor [own, dropped]: {raw[:40]!r}"
+    raise ValueError(msg)
+
+
+def parse_chunk(
+    path: Path, row: Sequence[Any], base: Mapping[str, Any] | None = None
+) -> ChunkRecord:
+    """A ``chunks`` row (its columns :data:`CHUNK_COLUMNS`), its checksum checked.
+
+    ``base`` is the metadata of the chunk's source (merged into the chunk's own part).
+    """
     *fields, checksum = row
     if row_checksum(*fields[1:]) != checksum:
         msg = (
@@ -168,7 +227,7 @@ def parse_chunk(path: Path, row: Sequence[Any]) -> ChunkRecord:
         headings=list(json.loads(headings)),
         levels=list(json.loads(levels)),
         hash=digest,
-        metadata=dict(json.loads(metadata)),
+        metadata=chunk_metadata(metadata, base),
         text=text,
         terms=terms,
     )

@@ -8,7 +8,13 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.store._rows import ChunkRecord, SourceRow, dumps, row_checksum
+from workspace_tools.core.store._rows import (
+    ChunkRecord,
+    SourceRow,
+    dumps,
+    row_checksum,
+    split_metadata,
+)
 
 __all__ = ["Writer"]
 
@@ -63,6 +69,7 @@ class Writer:
         keys = []
         conn = self._conn
         for c in chunks:
+            own, dropped = split_metadata(c.metadata, row.metadata)
             fields = (
                 c.id,
                 c.source,
@@ -71,7 +78,7 @@ class Writer:
                 dumps(c.headings),
                 dumps(c.levels),
                 c.hash,
-                dumps(c.metadata),
+                dumps([own, dropped]),
                 c.text,
                 c.terms,
             )

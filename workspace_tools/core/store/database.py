@@ -15,6 +15,8 @@ that fell behind that horizon reloads in full). Rows carry a checksum, so a dama
 from __future__ import annotations
 
 import contextlib
+import functools
+import importlib.metadata
 import json
 import sqlite3
 import threading
@@ -25,7 +27,8 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.errors import IndexCorruptError
+from workspace_tools.core.errors import IndexCorruptError, WorkspaceError
+from workspace_tools.core.store._checks import check_database
 from workspace_tools.core.store._rows import (
     CHUNK_COLUMNS,
     DB_NAME,
@@ -36,6 +39,7 @@ from workspace_tools.core.store._rows import (
     Changes,
     ChunkRecord,
     SourceRow,
+    chunk_metadata,
     parse_chunk,
     parse_source,
     row_checksum,
@@ -90,11 +94,15 @@ class IndexDatabase:
             # A writer killed while creating the file leaves one without tables: no index yet.
             self._check_file()
             conn = self._connect_read_only()
-            if conn.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchone() is None:
+            try:
+                found = check_database(conn, self.path, current=FORMAT_VERSION)
+            except BaseException:
+                conn.close()
+                raise
+            if found is None:
                 conn.close()
                 return False
             self._conn = conn
-            self._check_format()
             return True
 
     def _connect_read_only(self) -> sqlite3.Connection:
@@ -134,7 +142,15 @@ class IndexDatabase:
             self._check_file()
             if self.read_only:
                 conn = self._connect_read_only()
+                try:
+                    check_database(conn, self.path, current=FORMAT_VERSION)
+                except BaseException:
+                    conn.close()
+                    raise
             else:
+                # Checked through a read-only connection first: a file this version must not
+                # touch (a newer format, a damaged schema) is refused before a byte is written.
+                found = self._probe()
                 self.directory.mkdir(parents=True, exist_ok=True)
                 conn = sqlite3.connect(
                     self.path, timeout=60, isolation_level=None, check_same_thread=False
@@ -145,9 +161,30 @@ class IndexDatabase:
                 conn.executescript(SCHEMA)
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute(f"PRAGMA synchronous={'FULL' if self._durable else 'NORMAL'}")
+                if found is not None and found < FORMAT_VERSION:
+                    # Format 2 rows read as they are (full chunk metadata); new rows are format 3.
+                    conn.execute(
+                        "UPDATE meta SET value=? WHERE key='format_version'", (str(FORMAT_VERSION),)
+                    )
             self._conn = conn
-            self._check_format()
             return conn
+
+    def _probe(self) -> int | None:
+        """The format of the existing file, checked (``None``: no file or a new, empty one)."""
+        try:
+            if self.path.stat().st_size == 0:
+                return None
+        except FileNotFoundError:
+            return None
+        # Immutable while no writer is around (no -wal file): the probe leaves no -shm behind.
+        immutable = "" if self._wal.exists() else "&immutable=1"
+        probe = sqlite3.connect(
+            f"{self.path.as_uri()}?mode=ro{immutable}", uri=True, timeout=60, isolation_level=None
+        )
+        try:
+            return check_database(probe, self.path, current=FORMAT_VERSION)
+        finally:
+            probe.close()
 
     def _check_file(self) -> None:
         """Refuse a database file that is cut short, or one replaced by something else."""
@@ -190,21 +227,13 @@ class IndexDatabase:
                 self._conn.close()
                 self._conn = None
 
-    def _check_format(self) -> None:
-        found = self.meta("format_version")
-        if found != str(FORMAT_VERSION):
-            msg = (
-                f"The index database {self.path} has format version {found}, this version of "
-                f"workspace-tools reads {FORMAT_VERSION}. Rebuild it with "
-                "Workspace(root, rebuild=True) or `workspace-tools index --rebuild`."
-            )
-            raise IndexCorruptError(msg)
-
     @contextlib.contextmanager
     def guard(self, action: str) -> Iterator[None]:
         """Turn SQLite and OS failures into :class:`WorkspaceError` subclasses with advice."""
         try:
             yield
+        except WorkspaceError:
+            raise
         except sqlite3.DatabaseError as exc:
             raise translate_error(exc, action, path=self.path) from exc
         except OSError as exc:
@@ -325,31 +354,61 @@ class IndexDatabase:
         out: dict[int, ChunkRecord] = {}
         if not keys:
             return out
-        with self._lock, self.guard("read the index"):
+        with self._lock, self.guard("read the index"), self.reading():
             conn = self.connection()
             for start in range(0, len(keys), 500):
                 part = [int(k) for k in keys[start : start + 500]]
                 marks = ",".join("?" * len(part))
-                for row in conn.execute(
+                rows = conn.execute(
                     f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE key IN ({marks})",  # noqa: S608
                     part,
-                ):
-                    record = parse_chunk(self.path, row)
+                ).fetchall()
+                bases = self._source_metadata(conn, {str(r[2]) for r in rows})
+                for row in rows:
+                    record = parse_chunk(self.path, row, bases.get(str(row[2]), {}))
                     out[record.key] = record
+        return out
+
+    def source_metadata(self, source_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """The metadata of these sources (the part every chunk of a source shares)."""
+        with self._lock, self.guard("read the index"):
+            return self._source_metadata(self.connection(), set(source_ids))
+
+    @staticmethod
+    def _source_metadata(
+        conn: sqlite3.Connection, source_ids: set[str] | None
+    ) -> dict[str, dict[str, Any]]:
+        """``source id -> metadata`` of these sources (``None``: every source)."""
+        if source_ids is None:
+            rows = conn.execute("SELECT id, metadata FROM sources").fetchall()
+        else:
+            ids, rows = sorted(source_ids), []
+            for start in range(0, len(ids), 500):
+                part = ids[start : start + 500]
+                marks = ",".join("?" * len(part))
+                rows += conn.execute(
+                    f"SELECT id, metadata FROM sources WHERE id IN ({marks})",  # noqa: S608
+                    part,
+                ).fetchall()
+        out: dict[str, dict[str, Any]] = {}
+        for sid, raw in rows:
+            value = json.loads(raw)
+            if not isinstance(value, dict):
+                msg = f"source {sid!r} has metadata that is not an object"
+                raise TypeError(msg)
+            out[str(sid)] = value
         return out
 
     def chunks_of(self, source_id: str) -> list[ChunkRecord]:
         """Chunks of a source, in key (insertion) order."""
-        with self._lock, self.guard("read the index"):
-            rows = (
-                self.connection()
-                .execute(
-                    f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE source=? ORDER BY key",  # noqa: S608 - constant names, bound values
-                    (source_id,),
-                )
-                .fetchall()
-            )
-        return [parse_chunk(self.path, r) for r in rows]
+        with self._lock, self.guard("read the index"), self.reading():
+            conn = self.connection()
+            rows = conn.execute(
+                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE source=? ORDER BY key",  # noqa: S608 - constant names, bound values
+                (source_id,),
+            ).fetchall()
+            base = self._source_metadata(conn, {source_id}).get(source_id, {})
+            return [parse_chunk(self.path, r, base) for r in rows]
 
     def vectors(self, hashes: Iterable[str]) -> dict[str, npt.NDArray[np.float32]]:
         """Cached vectors of these content hashes (misses are left out)."""
@@ -452,7 +511,9 @@ class IndexDatabase:
                     conn.execute("SELECT value FROM meta WHERE key='version'").fetchone()[0]
                 )
                 rows = conn.execute("SELECT key, id, source, metadata FROM chunks").fetchall()
-        return current, {int(k): (i, s, json.loads(m)) for k, i, s, m in rows}
+                bases = self._source_metadata(conn, None)
+            out = {int(k): (i, s, chunk_metadata(m, bases.get(s, {}))) for k, i, s, m in rows}
+        return current, out
 
     def quick_check(self) -> bool:
         """SQLite's structural check passes."""
@@ -481,6 +542,9 @@ class IndexDatabase:
                     conn.execute(
                         "UPDATE meta SET value=? WHERE key='version'", (str(writer.version),)
                     )
+                    conn.execute(
+                        "INSERT OR REPLACE INTO meta VALUES ('written_by', ?)", (_written_by(),)
+                    )
                 conn.execute("COMMIT")
             except BaseException:
                 with contextlib.suppress(sqlite3.Error):
@@ -498,3 +562,12 @@ class IndexDatabase:
         """Make every commit durable in the main file (``save()``)."""
         with self._lock, self.guard("save the index"):
             self.connection().execute("PRAGMA wal_checkpoint(FULL)")
+
+
+@functools.cache
+def _written_by() -> str:
+    """This package's version, recorded with each commit (a newer reader's refusal names it)."""
+    try:
+        return importlib.metadata.version("workspace-tools")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - run from a source tree
+        return "unknown"

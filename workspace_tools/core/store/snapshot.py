@@ -24,7 +24,13 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
+from workspace_tools.core.errors import IndexCorruptError
 from workspace_tools.core.index.segments import BaseArrays
+from workspace_tools.core.store._rows import join_metadata, split_metadata
+from workspace_tools.core.store._snapshot_checks import PAYLOAD as _PAYLOAD
+from workspace_tools.core.store._snapshot_checks import PAYLOAD_OFFSETS as _PAYLOAD_OFFSETS
+from workspace_tools.core.store._snapshot_checks import PAYLOAD_SOURCES as _PAYLOAD_SOURCES
+from workspace_tools.core.store._snapshot_checks import check_base, check_payload
 
 if TYPE_CHECKING:
     from workspace_tools.core.index.dense import DenseIndex, FrozenDense
@@ -46,8 +52,7 @@ logger = logging.getLogger(__name__)
 _PREFIX: Final = "snapshot-"
 _ARRAYS: Final = ("keys", "terms", "offsets", "indptr", "docs", "tf", "scores")
 _DENSE: Final = "dense.faiss"
-_PAYLOAD: Final = "results.npy"
-_PAYLOAD_OFFSETS: Final = "results_offsets.npy"
+
 ChunkFields = tuple[str, str, int, int, tuple[str, ...], tuple[int, ...], dict[str, Any], str]
 """``(id, source, start, end, headings, levels, metadata, text)`` of a chunk, as a payload row
 decodes (results make a :class:`~workspace_tools.core.types.Chunk` only if a snippet is read)."""
@@ -60,15 +65,16 @@ class Payload:
 
     Row ``i`` is two byte ranges of :attr:`blob`: a header at ``offsets[2i]:offsets[2i + 1]``,
     then the chunk text as raw UTF-8 at ``offsets[2i + 1]:offsets[2i + 2]``. The header is
-    ``id NUL source NUL start NUL end NUL [headings, levels, metadata]`` (the last part JSON;
-    ids never hold NUL). Reading a row decodes two short byte ranges, and the JSON part is
-    parsed once per distinct value (most chunks share a few), where a JSON row per chunk cost
-    ~11 us for 1 KB of text.
+    ``id NUL source NUL start NUL end NUL [headings, levels, own, dropped]`` (the last part
+    JSON; ids never hold NUL), where the chunk's metadata is its source's (:attr:`sources`,
+    kept once per source) without ``dropped``, plus ``own``. Reading a row decodes two short
+    byte ranges, and the JSON part is parsed once per distinct value, where a JSON row per chunk
+    cost ~11 us for 1 KB of text.
     """
 
-    __slots__ = ("_blob_view", "_offsets_view", "_tails", "blob", "offsets")
+    __slots__ = ("_blob_view", "_offsets_view", "_sources", "_tails", "blob", "offsets", "raw")
 
-    def __init__(self, *, blob: Any, offsets: Any) -> None:
+    def __init__(self, *, blob: Any, offsets: Any, sources: bytes | dict[str, Any]) -> None:
         self.blob = blob
         """``uint8`` bytes of every row, one after the other."""
         self.offsets = offsets
@@ -76,7 +82,23 @@ class Payload:
         # memoryviews: slicing and indexing them costs a fraction of numpy's scalar paths
         self._blob_view = np.ascontiguousarray(blob, dtype=np.uint8).data
         self._offsets_view = np.ascontiguousarray(offsets, dtype=np.int64).data.cast("B").cast("q")
-        self._tails: dict[str, tuple[tuple[str, ...], tuple[int, ...], dict[str, Any]]] = {}
+        self._tails: dict[str, tuple[tuple[str, ...], tuple[int, ...], Any, Any]] = {}
+        self.raw = sources if isinstance(sources, bytes) else b""
+        """The JSON of :attr:`sources` as saved (parsed on first use)."""
+        self._sources = None if isinstance(sources, bytes) else sources
+
+    @property
+    def sources(self) -> dict[str, Any]:
+        """``source id -> metadata`` of the rows' sources."""
+        if self._sources is None:
+            parsed = json.loads(self.raw) if self.raw else {}
+            if not isinstance(parsed, dict) or not all(
+                isinstance(v, dict) for v in parsed.values()
+            ):
+                msg = "the payload's source metadata is not a mapping of objects"
+                raise ValueError(msg)
+            self._sources = parsed
+        return self._sources
 
     def row(self, number: int) -> ChunkFields | None:
         """``(id, source, start, end, headings, levels, metadata, text)`` of a base row.
@@ -92,13 +114,14 @@ class Payload:
         )
         parsed = self._tails.get(tail)
         if parsed is None:
-            headings, levels, metadata = json.loads(tail)
-            parsed = (tuple(headings), tuple(levels), metadata)
+            headings, levels, own, dropped = json.loads(tail)
+            parsed = (tuple(headings), tuple(levels), own, dropped)
             if len(self._tails) >= _TAILS_KEPT:
                 self._tails.clear()
             self._tails[tail] = parsed
+        metadata = join_metadata(self.sources.get(source, {}), parsed[2], parsed[3])
         text = str(blob[middle:stop], "utf-8", "surrogatepass")
-        return cid, source, int(first), int(last), parsed[0], parsed[1], parsed[2], text
+        return cid, source, int(first), int(last), parsed[0], parsed[1], metadata, text
 
     @staticmethod
     def encode(
@@ -110,10 +133,17 @@ class Payload:
         headings: list[str],
         levels: list[int],
         metadata: dict[str, Any],
+        base: dict[str, Any],
         text: str,
     ) -> tuple[bytes, bytes]:
-        """The two byte ranges of a row (see the class docstring)."""
-        tail = json.dumps([headings, levels, metadata], ensure_ascii=False, separators=(",", ":"))
+        """The two byte ranges of a row (``base``: its source's metadata, kept apart)."""
+        own, dropped = split_metadata(metadata, base)
+        tail = json.dumps(
+            [headings, levels, own, dropped],
+            ensure_ascii=False,
+            separators=(",", ":"),
+            sort_keys=True,
+        )
         head = "\0".join([chunk_id, source, str(start), str(end), tail])
         return head.encode("utf-8", "surrogatepass"), text.encode("utf-8", "surrogatepass")
 
@@ -192,49 +222,41 @@ def load_base(info: SnapshotInfo) -> tuple[BaseArrays, list[str]] | None:
     if path is None:
         return None
     try:
-        vocab = [str(t) for t in json.loads(path.read_text(encoding="utf-8"))]
+        vocab = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         _report(path, exc)
         return None
     base = BaseArrays(**arrays)
-    rows = len(base.keys)
-    consistent = (
-        len(base.offsets) == rows + 1
-        and int(base.offsets[-1]) == len(base.terms)
-        and len(base.indptr) == len(vocab) + 1
-        and int(base.indptr[-1]) == len(base.docs) == len(base.tf) == len(base.scores)
-    )
-    if not consistent:
-        logger.warning("Snapshot %s is inconsistent; rebuilding it", info.folder)
-        return None
+    # Sizes and hashes matched: what is wrong now was written wrong (a bug, or someone who also
+    # rewrote the record), so it is refused, not rebuilt quietly.
+    check_base(base, vocab, folder=info.folder)
     return base, vocab
 
 
 def load_payload(info: SnapshotInfo, rows: int) -> Payload | None:
     """The result payload of the base rows (``None`` when absent or damaged: read the database)."""
-    if _PAYLOAD not in info.files:
+    if _PAYLOAD not in info.files or _PAYLOAD_SOURCES not in info.files:
         return None  # a snapshot from before this payload format: results come from the database
     blob_path = _verified(info, _PAYLOAD)
     offsets_path = _verified(info, _PAYLOAD_OFFSETS)
-    if blob_path is None or offsets_path is None:
+    sources_path = _verified(info, _PAYLOAD_SOURCES)
+    if blob_path is None or offsets_path is None or sources_path is None:
         return None
     try:
         # Read into memory, not mapped: the check above has just read the files (they are in
         # the page cache), and a mapped row costs a page fault the first time a result shows it.
         blob = np.load(blob_path, allow_pickle=False)
         offsets = np.load(offsets_path, allow_pickle=False)
+        sources = json.loads(sources_path.read_bytes())
     except (OSError, ValueError) as exc:
         _report(blob_path, exc)
         return None
-    if len(offsets) != 2 * rows + 1 or (rows and int(offsets[-1]) != len(blob)):
-        logger.warning("Snapshot payload in %s is inconsistent; reading the database", info.folder)
-        return None
-    return Payload(blob=blob, offsets=offsets)
+    check_payload(blob, offsets, sources, rows=rows, folder=info.folder)
+    return Payload(blob=blob, offsets=offsets, sources=sources)
 
 
 def load_dense(info: SnapshotInfo, *, dimension: int, hnsw_threshold: int) -> DenseIndex | None:
     """The saved FAISS index; ``None`` when absent or damaged (it is then rebuilt)."""
-    from workspace_tools.core.errors import IndexCorruptError
     from workspace_tools.core.index.dense import DenseIndex
 
     path = _verified(info, _DENSE)
@@ -330,6 +352,10 @@ def _write_snapshot(
                     np.asarray(payload.offsets, dtype=np.int64),
                     allow_pickle=False,
                 )
+                raw = payload.raw or json.dumps(
+                    payload.sources, ensure_ascii=False, separators=(",", ":")
+                ).encode("utf-8", "surrogatepass")
+                (staging / _PAYLOAD_SOURCES).write_bytes(raw)
             dense_version = version
             kept: dict[str, list[Any]] = {}
             if dense is not None and len(dense):

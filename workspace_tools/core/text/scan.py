@@ -94,6 +94,13 @@ class ScanConfig:
     """Skip regular files with more than one hard link (reason ``hard link``): such a file may
     also live outside the root. Off by default; see docs/security.md."""
 
+    def __post_init__(self) -> None:
+        for name in ("max_depth", "max_file_bytes"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                msg = f"ScanConfig: {name} must be a whole number >= 0, got {value!r}."
+                raise InvalidInputError(msg)
+
 
 SKILL_FOLDER_WALK: Final = ScanConfig(
     max_depth=20,

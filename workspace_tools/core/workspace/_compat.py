@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 from workspace_tools.core.errors import IndexMismatchError
 
-__all__ = ["check_settings"]
+__all__ = ["check_root", "check_settings", "root_record"]
 
 
 def check_settings(
@@ -52,3 +53,33 @@ def check_settings(
             "(CLI: --rebuild) to rebuild the index."
         )
         raise IndexMismatchError(msg)
+
+
+def root_record(root: Path, index_dir: Path) -> str:
+    """How the index records its root: relative to the index folder when inside the root.
+
+    Relative, a project moved or copied with its index keeps matching; absolute for an index
+    kept outside the root.
+    """
+    if root in index_dir.parents:
+        return os.path.relpath(root, index_dir)
+    return str(root)
+
+
+def check_root(recorded: str | None, *, root: Path, index_dir: Path) -> None:
+    """Refuse an index recorded for another root (its sync would delete the other's files).
+
+    Raises:
+        IndexMismatchError: the recorded root is not ``root`` (the message names both).
+    """
+    if recorded is None:
+        return  # an index written before roots were recorded: the next commit records it
+    other = Path(os.path.normpath(index_dir / recorded))
+    if other == root:
+        return
+    msg = (
+        f"The index in {index_dir} belongs to the workspace root {other}, not {root}: two roots "
+        "cannot share one index (syncing this one would remove the other's files). Give this "
+        "root its own index_dir, or pass rebuild=True (CLI: --rebuild) to replace that index."
+    )
+    raise IndexMismatchError(msg)

@@ -52,7 +52,7 @@ _LINK_TARGET: Final = re.compile(r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
 
 
 MAX_METADATA_BYTES: Final = 16_384
-"""Largest metadata of one indexed source, as JSON (it is copied onto every chunk)."""
+"""Largest metadata of one indexed source, as JSON (shown with every result)."""
 
 
 def unpack_document(doc: DocumentLike) -> tuple[str, str, dict[str, Any]]:
@@ -99,7 +99,7 @@ def check_metadata(doc_id: str, metadata: dict[str, Any]) -> None:
     if len(encoded) > MAX_METADATA_BYTES:
         msg = (
             f"The metadata of {doc_id[:80]!r} is {len(encoded)} bytes as JSON; the limit is "
-            f"{MAX_METADATA_BYTES} (it is copied onto every chunk). Keep metadata short: put long "
+            f"{MAX_METADATA_BYTES} (it is shown with every result). Keep metadata short: put long "
             "text in the content."
         )
         raise InvalidInputError(msg)

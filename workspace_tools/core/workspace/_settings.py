@@ -4,7 +4,7 @@ Example::
 
     skills: [skills]
     workspace:
-      index_dir: .workspace_tools/index   # relative to the project root
+      index_dir: .workspace_tools/index   # relative to the project root, and inside it
       embedder: default                   # default | none | <sentence-transformers name or path>
       paths: [docs, src]                  # what `sync()` and `workspace-tools index` scan
       fusion: zscore                      # zscore | weighted | rrf | minmax | spread
@@ -15,17 +15,26 @@ Example::
       scan: {max_depth: 10, max_file_bytes: 20971520, include_hidden: false}
       conversion: {seconds: 10, memory_bytes: 536870912, per_format: {pdf: {seconds: 30}}}
       read_only: false
-      backend: embedded                   # embedded | milvus | {type: milvus, uri: ..., ...}
+      backend: embedded                   # embedded | milvus | {type: milvus, analyzer: ...}
+
+Every value is checked by type when the file is read (a pydantic model, strict: ``'false'`` is
+not a boolean, ``'10'`` not a number), and an error names the key, the value and the file.
+
+The file belongs to the indexed folder, which is not trusted (docs/security.md, "Who may set
+what"): it may shape how its own content is indexed, but not move data or credentials. So
+``index_dir`` must stay inside the root, and ``backend`` may not name a server ``uri``, a
+``token`` or a Lite file outside the root: those come from the API, the CLI or the environment.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from workspace_tools.core.backends.config import backend_config
+from workspace_tools.core.backends.config import MILVUS_TOKEN_ENV, backend_config
 from workspace_tools.core.config import ProjectConfig
 from workspace_tools.core.convert.limits import ConversionLimits
 from workspace_tools.core.errors import InvalidInputError
@@ -33,10 +42,12 @@ from workspace_tools.core.index.sparse import BM25Config
 from workspace_tools.core.text.chunking import ChunkingConfig
 from workspace_tools.core.text.scan import ScanConfig
 
-__all__ = ["SECTION", "workspace_options"]
+__all__ = ["INDEX_DIR_ENV", "SECTION", "UntrustedSettingError", "workspace_options"]
 
 SECTION: Final = "workspace"
 """Top-level key of the workspace settings in ``workspace-tools.yaml``."""
+INDEX_DIR_ENV: Final = "WORKSPACE_TOOLS_INDEX_DIR"
+"""Environment variable the CLI reads for ``--index-dir`` (an index folder anywhere)."""
 
 _KEYS: Final = {
     "index_dir",
@@ -60,55 +71,141 @@ _SECTIONS: Final[dict[str, Any]] = {
 }
 
 
+class UntrustedSettingError(InvalidInputError):
+    """The project file sets something only the caller may set (it would move data or keys)."""
+
+
 def workspace_options(config: ProjectConfig) -> tuple[dict[str, Any], list[str] | None]:
     """Keyword arguments for :class:`~workspace_tools.core.workspace.Workspace` and sync paths.
 
     Raises:
-        InvalidInputError: an unknown key or a value of the wrong shape, naming the key.
+        InvalidInputError: an unknown key or a value of the wrong type or range, naming the key.
+        UntrustedSettingError: the file moves the index outside the root or names a backend
+            target (server, token, file outside the root); the message says where to set it.
     """
     raw = config.section(SECTION, known=_KEYS)
+    if not raw:
+        return {}, None
     where = f"'{SECTION}' in {config.path}"
+    data = _validated(raw, where)
     options: dict[str, Any] = {}
-    if "index_dir" in raw:
-        options["index_dir"] = Path(config.root, str(raw["index_dir"]))
-    if "embedder" in raw:
-        value = raw["embedder"]
-        options["embedder"] = None if value in (None, "none", False) else str(value)
-    if "backend" in raw:
-        backend = backend_config(raw["backend"], where=f"'backend' under {where}")
-        uri = backend.uri
-        if uri is not None and "://" not in uri and not uri.startswith("unix:"):
-            backend = dataclasses.replace(backend, uri=str(Path(config.root, uri)))
-        options["backend"] = backend
+    if "index_dir" in data:
+        options["index_dir"] = _inside_root(config, data["index_dir"])
+    if "embedder" in data:
+        value = data["embedder"]
+        options["embedder"] = None if value == "none" else value
+    if "backend" in data:
+        options["backend"] = _backend(config, data["backend"], where)
     for key in ("fusion", "vector_weight", "ranking_prior", "read_only"):
-        if key in raw:
-            options[key] = raw[key]
+        if key in data:
+            options[key] = data[key]
     for key, cls in _SECTIONS.items():
-        if key in raw:
-            section = raw[key]
-            if not isinstance(section, Mapping):
-                msg = f"'{key}' under {where} must be a mapping, got {section!r}."
-                raise InvalidInputError(msg)
+        if key in data:
             try:
-                options[key if key != "bm25" else "bm25_config"] = _build(cls, key, section)
+                options[key if key != "bm25" else "bm25_config"] = _build(cls, key, data[key])
             except (TypeError, ValueError) as exc:
-                msg = f"Invalid '{key}' settings under {where}: {exc}."
-                raise InvalidInputError(msg) from exc
+                msg = f"Invalid '{key}' settings under {where}: {exc}"
+                raise InvalidInputError(msg.rstrip(".") + ".") from exc
     if "scan" in options:
         options["scan_config"] = options.pop("scan")
     if "conversion" in options:
         options["conversion_limits"] = options.pop("conversion")
-    paths = raw.get("paths")
-    if paths is not None:
-        if isinstance(paths, str):
-            paths = [paths]
-        if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
-            msg = f"'paths' under {where} must be a list of paths, got {paths!r}."
-            raise InvalidInputError(msg)
-    return options, paths
+    return options, data.get("paths")
+
+
+def _inside_root(config: ProjectConfig, value: str) -> Path:
+    """``index_dir`` of the file, refused unless it stays inside the (resolved) root."""
+    root = config.root.resolve()
+    target = Path(os.path.normpath(Path(config.root, value)))
+    try:
+        resolved = target.resolve()
+    except (OSError, RuntimeError) as exc:  # a symlink loop
+        msg = f"'index_dir' {value!r} in {config.path} cannot be resolved ({exc})."
+        raise InvalidInputError(msg) from exc
+    if resolved != root and root not in resolved.parents:
+        msg = (
+            f"'index_dir: {value}' in {config.path} is refused: it points outside the project "
+            f"root ({resolved}), and the folder's own file may not move its index elsewhere. "
+            f"Pass index_dir= to Workspace, --index-dir on the CLI or set ${INDEX_DIR_ENV}."
+        )
+        raise UntrustedSettingError(msg)
+    return target
+
+
+def _backend(config: ProjectConfig, value: Any, where: str) -> Any:
+    """The file's backend: a type and an analyzer, a local Lite file, never a server or key."""
+    label = f"'backend' under {where}"
+    backend = backend_config(value, where=label)
+    if backend.token is not None:
+        msg = (
+            f"'backend.token' in {config.path} is refused: the folder's own file may not hold "
+            f"a credential. Set ${MILVUS_TOKEN_ENV} or pass backend={{'token': ...}} to Workspace."
+        )
+        raise UntrustedSettingError(msg)
+    uri = backend.uri
+    if uri is None:
+        return backend
+    if "\x00" in uri:
+        msg = f"'backend.uri' in {config.path} must not contain a NUL character, got {uri!r}."
+        raise InvalidInputError(msg)
+    if "://" in uri or uri.startswith("unix:"):
+        msg = (
+            f"'backend.uri: {uri}' in {config.path} is refused: the folder's own file may not "
+            "send the index (and your Milvus token) to a server. Pass it with --backend-uri on "
+            "the CLI or backend={'type': 'milvus', 'uri': ...} to Workspace."
+        )
+        raise UntrustedSettingError(msg)
+    root = config.root.resolve()
+    resolved = Path(config.root, uri).resolve()
+    if root not in resolved.parents:
+        msg = (
+            f"'backend.uri: {uri}' in {config.path} is refused: a Milvus Lite file outside the "
+            "project root. Keep it inside the root, or pass it with --backend-uri on the CLI or "
+            "backend={'type': 'milvus', 'uri': ...} to Workspace."
+        )
+        raise UntrustedSettingError(msg)
+    return dataclasses.replace(backend, uri=str(Path(config.root, uri)))
 
 
 def _build(cls: Any, key: str, section: Mapping[str, Any]) -> Any:
     if key == "scan" and "excluded_dirs" in section:
         section = {**section, "excluded_dirs": frozenset(section["excluded_dirs"])}
     return cls(**dict(section))
+
+
+def _validated(raw: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """The section checked by type (strict), as plain values: only the keys the file set."""
+    from pydantic import ValidationError
+
+    from workspace_tools.core.workspace._settings_model import WorkspaceSection
+
+    try:
+        checked = WorkspaceSection.model_validate(dict(raw))
+    except ValidationError as exc:
+        raise InvalidInputError(_one_line(exc, where)) from None
+    return checked.model_dump(exclude_unset=True)
+
+
+_PROBLEMS: Final = {
+    "bool_type": "must be true or false",
+    "int_type": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "float_type": "must be a number",
+    "string_type": "must be a string",
+    "list_type": "must be a list",
+    "dict_type": "must be a mapping",
+}
+
+
+def _one_line(exc: Any, where: str) -> str:
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    key = ".".join(str(part) for part in first["loc"]) or SECTION
+    more = len(errors) - 1
+    extra = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+    if first["type"] == "extra_forbidden":
+        section, _, name = key.rpartition(".")
+        return f"Invalid '{section}' settings under {where}: unknown setting '{name}'{extra}."
+    problem = _PROBLEMS.get(first["type"]) or str(first["msg"]).removeprefix("Value error, ")
+    problem = problem.replace("Input should be", "must be")
+    return f"Invalid '{key}' under {where}: {problem}, got {first['input']!r}{extra}."

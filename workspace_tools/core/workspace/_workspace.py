@@ -181,7 +181,10 @@ class Workspace(ReadPath, WritePath):
         fusion = fusion if fusion is not None else file.get("fusion", DEFAULT_FUSION)
         vector_weight = vector_weight if vector_weight is not None else file.get("vector_weight")
         vector_weight = 0.5 if vector_weight is None else vector_weight
-        read_only = bool(read_only if read_only is not None else file.get("read_only", False))
+        read_only = read_only if read_only is not None else file.get("read_only", False)
+        if not isinstance(read_only, bool):
+            msg = f"read_only must be true or false, got {read_only!r}."
+            raise InvalidInputError(msg)
         if ranking_prior is None:
             ranking_prior = file.get("ranking_prior", True)
         if not isinstance(ranking_prior, bool):
@@ -195,8 +198,9 @@ class Workspace(ReadPath, WritePath):
         if fusion not in FUSION_RULES:
             msg = f"fusion must be one of {', '.join(FUSION_RULES)}; got {fusion!r}."
             raise InvalidInputError(msg)
-        if not 0.0 <= vector_weight <= 1.0:
-            msg = f"vector_weight must be between 0 and 1, got {vector_weight}."
+        number = isinstance(vector_weight, (int, float)) and not isinstance(vector_weight, bool)
+        if not number or not 0.0 <= vector_weight <= 1.0:
+            msg = f"vector_weight must be between 0 and 1 (a number), got {vector_weight!r}."
             raise InvalidInputError(msg)
         self.bm25_enabled = bm25
         self.tokenizer = Tokenizer(tokenizer)

@@ -25,7 +25,7 @@ from workspace_tools.core.store.migrate import migrate_legacy, remove_legacy
 from workspace_tools.core.text.hashing import text_hash
 from workspace_tools.core.types import Chunk, SyncReport
 from workspace_tools.core.workspace._base import WorkspaceBase
-from workspace_tools.core.workspace._compat import check_settings
+from workspace_tools.core.workspace._compat import check_root, check_settings, root_record
 from workspace_tools.core.workspace._ingest import embed_texts, gc_paused, indexed_text
 
 __all__ = ["WritePath"]
@@ -136,6 +136,7 @@ class WritePath(WorkspaceBase):
             if self._clear_on_commit:
                 writer.clear(keep_vectors=self._vectors_reusable())
             writer.set_meta("settings", json.dumps(self._settings(), sort_keys=True))
+            writer.set_meta("root", root_record(self.root, self.index_dir))
             for source_id in removed:
                 writer.remove_source(source_id)
             for record, records in rows:
@@ -248,6 +249,7 @@ class WritePath(WorkspaceBase):
                 )
                 raise IndexCorruptError(msg)
             return
+        check_root(self._db.meta("root"), root=self.root, index_dir=self.index_dir)
         saved = self._db.settings()
         self._saved_settings = saved
         if saved is None:

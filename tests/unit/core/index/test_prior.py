@@ -228,7 +228,7 @@ def test_ranking_prior_setting_from_the_argument_and_the_project_file(tmp_path: 
     assert Workspace(tmp_path, embedder=None).ranking_prior is False
     (tmp_path / "workspace-tools.yaml").write_text("workspace:\n  ranking_prior: maybe\n")
     with pytest.raises(
-        InvalidInputError, match=r"ranking_prior must be true or false, got 'maybe'"
+        InvalidInputError, match=r"'ranking_prior' under .* must be true or false, got 'maybe'"
     ):
         Workspace(tmp_path, embedder=None)
 

@@ -13,7 +13,7 @@ from workspace_tools.core.skills import SkillRegistry, list_resources, parse_ski
 from workspace_tools.skills_entry import example_skills_path
 
 BENCHMARK = BENCHMARKS / "agent-skills" / "skills"
-EXAMPLES = REPO / "workspace_tools" / "skills_examples"
+EXAMPLES = REPO / "skills_examples"
 
 
 @pytest.mark.skipif(not BENCHMARK.is_dir(), reason=missing(BENCHMARK))

@@ -17,7 +17,12 @@ def _payload_of(rows: list[tuple[bytes, bytes]]) -> Payload:
     pieces = [piece for row in rows for piece in row]
     offsets = np.zeros(len(pieces) + 1, dtype=np.int64)
     np.cumsum([len(p) for p in pieces], out=offsets[1:])
-    return Payload(blob=np.frombuffer(b"".join(pieces), dtype=np.uint8), offsets=offsets)
+    return Payload(
+        blob=np.frombuffer(b"".join(pieces), dtype=np.uint8), offsets=offsets, sources=_SOURCES
+    )
+
+
+_SOURCES = {"docs/a b.md": {"tags": ["x", "\u00fc"], "owner": "me", "n": 2}}
 
 
 def test_a_row_decodes_to_exactly_what_was_encoded() -> None:
@@ -30,6 +35,7 @@ def test_a_row_decodes_to_exactly_what_was_encoded() -> None:
             headings=["T\u00eftle", "Section \x01"],
             levels=[1, 2],
             metadata={"format": "markdown", "tags": ["x", "\u00fc"], "n": 3},
+            base=_SOURCES["docs/a b.md"],
             text=_ODD_TEXT,
         ),
         (b"", b""),  # a row deleted before the payload was written
@@ -41,6 +47,7 @@ def test_a_row_decodes_to_exactly_what_was_encoded() -> None:
             headings=[],
             levels=[],
             metadata={},
+            base={},
             text="",
         ),
     ]
@@ -103,7 +110,7 @@ def test_a_snapshot_without_this_payload_format_reads_results_from_the_database(
     info = read_pointer(ws._db)
     assert info is not None
     record = json.loads(ws._db.meta("snapshot") or "{}")
-    for name in ("results.npy", "results_offsets.npy"):
+    for name in ("results.npy", "results_offsets.npy", "results_sources.json"):
         (info.folder / name).unlink()
         del record["files"][name]
     with ws._db.write("test") as writer:

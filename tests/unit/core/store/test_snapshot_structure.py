@@ -1,0 +1,109 @@
+"""Snapshot files wrong in structure but with their checksums rewritten (issue 28, item 9).
+
+A writer bug, or someone who also rewrites the database's snapshot record, leaves files whose
+size and CRC-32 match: row ids out of range, a 2-D array, payload offsets past the payload, a
+vocabulary of numbers. Each is refused with ``IndexCorruptError`` naming ``rebuild=True`` (it
+was a raw ``IndexError``, ``ValueError``, ``JSONDecodeError`` or silently other answers).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.support.fakes import FakeEmbedder
+from workspace_tools import Workspace
+from workspace_tools.core.errors import IndexCorruptError
+from workspace_tools.core.store.snapshot import _digest
+
+
+def _build(root: Path) -> Path:
+    root.mkdir()
+    for number in range(8):
+        (root / f"doc{number}.md").write_text(
+            f"# Doc {number}\n\nAlpha beta gamma {number}.\n\n## Part\n\n"
+            + f"Searching delta epsilon marker{number}.\n" * 20,
+            encoding="utf-8",
+        )
+    ws = Workspace(root, embedder=FakeEmbedder())
+    ws.sync()
+    ws.save()
+    del ws
+    gc.collect()
+    return next((root / ".workspace_tools" / "index").glob("snapshot-*"))
+
+
+def _rewrite(snapshot: Path, name: str, change: Callable[[Path], None]) -> None:
+    """Damage one file, then record its new size and CRC-32 as the writer would."""
+    path = snapshot / name
+    change(path)
+    database = snapshot.parent / "index.sqlite3"
+    conn = sqlite3.connect(database)
+    with conn:
+        (raw,) = conn.execute("SELECT value FROM meta WHERE key='snapshot'").fetchone()
+        record = json.loads(raw)
+        record["files"][name] = [path.stat().st_size, _digest(path)]
+        conn.execute("UPDATE meta SET value=? WHERE key='snapshot'", (json.dumps(record),))
+    conn.close()
+
+
+def _edit_array(edit: Callable[[Any], Any]) -> Callable[[Path], None]:
+    def change(path: Path) -> None:
+        array = np.load(path, allow_pickle=False)
+        np.save(path, edit(array.copy()), allow_pickle=False)
+
+    return change
+
+
+def _docs_out_of_range(docs: Any) -> Any:
+    docs[0] = 10_000
+    return docs
+
+
+def _offsets_past_the_payload(offsets: Any) -> Any:
+    offsets[3] = offsets[-1] + 5_000
+    return offsets
+
+
+def _numbers(path: Path) -> None:
+    terms = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps(list(range(len(terms)))), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("name", "change", "problem"),
+    [
+        ("docs.npy", _edit_array(_docs_out_of_range), "docs.npy does not fit the other arrays"),
+        ("scores.npy", _edit_array(lambda a: a.reshape(-1, 1)), "scores.npy is float32 of shape"),
+        (
+            "results_offsets.npy",
+            _edit_array(_offsets_past_the_payload),
+            "results_offsets.npy points outside results.npy",
+        ),
+        ("vocab.json", _numbers, "vocab.json is not a list of terms"),
+        ("terms.npy", _edit_array(lambda a: a.astype(np.int64)), "terms.npy is int64"),
+        ("keys.npy", _edit_array(lambda a: a * 0), "keys.npy does not fit"),
+        ("results_sources.json", lambda p: p.write_text("[1]"), "not a mapping of source"),
+    ],
+)
+@pytest.mark.parametrize("read_only", [False, True])
+def test_structurally_wrong_snapshot_files_are_refused(
+    tmp_path: Path, name: str, change: Callable[[Path], None], problem: str, read_only: bool
+) -> None:
+    snapshot = _build(tmp_path / "ws")
+    _rewrite(snapshot, name, change)
+    with pytest.raises(IndexCorruptError) as caught:
+        Workspace(tmp_path / "ws", embedder=FakeEmbedder(), read_only=read_only).search("alpha")
+    message = str(caught.value)
+    assert problem in message, message
+    assert "rebuild=True" in message and "match their recorded sizes and checksums" in message
+    rebuilt = Workspace(tmp_path / "ws", embedder=FakeEmbedder(), rebuild=True)
+    rebuilt.sync()
+    assert len(rebuilt.search("marker3", top_k=3)) == 3

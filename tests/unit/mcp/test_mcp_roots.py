@@ -1,0 +1,65 @@
+"""MCP roots: the client's roots, within what the command line allows (issue 29)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from mcp import ClientSession, types
+from mcp.client.stdio import stdio_client
+from pydantic import FileUrl
+
+from tests.unit.mcp.conftest import stdio_params
+from workspace_tools.mcp.roots import allowed_directories, serve_within, uri_path
+
+
+async def _run(root: Path, body: Any, roots: list[Path] | None) -> Any:
+    async def list_roots(_: Any) -> types.ListRootsResult:
+        assert roots is not None
+        return types.ListRootsResult(roots=[types.Root(uri=FileUrl(p.as_uri())) for p in roots])
+
+    callback = list_roots if roots is not None else None
+    async with (
+        stdio_client(stdio_params(root)) as (read, write),
+        ClientSession(read, write, list_roots_callback=callback) as session,
+    ):
+        await session.initialize()
+        return await body(session)
+
+
+async def _calls(session: ClientSession) -> dict[str, types.CallToolResult]:
+    return {
+        "inside": await session.call_tool("search_documents", {"query": "parse", "paths": ["src"]}),
+        "outside": await session.call_tool(
+            "search_documents", {"query": "install", "paths": ["docs"]}
+        ),
+        "index outside": await session.call_tool("workspace_index", {"path": "notes.txt"}),
+        "docs": await session.call_tool("docs_get_page", {"path": "index"}),
+    }
+
+
+async def test_client_roots_narrow_the_workspace(project: Path) -> None:
+    results = await _run(project, _calls, [project / "src"])
+    assert not results["inside"].isError
+    assert results["outside"].isError
+    text = results["outside"].content[0].text
+    assert text.startswith("Path 'docs' is outside the directories this session serves")
+    assert str((project / "src").resolve()) in text
+    assert results["index outside"].isError
+    assert not results["docs"].isError  # docs paths are relative to the docs root, not checked
+
+
+async def test_without_client_roots_the_command_line_decides(project: Path) -> None:
+    results = await _run(project, _calls, None)
+    assert not any(r.isError for r in results.values())
+
+
+def test_serve_within_and_allowed_directories(tmp_path: Path) -> None:
+    ws, docs, other = tmp_path / "ws", tmp_path / "ws" / "docs", tmp_path / "elsewhere"
+    allowed = allowed_directories(workspace=ws, docs=docs, skills=[ws / "skills"])
+    assert allowed == [ws.resolve(), docs.resolve(), (ws / "skills").resolve()]
+    assert serve_within([ws / "src"], [ws]) == [ws / "src"]  # narrower client root
+    assert serve_within([tmp_path], [ws]) == [ws]  # a wider root serves the allowed folder
+    assert serve_within([other], [ws]) == []
+    assert uri_path("file:///tmp/a%20b") == Path("/tmp/a b").resolve()
+    assert uri_path("https://example.com/x") is None
