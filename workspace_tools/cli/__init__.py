@@ -123,7 +123,11 @@ def _root_relative(path: str, root: Any) -> str:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    """Search the index (indexing the folder first when it has no index yet)."""
+    """Search the index (indexing the folder first when it has no index yet).
+
+    An existing index is first compared with the folder (one ``stat`` per file): a few changed
+    files are synced, more make the search stop with an error (``cli/_fresh.py``).
+    """
     ws = _workspace(args)
     fresh = not ws.has_index  # an index emptied by `remove` stays empty: no whole-folder sync
     if (fresh and not args.no_sync) or args.sync:
@@ -132,8 +136,15 @@ def cmd_search(args: argparse.Namespace) -> int:
         report = ws.sync(show_progress=fresh and not args.quiet)  # unchanged files: one stat
         if (fresh or report.changed) and not args.json:
             _print_report(report, quiet=True)
+    elif not args.no_sync:  # sync a few changed files first, or refuse: cli/_fresh.py
+        from workspace_tools.cli._fresh import freshen
+
+        stop = freshen(ws, quiet=args.quiet, machine=args.json)
+        if stop is not None:
+            return stop
     if (args.mode or ws.default_mode) != "bm25" and hasattr(ws.embedder, "load"):
-        ws.embedder.load()  # keep the one-off model load out of the search time
+        # keep the one-off model load out of the search time (queries only: lean when it can)
+        getattr(ws.embedder, "load_for_queries", ws.embedder.load)()
     started = time.perf_counter()
     results = ws.search(args.query, top_k=args.k, mode=args.mode)
     elapsed = time.perf_counter() - started

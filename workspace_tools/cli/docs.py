@@ -10,9 +10,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
-from workspace_tools.core.docs.index import DocsIndex
 from workspace_tools.core.errors import WorkspaceError
+
+if TYPE_CHECKING:  # imported when a docs command runs: every other command starts without it
+    from workspace_tools.core.docs.index import DocsIndex
 
 __all__ = ["add_docs_parser"]
 
@@ -52,6 +55,8 @@ def add_docs_parser(
 
 
 def _index(args: argparse.Namespace) -> DocsIndex:
+    from workspace_tools.core.docs.index import DocsIndex
+
     return DocsIndex(args.root, scope=args.scope)
 
 

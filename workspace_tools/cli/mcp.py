@@ -8,7 +8,6 @@ HTTP with ``--http HOST:PORT``; the tool groups come from ``--workspace``, ``--d
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import sys
 from typing import Any
@@ -64,6 +63,20 @@ def add_mcp_parser(
         metavar="HOST:PORT",
         help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio",
     )
+    mcp.add_argument(
+        "--auth-token",
+        metavar="TOKEN",
+        help="HTTP: require 'Authorization: Bearer TOKEN' on every request (default: "
+        "$WORKSPACE_TOOLS_MCP_TOKEN; required for an address other than loopback)",
+    )
+    mcp.add_argument(
+        "--allow-origin",
+        metavar="ORIGIN",
+        action="append",
+        default=[],
+        help="HTTP: a browser origin (scheme://host[:port]) allowed besides loopback ones "
+        "(repeatable); requests from any other Origin get 403",
+    )
     mcp.set_defaults(func=_serve)
     commands = mcp.add_subparsers(dest="mcp_command")
     smoke = commands.add_parser(
@@ -97,11 +110,15 @@ def _serve(args: argparse.Namespace) -> int:
 
     address = None
     if args.http:
+        from workspace_tools.mcp._http_guard import http_policy
+
         try:
             address = parse_address(args.http)
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
+        # refused before any indexing: a bind that is not loopback needs a token
+        http_policy(address[0], token=args.auth_token, allowed_origins=args.allow_origin)
     protocol = None if address else protect_stdout()  # before anything can print
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s: %(message)s")
     log = logging.getLogger("workspace_tools.mcp")
@@ -115,7 +132,13 @@ def _serve(args: argparse.Namespace) -> int:
     if address is None:
         run_stdio(server, stdout=protocol)
     else:
-        run_http(server, host=address[0], port=address[1])
+        run_http(
+            server,
+            host=address[0],
+            port=address[1],
+            token=args.auth_token,
+            allowed_origins=args.allow_origin,
+        )
     return 0
 
 
@@ -141,6 +164,8 @@ def _serve_argv(args: argparse.Namespace) -> list[str]:
 
 
 def _smoke(args: argparse.Namespace) -> int:
+    import asyncio  # here, not at the top: every other command starts without it
+
     from workspace_tools.mcp.smoke import smoke
 
     argv = ["-m", "workspace_tools.cli", *_serve_argv(args)]

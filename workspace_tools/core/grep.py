@@ -174,6 +174,15 @@ def compile_pattern(pattern: str, *, regex_mode: bool = False, ignore_case: bool
             "for the text literally."
         )
         raise InvalidInputError(msg)
+    call = _recursive_call(pattern) if regex_mode else None
+    if call is not None:
+        msg = (
+            f"Invalid regular expression {pattern[:80]!r}: {call!r} calls a group (or the whole "
+            "pattern) recursively, which grep does not support: a recursion that consumes "
+            "nothing grows without bound. Write the repetition out, or pass regex=false to "
+            "search for the text literally."
+        )
+        raise InvalidInputError(msg)
     flags = regex.V0 | (regex.IGNORECASE | regex.FULLCASE if ignore_case else 0)
     try:
         return regex.compile(pattern if regex_mode else regex.escape(pattern), flags)
@@ -185,6 +194,33 @@ def compile_pattern(pattern: str, *, regex_mode: bool = False, ignore_case: bool
             "regex=false to search for the text literally."
         )
         raise InvalidInputError(msg) from exc
+
+
+_RECURSION: Final = regex.compile(r"\(\?(?:R|[+-]?\d|&|P>)")
+"""``(?R)``, ``(?1)``, ``(?+1)``, ``(?-1)``, ``(?&name)``, ``(?P>name)``: recursive calls."""
+
+
+def _recursive_call(pattern: str) -> str | None:
+    """The first recursive call in ``pattern`` (escapes and ``[...]`` classes skipped)."""
+    index, in_class = 0, False
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            index += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            if pattern[index + 1 : index + 2] == "]":
+                index += 1
+        elif char == "(":
+            found = _RECURSION.match(pattern, index)
+            if found is not None:
+                end = pattern.find(")", index)
+                return pattern[index : end + 1 if end > 0 else index + 8]
+        index += 1
+    return None
 
 
 def _group_depth(pattern: str) -> int:

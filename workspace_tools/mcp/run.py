@@ -16,14 +16,21 @@ import queue
 import signal
 import sys
 import threading
-from typing import Any, Final
+from collections.abc import Sequence
+from typing import Any
 
 import anyio
+
+from workspace_tools.mcp._disconnects import (
+    ProtocolWriter,
+    exit_cleanly_on_signal,
+    quiet_disconnect_logs,
+)
+from workspace_tools.mcp._http_guard import HttpGuard, HttpPolicy, http_policy
 
 __all__ = ["parse_address", "protect_stdout", "run_http", "run_stdio"]
 
 _LOG = logging.getLogger("workspace_tools.mcp")
-_LOOPBACK: Final = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 def protect_stdout() -> io.TextIOWrapper:
@@ -92,8 +99,9 @@ class _ProtocolOut:
     blocks a thread, never the event loop.
     """
 
-    def __init__(self, stream: io.TextIOWrapper) -> None:
+    def __init__(self, stream: io.TextIOWrapper, *, on_closed: Any = None) -> None:
         self._stream = stream
+        self._writer = ProtocolWriter(stream, on_closed=on_closed or (lambda: None))
         self._pending: list[str] = []
 
     async def write(self, text: str) -> None:
@@ -105,8 +113,7 @@ class _ProtocolOut:
         await anyio.to_thread.run_sync(self._write, text)
 
     def _write(self, text: str) -> None:
-        self._stream.write(text)
-        self._stream.flush()
+        self._writer.write(text)  # a client gone away ends the session, not the process
 
 
 async def _cancel_on_signal(scope: anyio.CancelScope) -> None:
@@ -128,8 +135,8 @@ def run_stdio(server: Any, *, stdout: io.TextIOWrapper | None = None) -> None:
     from mcp.server.stdio import stdio_server
 
     stream = stdout if stdout is not None else protect_stdout()
-    out = _ProtocolOut(stream)
     lines = _StdinLines(sys.stdin.fileno())
+    out = _ProtocolOut(stream, on_closed=lines.close)
 
     async def main() -> None:
         async with anyio.create_task_group() as group:
@@ -160,27 +167,25 @@ def parse_address(value: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
-def http_app(server: Any, *, host: str) -> Any:
+def http_app(server: Any, *, host: str, policy: HttpPolicy | None = None) -> Any:
     """A Starlette app serving ``server`` at ``/mcp`` (streamable HTTP, one session per client).
 
-    On a loopback host, requests whose ``Host`` or ``Origin`` is not local are refused
-    (DNS-rebinding protection).
+    Every request passes :class:`~workspace_tools.mcp._http_guard.HttpGuard` first: on a
+    loopback bind a ``Host`` that is not loopback is refused (DNS-rebinding protection), on every
+    bind a foreign ``Origin`` is refused, and with a token a request without it.
+
+    Raises:
+        InvalidInputError: without ``policy``, the policy of ``host`` cannot be made (a bind that
+            is not loopback and no token in the environment).
     """
     from contextlib import asynccontextmanager
 
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-    from mcp.server.transport_security import TransportSecuritySettings
     from starlette.applications import Starlette
     from starlette.routing import Route
 
-    security = None
-    if host in _LOOPBACK:
-        security = TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
-        )
-    manager = StreamableHTTPSessionManager(app=server, security_settings=security)
+    guard = policy if policy is not None else http_policy(host)
+    manager = StreamableHTTPSessionManager(app=server)
 
     class _Endpoint:
         async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -191,15 +196,36 @@ def http_app(server: Any, *, host: str) -> Any:
         async with manager.run():
             yield
 
-    return Starlette(routes=[Route("/mcp", endpoint=_Endpoint())], lifespan=lifespan)
+    app = Starlette(routes=[Route("/mcp", endpoint=_Endpoint())], lifespan=lifespan)
+    return HttpGuard(app, guard)
 
 
-def run_http(server: Any, *, host: str, port: int) -> None:
-    """Serve over streamable HTTP at ``http://HOST:PORT/mcp`` until SIGINT/SIGTERM."""
+def run_http(
+    server: Any,
+    *,
+    host: str,
+    port: int,
+    token: str | None = None,
+    allowed_origins: Sequence[str] = (),
+) -> None:
+    """Serve over streamable HTTP at ``http://HOST:PORT/mcp`` until SIGINT/SIGTERM.
+
+    Args:
+        server: The MCP server.
+        host: Bind address; one that is not loopback needs a token.
+        port: TCP port (0: any free port).
+        token: Bearer token every request must carry; default ``$WORKSPACE_TOOLS_MCP_TOKEN``.
+        allowed_origins: Browser origins allowed besides loopback ones.
+
+    Raises:
+        InvalidInputError: a bind that is not loopback without a token (nothing is started).
+    """
     import uvicorn
 
+    policy = http_policy(host, token=token, allowed_origins=allowed_origins)
+    quiet_disconnect_logs()
     config = uvicorn.Config(
-        http_app(server, host=host),
+        http_app(server, host=host, policy=policy),
         host=host,
         port=port,
         log_config=None,
@@ -208,4 +234,6 @@ def run_http(server: Any, *, host: str, port: int) -> None:
         timeout_graceful_shutdown=5,
     )
     _LOG.info("Serving MCP over streamable HTTP at http://%s:%d/mcp", host, port)
-    uvicorn.Server(config).run()
+    http = uvicorn.Server(config)
+    http.capture_signals = lambda: exit_cleanly_on_signal(http)  # type: ignore[method-assign]
+    http.run()

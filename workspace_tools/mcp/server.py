@@ -29,6 +29,7 @@ from workspace_tools.core.skills import (
     render_skills_prompt,
     skill_location,
 )
+from workspace_tools.mcp._uris import decode_skill_uri, skill_uri
 from workspace_tools.mcp.adapt import call_tool, tool_definition
 from workspace_tools.mcp.config import ServerOptions
 from workspace_tools.mcp.roots import RootsScope, allowed_directories
@@ -285,7 +286,7 @@ def _add_skills(server: Server[Any, Any], registry: SkillRegistry) -> None:
         ]
         resources.extend(
             types.Resource(
-                uri=AnyUrl(f"skills://{skill.name}"),
+                uri=skill_uri(skill.name),  # percent-encoded: any name lists and reads back
                 name=skill.name,
                 description=skill.description,
                 mimeType="text/markdown",
@@ -295,7 +296,7 @@ def _add_skills(server: Server[Any, Any], registry: SkillRegistry) -> None:
         return resources
 
     async def read_resource(uri: AnyUrl) -> str:
-        text = str(uri)
+        text = decode_skill_uri(uri)
         if text == CATALOGUE_URI:
             return render_skills_prompt(registry, instructions=False, budget=None)
         if text.startswith("skills://"):

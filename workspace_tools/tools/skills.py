@@ -11,12 +11,17 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from langchain_core.callbacks import CallbackManagerForToolRun
 from pydantic import BaseModel, ConfigDict, Field
 
-from workspace_tools.core.skills import SkillRegistry, skill_location
+from workspace_tools.core.skills import (
+    MAX_SKILL_NAMES,
+    MAX_SKILL_QUERY_CHARS,
+    SkillRegistry,
+    skill_location,
+)
 from workspace_tools.tools._base import ToolFacts, WorkspaceBaseTool, as_tool_errors
 from workspace_tools.tools.outputs import SkillOutput, SkillReadOutput, SkillSearchOutput
 
@@ -62,6 +67,7 @@ class SkillInput(BaseModel):
 
     name: str = Field(
         min_length=1,
+        max_length=1000,
         description="Skill name from the catalogue, or its location (the path shown in the "
         "catalogue) when several skills share a name.",
     )
@@ -122,10 +128,11 @@ class SkillReadInput(BaseModel):
     """Arguments of the ``skill_read`` tool."""
 
     skill_name: str = Field(
-        min_length=1, description="Skill name (or location) the file belongs to."
+        min_length=1, max_length=1000, description="Skill name (or location) the file belongs to."
     )
     path: str = Field(
         min_length=1,
+        max_length=1000,
         description="File path relative to the skill folder, e.g. 'references/guide.md'.",
     )
     start_line: int | None = Field(
@@ -199,9 +206,15 @@ class SkillReadTool(_SkillToolBase):
 class SkillSearchInput(BaseModel):
     """Arguments of the ``skill_search`` tool."""
 
-    query: str = Field(min_length=1, description="Keywords to look for in skills.")
-    skill_names: list[str] | None = Field(
-        default=None, description="Only search these skills (names); omit to search all."
+    query: str = Field(
+        min_length=1,
+        max_length=MAX_SKILL_QUERY_CHARS,
+        description="Keywords to look for in skills.",
+    )
+    skill_names: list[Annotated[str, Field(max_length=1000)]] | None = Field(
+        default=None,
+        max_length=MAX_SKILL_NAMES,
+        description="Only search these skills (names); omit to search all.",
     )
     top_k: int = Field(default=5, ge=1, le=50, description="How many results to return.")
 

@@ -207,6 +207,23 @@ def test_regex_flags_and_nesting_give_a_clear_error(ws: Workspace, pattern: str)
     assert "regular expression" in str(message.content)
 
 
+@pytest.mark.parametrize(
+    "pattern", [r"(?:(?R)|a)+x", r"(a(?1)?b)+", r"(?<n>a(?&n)?)x", r"(?P<n>(?P>n)|a)+x"]
+)
+def test_recursive_regexes_are_refused_not_a_memory_error(ws: Workspace, pattern: str) -> None:
+    # (?:(?R)|a)+x on "aaaa bbb x" grew the regex module's stack to ~700 MB, then MemoryError
+    (ws.root / "docs" / "bomb.md").write_text("aaaa bbb x\n" * 3)
+    with pytest.raises(InvalidInputError, match="calls a group .* recursively"):
+        grep(ws.root, pattern, regex_mode=True)
+    message = _call(
+        _tools(ws)["search_documents"], {"query": pattern, "mode": "grep", "regex": True}
+    )
+    assert message.status == "error"
+    assert "recursively" in str(message.content)
+    assert grep(ws.root, pattern, regex_mode=False).matches == []
+    assert len(grep(ws.root, r"\(a\)|a{4} b+ x", regex_mode=True).matches) == 3
+
+
 # -- unreadable files and the CLI -------------------------------------------------------
 
 

@@ -4,25 +4,35 @@ Chunk metadata lives in the JSON field ``metadata``; ``source_id`` is a scalar f
 translation keeps the embedded semantics: ``$ne``/``$nin`` hold for a missing key (Milvus treats
 a comparison with a missing key as unknown, so ``not exists`` is added), comparisons never hold
 for a missing key or across types (Milvus' own rule), ``$in`` also matches a list value sharing a
-member (``json_contains_any``). What Milvus cannot express raises :class:`InvalidInputError`.
+member (``json_contains_any``). What Milvus cannot express raises :class:`InvalidInputError`:
+a string holding NUL or another control character Milvus' expression grammar cannot escape, or
+a lone surrogate, and ``$in``/``$nin`` lists longer than :data:`MAX_MILVUS_IN_VALUES` (the
+expression is parsed by the server, whose cost grows with its length). The depth and size limits
+of ``compile_filter`` hold here too, checked once before the (recursive) translation.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.core.index.filters import compile_filter
+from workspace_tools.core.text.validate import check_unicode
 
-__all__ = ["ALWAYS", "NEVER", "milvus_expression"]
+__all__ = ["ALWAYS", "MAX_MILVUS_IN_VALUES", "NEVER", "milvus_expression"]
 
 ALWAYS: Final = "key >= 0"
 """An expression every row satisfies (chunk keys are never negative)."""
 NEVER: Final = "key < 0"
 _COMPARISONS: Final = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
+MAX_MILVUS_IN_VALUES: Final = 1_000
+"""Most values one ``$in``/``$nin`` list may hold on the Milvus backend."""
+_CONTROL: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
+"""Characters ``json.dumps`` writes as ``\\u00XX``, ``\\b`` or ``\\f``: escapes Milvus refuses."""
 
 
 def milvus_expression(conditions: Mapping[str, Any]) -> str:
@@ -33,6 +43,10 @@ def milvus_expression(conditions: Mapping[str, Any]) -> str:
             a list or mapping as an ``$eq``/``$ne`` operand, a non-finite number).
     """
     compile_filter(conditions)
+    return _expression(conditions)
+
+
+def _expression(conditions: Mapping[str, Any]) -> str:
     return _all([_entry(str(k), v) for k, v in conditions.items()])
 
 
@@ -44,7 +58,7 @@ def _all(parts: list[str]) -> str:
 
 def _entry(key: str, value: Any) -> str:
     if key in {"$and", "$or"}:
-        subs = [milvus_expression(item) for item in value]
+        subs = [_expression(item) for item in value]
         joiner = " and " if key == "$and" else " or "
         return joiner.join(f"({s})" for s in subs)
     if isinstance(value, Mapping) and any(str(op).startswith("$") for op in value):
@@ -76,6 +90,13 @@ def _operator(key: str, op: str, operand: Any) -> str:
         return same.replace(" == ", " != ") if key == "source_id" else _or_missing(key, same)
     if op in {"$in", "$nin"}:
         values = list(operand)
+        if len(values) > MAX_MILVUS_IN_VALUES:
+            msg = (
+                f"{op} on {key!r} lists {len(values)} values; the Milvus backend takes at most "
+                f"{MAX_MILVUS_IN_VALUES}. Filter on a coarser metadata key (or search with the "
+                "embedded backend, which takes long lists)."
+            )
+            raise InvalidInputError(msg)
         if not values:
             return NEVER if op == "$in" else ALWAYS
         literals = [_literal(v, key=key, op=op) for v in values]
@@ -107,12 +128,28 @@ def _literal(value: Any, *, key: str, op: str = "$eq", ordered: bool = False) ->
             raise _untranslatable(key, op, value, "the number is not finite")
         return repr(value)
     if isinstance(value, str):
+        _check_text(value, key=key, op=op)
         return json.dumps(value, ensure_ascii=False)
     if value is None:
         raise _untranslatable(key, op, value, "Milvus cannot compare with null")
     if isinstance(value, Sequence | Mapping):
         raise _untranslatable(key, op, value, "Milvus compares only numbers, strings, booleans")
     raise _untranslatable(key, op, value, f"{type(value).__name__} is not a JSON scalar")
+
+
+def _check_text(value: str, *, key: str, op: str) -> None:
+    """Refuse a string no Milvus expression can carry (an input error, not a storage one)."""
+    where = f"{op} on {key!r}" if key else "a metadata key"
+    check_unicode(value, what=f"The filter value of {where} ({value[:40]!r})")
+    control = _CONTROL.search(value)
+    if control is not None:
+        msg = (
+            f"The filter value of {where} ({value[:40]!r}) holds the control character "
+            f"\\u{ord(control.group()):04x} at position {control.start()}, which a Milvus "
+            "expression cannot carry. Drop it from the value (or search with the embedded "
+            "backend)."
+        )
+        raise InvalidInputError(msg)
 
 
 def _untranslatable(key: str, op: str, value: Any, why: str) -> InvalidInputError:

@@ -117,7 +117,7 @@ def _read_lines(data: bytes, *, name: str) -> tuple[list[_Line], int, str]:
                 if line is not None:
                     lines.append(line)
         title = _title(data, pdfparser, pdfdocument, require("pdfminer.pdftypes", suffix=".pdf"))
-    except ConversionError:
+    except (ConversionError, MemoryError):  # a memory failure is the caller's (it knows the budget)
         raise
     except Exception as exc:
         reason = _reason(exc)

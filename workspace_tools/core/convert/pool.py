@@ -36,6 +36,13 @@ POOL_SIZE: Final = 2
 _STARTUP_SECONDS: Final = 120.0
 """How long a new worker may take to import its libraries (not part of any file's budget)."""
 _PACKAGE_PARENT: Final = str(Path(__file__).resolve().parents[3])
+_LEAN_ENV: Final = {
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "MALLOC_ARENA_MAX": "2",
+}
+"""A worker runs one job at a time: no thread pools or per-thread malloc arenas to reserve."""
 _BOOT: Final = (
     "import sys; sys.path.insert(0, {path!r}); "
     "from workspace_tools.core.convert.worker import main; main()"
@@ -54,6 +61,7 @@ class _Worker:
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-c", _BOOT.format(path=_PACKAGE_PARENT)],
+                env={**os.environ, **_LEAN_ENV},
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,

@@ -12,6 +12,13 @@ its CPU time (``RLIMIT_CPU``: a backstop that ends a runaway worker whose parent
 enforces the wall-clock budget by killing the worker). It exits on end of input, and after a job
 whose peak address space went past half of its memory budget, so the next job starts in a fresh
 process and a failure near the limit can be told apart as a memory failure.
+
+The worker is lean, because the memory budget sits on top of its idle size: it imports only the
+converter libraries, and the libraries a converter would load only as an optional extra (numpy,
+which openpyxl imports when it can, pandas, scipy, torch...) are blocked (``sys.modules[name] =
+None``, so their import raises ``ImportError`` and the converters take their pure-Python path).
+The pool also starts it with one BLAS/OpenMP thread and two malloc arenas. The reply is encoded
+while the limits still hold, so a huge result is a memory failure, not a spike after the job.
 """
 
 from __future__ import annotations
@@ -43,6 +50,17 @@ _PRELOAD: Final = (
     "workspace_tools.core.convert._web",
     "workspace_tools.core.convert._odt",
 )
+_BLOCKED: Final = (
+    "numpy",
+    "pandas",
+    "scipy",
+    "torch",
+    "tensorflow",
+    "matplotlib",
+    "sentence_transformers",
+    "faiss",
+)
+"""Libraries no converter needs (openpyxl and others import numpy only if it is there)."""
 _NEAR: Final = 32 << 20
 """Peak address space this close to the limit counts as having hit it."""
 
@@ -60,6 +78,8 @@ def _vm(field: str) -> int | None:
 
 
 def _preload() -> None:
+    for blocked in _BLOCKED:
+        sys.modules.setdefault(blocked, None)  # type: ignore[arg-type]
     for module in _PRELOAD:
         with contextlib.suppress(ImportError):
             importlib.import_module(module)
@@ -147,18 +167,26 @@ def main() -> None:
             return
         job = json.loads(header)
         limits.apply(int(job["memory_bytes"]), float(job["seconds"]))
+        encoded = None
         try:
             reply = _convert(job, data)
+            del data
+            encoded = _encode(reply)  # under the limit too: a huge text is a memory failure
         except MemoryError:
             reply = {"ok": False, "error": "", "limit": "memory"}
         finally:
             limits.lift()
-        del data
         heavy = limits.near_limit(int(job["memory_bytes"]) // 2)
         if limits.near_limit() and not reply["ok"]:
             reply = {"ok": False, "error": reply.get("error", ""), "limit": "memory"}
-        reply["exit"] = heavy  # a fresh process for the next job: this heap may be fragmented
-        write_frame(out, _encode(reply))
+            encoded = None
+        if encoded is None or not reply["ok"]:
+            reply["exit"] = heavy
+            encoded = _encode(reply)
+        else:  # splice the flag in rather than encode the text twice
+            encoded = encoded[:-1] + (b', "exit": true}' if heavy else b', "exit": false}')
+        reply = {}
+        write_frame(out, encoded)  # heavy: a fresh process for the next job (fragmented heap)
         if heavy:
             return
 

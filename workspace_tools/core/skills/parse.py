@@ -401,11 +401,11 @@ def _split_frontmatter(text: str) -> tuple[str, str, int] | str:
 
 
 def _load_yaml(raw: str) -> Any:
-    """``yaml.safe_load`` with an alias-bomb guard; a string return value is an error message."""
+    """The guarded YAML loader (aliases, depth, size); a string return value is an error message."""
     try:
         return load_yaml(raw)
     except UnsafeYamlError as exc:
-        return f"frontmatter {exc}. Write the values out instead of using anchors."
+        return f"frontmatter {exc}. Write the values out plainly, without anchors or deep nesting."
     except yaml.YAMLError as exc:
         detail = str(exc).replace("\n", " ")
         if len(detail) > 300:

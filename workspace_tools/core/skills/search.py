@@ -22,9 +22,13 @@ from workspace_tools.core.text.snippets import best_snippet
 from workspace_tools.core.text.tokenizer import Tokenizer
 from workspace_tools.core.types import LineRange
 
-__all__ = ["SkillSearchHit", "SkillSearchIndex"]
+__all__ = ["MAX_SKILL_NAMES", "MAX_SKILL_QUERY_CHARS", "SkillSearchHit", "SkillSearchIndex"]
 
 MAX_REFERENCE_CHARS: Final = 500_000
+MAX_SKILL_QUERY_CHARS: Final = 1_000
+"""Longest skill search query (a few keywords; the docs and workspace tools cap theirs too)."""
+MAX_SKILL_NAMES: Final = 100
+"""Most skill names one search may be restricted to."""
 _INDEXED_SUFFIXES: Final = frozenset(
     {
         ".md",
@@ -113,9 +117,26 @@ class SkillSearchIndex:
         skill_names: Collection[str] | None = None,
         include_references: bool = True,
     ) -> list[SkillSearchHit]:
-        """Best documents for ``query``, at most ``top_k``, optionally within ``skill_names``."""
+        """Best documents for ``query``, at most ``top_k``, optionally within ``skill_names``.
+
+        Raises:
+            InvalidInputError: ``top_k`` below 1, a query longer than
+                :data:`MAX_SKILL_QUERY_CHARS` or more than :data:`MAX_SKILL_NAMES` names.
+        """
         if top_k < 1:
             msg = f"top_k must be at least 1, got {top_k}."
+            raise InvalidInputError(msg)
+        if len(query) > MAX_SKILL_QUERY_CHARS:
+            msg = (
+                f"The skill search query is {len(query)} characters long; the limit is "
+                f"{MAX_SKILL_QUERY_CHARS}. Search with a few key words instead."
+            )
+            raise InvalidInputError(msg)
+        if skill_names is not None and len(skill_names) > MAX_SKILL_NAMES:
+            msg = (
+                f"skill_names lists {len(skill_names)} skills; the limit is {MAX_SKILL_NAMES}. "
+                "Omit it to search every skill."
+            )
             raise InvalidInputError(msg)
         terms = self.tokenizer.query_terms(query)
         if not terms or not self._docs:

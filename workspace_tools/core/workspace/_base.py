@@ -28,6 +28,7 @@ class WorkspaceBase:
     """Attributes set by ``Workspace.__init__``; settings, vectors and path helpers."""
 
     root: Path
+    default_paths: list[str] | None
     embedder: Embedder | None
     bm25_enabled: bool
     tokenizer: Tokenizer

@@ -44,6 +44,7 @@ from workspace_tools.core.text.scan import (
 from workspace_tools.core.text.tokenizer import Tokenizer, TokenizerConfig
 from workspace_tools.core.types import Chunk, SyncReport
 from workspace_tools.core.workspace._base import chunk_of
+from workspace_tools.core.workspace._freshness import record_removed, record_skipped
 from workspace_tools.core.workspace._ingest import (
     DocumentLike,
     chunk_converted,
@@ -402,6 +403,7 @@ class Workspace(ReadPath, WritePath):
                 ids = self._matching(target)
             report = SyncReport(removed=ids)
             self._apply([], ids, report, show_progress=False)
+            record_removed(self, ids)  # kept out of the next stat walk until they change
             return ids
 
     def sync(
@@ -423,6 +425,7 @@ class Workspace(ReadPath, WritePath):
         started = time.perf_counter()
         if isinstance(paths, str):
             paths = [paths]
+        whole_scope = paths is None
         if paths is None:
             paths = self.default_paths
         with self._write_lock:
@@ -465,6 +468,8 @@ class Workspace(ReadPath, WritePath):
             ]
             report.removed = removed
             self._apply(staged, removed, report, show_progress=show_progress, touched=touched)
+            # the files seen but kept out, for the stat walk of _freshness.py
+            record_skipped(self, [item.path for item in report.skipped], complete=whole_scope)
         report.seconds = time.perf_counter() - started
         return report
 

@@ -115,3 +115,41 @@ def test_a_milvus_failure_is_a_storage_error(
     assert "Milvus could not open the collection on collection 'workspace_tools_" in message
     assert "at 'http://milvus.invalid:19530': server unavailable." in message
     assert "Check that the server is reachable and the token is right" in message
+
+
+@pytest.mark.parametrize(
+    ("conditions", "message"),
+    [
+        ({"tag": "a\x00b"}, r"holds the control character \\u0000 at position 1"),
+        ({"tag": {"$in": ["ok", "half \ud83d"]}}, r"lone surrogate \\ud83d at position 5"),
+        ({"ta\x01g": 1}, r"a metadata key .* control character \\u0001"),
+        ({"tag": {"$in": [f"v{i}" for i in range(1_001)]}}, "takes at most 1000"),
+        ({"source_id": {"$nin": [f"v{i}" for i in range(200_000)]}}, "lists 200000 values"),
+    ],
+)
+def test_values_milvus_cannot_carry_are_input_errors(
+    tmp_path: Path, conditions: dict[str, Any], message: str
+) -> None:
+    ws = _open(tmp_path)
+    ws.index("a", "apples", metadata={"tag": "x"})
+    with pytest.raises(InvalidInputError, match=message) as caught:
+        ws.search("apples", filter=conditions)
+    assert not isinstance(caught.value, StorageError)
+    assert "rebuild" not in str(caught.value)
+    assert [h.source_id for h in ws.search("apples", filter={"tag": "x\ty"})] == []
+
+
+def test_deep_filters_are_refused_and_the_limit_works_on_milvus(tmp_path: Path) -> None:
+    ws = _open(tmp_path)
+    ws.index("a", "apples", metadata={"tag": 'line\nbreak\t"quoted"\\'})
+
+    def nested(depth: int) -> dict[str, Any]:
+        node: dict[str, Any] = {"tag": 'line\nbreak\t"quoted"\\'}
+        for _ in range(depth - 1):
+            node = {"$and": [node]}
+        return node
+
+    for depth in (200, 400):
+        with pytest.raises(InvalidInputError, match="more than 32 levels deep"):
+            ws.search("apples", filter=nested(depth))
+    assert [h.source_id for h in ws.search("apples", filter=nested(32))] == ["a"]

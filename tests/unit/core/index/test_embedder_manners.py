@@ -91,6 +91,7 @@ def test_loading_restores_transformers_progress_bars(monkeypatch: pytest.MonkeyP
 def test_device_auto_prefers_cuda_then_mps_and_can_be_forced(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setattr(embedder_module, "accelerator_possible", lambda: True)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     assert resolve_device("auto") == "cuda"
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
@@ -99,6 +100,9 @@ def test_device_auto_prefers_cuda_then_mps_and_can_be_forced(
     monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
     assert resolve_device("auto") == "cpu"
     assert resolve_device("cuda:1") == "cuda:1"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(embedder_module, "accelerator_possible", lambda: False)
+    assert resolve_device("auto") == "cpu"  # no GPU driver: torch is not even asked
     assert SentenceTransformerEmbedder(device="cpu").device == "cpu"
     assert SentenceTransformerEmbedder(device="cpu", precision="fp32").precision == "fp32"
 

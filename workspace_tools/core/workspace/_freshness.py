@@ -1,0 +1,226 @@
+"""Which files changed since the last sync, from a stat walk (nothing unchanged is read).
+
+:func:`pending_changes` walks what ``sync()`` walks (the one walker, the workspace's default
+paths and scan rules) and compares each file's ``stat`` with the size and mtime the index
+stored for it, as ``sync()`` does before it reads a file:
+
+- an indexed file whose size or mtime differs is *changed* (not read: the sync reads it);
+- an indexed file recorded inside the racy-timestamp window (mtime stored as 0, see
+  ``_ingest._trusted_mtime``) with its size unchanged is read and hashed, the one case a stat
+  cannot settle;
+- an indexed file no longer found is *deleted*;
+- a file found but not indexed is *new*, unless it is a file the index keeps out on purpose
+  with the same size and mtime: one the last complete sync skipped (binary, unreadable, not
+  convertible) or one ``remove()`` took out. Those are listed in ``unindexed.json`` in the index
+  folder (:func:`record_skipped`, :func:`record_removed`); touching such a file makes it count
+  again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from workspace_tools.core.errors import InvalidInputError
+from workspace_tools.core.text.hashing import text_hash
+from workspace_tools.core.text.scan import read_inside, scan
+from workspace_tools.core.workspace._base import WorkspaceBase
+from workspace_tools.core.workspace._ingest import RACY_WINDOW_NS
+
+__all__ = [
+    "AUTO_SYNC_BYTES",
+    "AUTO_SYNC_FILES",
+    "UNINDEXED_FILE",
+    "PendingChanges",
+    "pending_changes",
+    "record_removed",
+    "record_skipped",
+]
+
+AUTO_SYNC_FILES: Final = 20
+"""Most changed files (new, changed, deleted) a search syncs by itself before it answers."""
+AUTO_SYNC_BYTES: Final = 1 << 20
+"""Most bytes of new and changed files a search syncs by itself (1 MiB)."""
+UNINDEXED_FILE: Final = "unindexed.json"
+"""File in the index folder listing the files kept out of the index on purpose."""
+_FORMAT: Final = 1
+
+
+@dataclass(slots=True)
+class PendingChanges:
+    """Files on disk that differ from the index (ids relative to the root, sorted)."""
+
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    bytes: int = 0
+    """Total size of the new and changed files (what a sync would read)."""
+    touched: list[str] = field(default_factory=list)
+    """Files whose recorded mtime was too recent to trust but whose content is the same."""
+
+    @property
+    def ids(self) -> list[str]:
+        """The new, changed and deleted files (what a ``sync(ids)`` brings up to date)."""
+        return [*self.added, *self.changed, *self.deleted]
+
+    @property
+    def count(self) -> int:
+        """Number of new, changed and deleted files."""
+        return len(self.added) + len(self.changed) + len(self.deleted)
+
+    def small(self, *, max_files: int = AUTO_SYNC_FILES, max_bytes: int = AUTO_SYNC_BYTES) -> bool:
+        """True when at most ``max_files`` files and ``max_bytes`` bytes changed."""
+        return self.count <= max_files and self.bytes <= max_bytes
+
+    def summary(self, *, limit: int = 5) -> str:
+        """``"2 new, 1 changed: a.md, b.md, c.md"`` (at most ``limit`` ids named)."""
+        parts = [
+            f"{len(ids)} {name}"
+            for name, ids in (
+                ("new", self.added),
+                ("changed", self.changed),
+                ("deleted", self.deleted),
+            )
+            if ids
+        ]
+        ids = self.ids
+        named = ", ".join(ids[:limit]) + (
+            f", ... ({len(ids) - limit} more)" if len(ids) > limit else ""
+        )
+        return f"{', '.join(parts)}: {named}" if ids else "none"
+
+
+# -- the files kept out on purpose -----------------------------------------------------------
+
+
+def _unindexed(index_dir: Path) -> dict[str, tuple[int, int]]:
+    """``id -> (mtime_ns, size)`` of the files kept out of the index on purpose."""
+    try:
+        raw = json.loads((index_dir / UNINDEXED_FILE).read_text(encoding="utf-8"))
+        files = raw["files"] if raw.get("format") == _FORMAT else {}
+        return {str(k): (int(v[0]), int(v[1])) for k, v in files.items()}
+    except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError):
+        return {}
+
+
+def _write_unindexed(index_dir: Path, files: dict[str, tuple[int, int]]) -> None:
+    """Replace the list atomically; a folder that cannot be written only loses the list."""
+    target = index_dir / UNINDEXED_FILE
+    staging = target.with_name(f".{UNINDEXED_FILE}.{os.getpid()}")
+    record = {"format": _FORMAT, "files": {k: list(v) for k, v in sorted(files.items())}}
+    try:
+        staging.write_text(json.dumps(record), encoding="utf-8")
+        os.replace(staging, target)
+    except OSError:
+        staging.unlink(missing_ok=True)
+
+
+def _stats(root: Path, ids: Iterable[str], *, recent: bool) -> dict[str, tuple[int, int]]:
+    """``(mtime_ns, size)`` of the ids found on disk.
+
+    With ``recent=False``, only those whose mtime is old enough to trust (as ``sync()`` records
+    them); a recent one counts as new once more, and a sync looks at it again.
+    """
+    now = time.time_ns()
+    out: dict[str, tuple[int, int]] = {}
+    for rel in ids:
+        try:
+            stat = (root / rel).stat()
+        except (OSError, ValueError):
+            continue
+        if recent or now - stat.st_mtime_ns >= RACY_WINDOW_NS:
+            out[rel] = (stat.st_mtime_ns, stat.st_size)  # a recent one is checked again
+    return out
+
+
+def record_skipped(workspace: WorkspaceBase, skipped: Iterable[str], *, complete: bool) -> None:
+    """After a sync: the files it saw but did not index are kept out until they change.
+
+    A ``complete`` sync (of the default paths) replaces the list: it re-added what ``remove()``
+    took out, and saw every file.
+    """
+    if not workspace.index_dir.is_dir():
+        return
+    found = _stats(workspace.root, skipped, recent=False)
+    if not complete:
+        found = {**_unindexed(workspace.index_dir), **found}
+    _write_unindexed(workspace.index_dir, found)
+
+
+def record_removed(workspace: WorkspaceBase, removed: Iterable[str]) -> None:
+    """After ``remove()``: its files still on disk are kept out until they change."""
+    found = _stats(workspace.root, removed, recent=True)
+    if found and workspace.index_dir.is_dir():
+        _write_unindexed(workspace.index_dir, {**_unindexed(workspace.index_dir), **found})
+
+
+# -- the stat walk ---------------------------------------------------------------------------
+
+
+def _same_content(workspace: WorkspaceBase, rel: str, digest: str) -> bool:
+    """Whether the file ``rel`` still hashes to ``digest`` (read through the safe reader)."""
+    cfg = workspace.scan_config
+    try:
+        data, _ = read_inside(
+            workspace.root,
+            rel,
+            max_bytes=cfg.max_file_bytes,
+            refuse_hard_links=cfg.refuse_hard_links,
+        )
+    except (OSError, InvalidInputError):
+        return False
+    return text_hash(data) == digest
+
+
+def pending_changes(workspace: WorkspaceBase) -> PendingChanges:
+    """The files a ``sync()`` (of the default paths) would add, update or remove.
+
+    One ``stat`` per file; only files recorded inside the racy-timestamp window are read.
+    """
+    found = scan(workspace.root, workspace.default_paths, config=workspace.scan_config)
+    try:
+        index_rel: str | None = workspace.index_dir.relative_to(workspace.root).as_posix()
+    except ValueError:
+        index_rel = None
+    with workspace._lock:
+        workspace._state.refresh()
+        sources = dict(workspace._state.sources())
+    kept_out = _unindexed(workspace.index_dir)
+    pending = PendingChanges()
+    seen: set[str] = set()
+    for rel, path in found.files.items():
+        if index_rel and (rel == index_rel or rel.startswith(index_rel + "/")):
+            continue
+        seen.add(rel)
+        try:
+            stat = path.stat()
+        except OSError:
+            continue  # gone since the walk: a sync would skip it too
+        now = (stat.st_mtime_ns, stat.st_size)
+        record = sources.get(rel)
+        if record is None or record.kind != "file":
+            if kept_out.get(rel) != now:
+                pending.added.append(rel)
+                pending.bytes += stat.st_size
+            continue
+        if (record.mtime_ns, record.size) == now:
+            continue
+        racy = record.mtime_ns == 0 and record.size == stat.st_size
+        if racy and _same_content(workspace, rel, record.content_hash):
+            pending.touched.append(rel)
+            continue
+        pending.changed.append(rel)
+        pending.bytes += stat.st_size
+    pending.deleted = [
+        sid
+        for sid, record in sources.items()
+        if record.kind == "file" and sid not in seen and found.in_scope(sid)
+    ]
+    for ids in (pending.added, pending.changed, pending.deleted):
+        ids.sort()
+    return pending
