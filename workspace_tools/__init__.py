@@ -6,9 +6,10 @@ LangChain.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workspace_tools._lazy import lazy_getattr
+from workspace_tools.core.adapters import register_adapter
 
 if TYPE_CHECKING:
     from workspace_tools.core.types import LineRange, SearchResult, SyncReport
@@ -53,6 +54,20 @@ __all__ = [
     "render_skills_prompt",
 ]
 
+
+def _retriever(workspace: Workspace, **options: Any) -> Any:
+    """``Workspace.as_retriever``: the LangChain retriever, imported only when asked for."""
+    try:
+        from workspace_tools.tools.retriever import WorkspaceRetriever
+    except ImportError as exc:  # pragma: no cover - langchain-core is a base dependency
+        from workspace_tools.core.errors import MissingDependencyError
+
+        msg = f"Workspace.as_retriever needs langchain-core ({exc}): pip install langchain-core"
+        raise MissingDependencyError(msg) from exc
+    return WorkspaceRetriever(workspace=workspace, **options)
+
+
+register_adapter("retriever", _retriever)
 
 __getattr__ = lazy_getattr("workspace_tools", _LAZY, globals())
 

@@ -183,7 +183,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     files are synced, more make the search stop with an error (``cli/_fresh.py``).
     """
     ws = _workspace(args)
-    fresh = not ws.source_ids()
+    fresh = not ws.has_index  # an index emptied by `remove` stays empty: no whole-folder sync
     if (fresh and not args.no_sync) or args.sync:
         if fresh and not (args.json or args.quiet):
             print(f"No index in {ws.index_dir} yet: indexing {ws.root} first.", file=sys.stderr)
@@ -217,6 +217,9 @@ def cmd_search(args: argparse.Namespace) -> int:
         return 1
     for rank, hit in enumerate(results, start=1):
         where = f"{hit.source_id}:{hit.line_range}" if hit.line_range else hit.source_id
+        where += "".join(
+            f" ({k} {hit.metadata[k]})" for k in ("page", "slide") if k in hit.metadata
+        )
         heading = f"  § {hit.section_heading}" if hit.section_heading else ""
         print(f"{rank:2}. {where}  score {hit.score:.4f}{heading}")
         for line in hit.snippet.splitlines() or [""]:

@@ -12,14 +12,14 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 import regex  # type: ignore[import-untyped]
 
-from workspace_tools.core.convert import Converted, convert_bytes
+from workspace_tools.core.convert import UNIT_FORMATS, Converted, convert_bytes, locate_unit
 from workspace_tools.core.errors import ConversionError, InvalidInputError
 from workspace_tools.core.text.chunking import is_markdown_heading
 from workspace_tools.core.text.scan import ScanConfig, is_glob, read_inside, resolve_inside, scan
@@ -35,10 +35,12 @@ __all__ = [
     "MAX_LINE_CHARS",
     "MAX_PATTERN_CHARS",
     "TOTAL_TIMEOUT",
+    "FileSearch",
     "GrepMatch",
     "GrepReport",
     "collect_files",
     "compile_pattern",
+    "converted_files",
     "grep",
     "looks_like_regex",
 ]
@@ -87,6 +89,8 @@ class GrepMatch:
     """Context lines before the match: ``(line, text)``."""
     after: tuple[tuple[int, str], ...] = ()
     """Context lines after the match: ``(line, text)``."""
+    units: dict[str, int | str] = field(default_factory=dict)
+    """Page, slide or sheet of the line in a rich document (``{"page": 2}``), else empty."""
 
     @property
     def section_heading(self) -> str | None:
@@ -105,6 +109,7 @@ class GrepMatch:
             "headings": list(self.headings),
             "before": [list(pair) for pair in self.before],
             "after": [list(pair) for pair in self.after],
+            **self.units,
         }
 
 
@@ -294,30 +299,12 @@ def grep(
         msg = f"max_matches and max_per_file must be at least 1, got {max_matches}, {max_per_file}."
         raise InvalidInputError(msg)
     files, skipped = collect_files(root, paths, config=config, recursive=recursive)
-    cfg = config or ScanConfig()
     report = GrepReport(skipped=skipped)
-    to_text = convert or convert_bytes
     deadline = time.monotonic() + total_timeout
-    for rel, absolute in files.items():
-        try:
-            data, _ = read_inside(
-                root,
-                rel,
-                max_bytes=cfg.max_file_bytes,
-                refuse_hard_links=cfg.refuse_hard_links,
-            )
-            converted = to_text(absolute, data)
-        except (ConversionError, InvalidInputError) as exc:  # over a budget, a link swapped...
-            report.skipped.append(SkippedFile(path=rel, reason=str(exc)))
-            continue
-        except OSError as exc:
-            report.skipped.append(
-                SkippedFile(path=rel, reason=f"unreadable: {exc.strerror or exc}")
-            )
-            continue
+    for rel, converted in converted_files(root, files, config, convert, report.skipped):
         report.files_searched += 1
         budget = min(time.monotonic() + file_timeout, deadline)
-        search = _FileSearch(compiled, width=width, max_line_chars=max_line_chars, budget=budget)
+        search = FileSearch(compiled, width=width, max_line_chars=max_line_chars, budget=budget)
         room = max_matches - len(report.matches)
         found = search.run(rel, converted, context_lines, limit=min(max_per_file, room) + 1)
         report.long_lines += search.long_lines
@@ -337,6 +324,34 @@ def grep(
                 report.truncated = True
                 break
     return report
+
+
+def converted_files(
+    root: Path,
+    files: dict[str, Path],
+    config: ScanConfig | None,
+    convert: Converter | None,
+    skipped: list[SkippedFile],
+) -> Iterator[tuple[str, Converted]]:
+    """Each file's converted text, read inside ``root``; the unreadable go to ``skipped``."""
+    cfg = config or ScanConfig()
+    to_text = convert or convert_bytes
+    for rel, absolute in files.items():
+        try:
+            data, _ = read_inside(
+                root,
+                rel,
+                max_bytes=cfg.max_file_bytes,
+                refuse_hard_links=cfg.refuse_hard_links,
+            )
+            converted = to_text(absolute, data)
+        except (ConversionError, InvalidInputError) as exc:  # over a budget, a link swapped...
+            skipped.append(SkippedFile(path=rel, reason=str(exc)))
+            continue
+        except OSError as exc:
+            skipped.append(SkippedFile(path=rel, reason=f"unreadable: {exc.strerror or exc}"))
+            continue
+        yield rel, converted
 
 
 def collect_files(
@@ -383,7 +398,9 @@ def collect_files(
     return found.files, skipped
 
 
-class _FileSearch:
+class FileSearch:
+    """Matching of one compiled pattern over one file's lines, within a time budget."""
+
     def __init__(self, compiled: Any, *, width: int, max_line_chars: int, budget: float) -> None:
         self.compiled = compiled
         self.width = width
@@ -392,10 +409,28 @@ class _FileSearch:
         self.long_lines = 0
         self.timed_out = False
 
+    def count(self, converted: Converted) -> int:
+        """Matching lines of the text (up to where the time budget ran out)."""
+        text = converted.text
+        if not _may_span(self.compiled) and not self._any(text):
+            return 0
+        lines = text.split("\n")
+        if len(lines) > 1 and not lines[-1]:
+            lines.pop()
+        total = 0
+        for line in lines:
+            spans = self._spans(line)
+            if spans is None:
+                break
+            total += bool(spans)
+        return total
+
     def run(self, rel: str, converted: Converted, context: int, *, limit: int) -> list[GrepMatch]:
+        """The first ``limit`` matching lines of the text, with ``context`` lines around."""
         text = converted.text
         if not _may_span(self.compiled) and not self._any(text):
             return []
+        units = converted.format in UNIT_FORMATS
         lines = text.split("\n")
         if len(lines) > 1 and not lines[-1]:
             lines.pop()  # the final newline does not start a line
@@ -427,6 +462,7 @@ class _FileSearch:
                     after=_context(
                         lines, index + 1, min(len(lines), index + 1 + context), self.width
                     ),
+                    units=dict(locate_unit(text, index + 1)) if units else {},
                 )
             )
             if len(out) >= limit:

@@ -67,6 +67,7 @@ class SearchResult:
         "_resolver",
         "_snippet",
         "content",
+        "found_by",
         "id",
         "metadata",
         "score",
@@ -85,6 +86,7 @@ class SearchResult:
         line_range: LineRange | None = None,
         headings: tuple[str, ...] = (),
         resolver: Callable[[], tuple[str, LineRange | None, tuple[str, ...]]] | None = None,
+        found_by: tuple[str, ...] = (),
     ) -> None:
         self.id = id
         """Chunk id (``path`` or ``path#chunk-N``)."""
@@ -96,6 +98,8 @@ class SearchResult:
         """Source metadata plus ``source_id``, ``format`` and the chunk's line span."""
         self.score_details: dict[str, float] = score_details if score_details is not None else {}
         """Raw per-mode scores (``bm25``, ``vector``) and ranks behind the final score."""
+        self.found_by = found_by
+        """The formulations that found this hit, when the search was given several."""
         self._snippet = snippet
         self._line_range = line_range
         self._headings = headings
@@ -137,6 +141,7 @@ class SearchResult:
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form (snippet and line range resolved)."""
         line_range = self.line_range
+        found = {"found_by": list(self.found_by)} if self.found_by else {}
         return {
             "id": self.id,
             "source_id": self.source_id,
@@ -146,6 +151,7 @@ class SearchResult:
             "headings": list(self.headings),
             "metadata": self.metadata,
             "score_details": self.score_details,
+            **found,
         }
 
     def __repr__(self) -> str:

@@ -59,6 +59,7 @@ def example_arguments(
         ("workspace_search", {"query": query, "top_k": 3}),
         ("workspace_index", {"path": "."}),
         ("search_documents", {"query": query, "top_k": 3}),
+        ("workspace_read", {"path": "README.md", "end_line": 20}),
         ("docs_search", {"query": docs_word or "install", "top_k": 3}),
         ("docs_list", {}),
         ("docs_get_page", {"path": page or "index"}),
@@ -174,12 +175,18 @@ async def smoke(
             resources = (await session.list_resources()).resources
             names = [r.name for r in resources if str(r.uri) != "skills://catalogue"]
             skill = names[0] if names else None
+        hit: str | None = None
         for tool in tools:
             arguments = example_arguments(
                 tool.name, page=page, skill=skill, word=word, docs_word=docs_word
             )
+            if "workspace_read" in tool.name and hit is not None:
+                arguments = {"chunk_id": hit, "max_chars": 2000}  # what search found
             started = time.perf_counter()
             result = await session.call_tool(tool.name, arguments)
+            if tool.name == "workspace_search":
+                rows = (result.structuredContent or {}).get("results") or [{}]
+                hit = rows[0].get("id")
             elapsed = (time.perf_counter() - started) * 1000
             ok, detail = _check(tool, result)
             if not ok:

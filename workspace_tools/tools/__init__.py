@@ -18,10 +18,12 @@ if TYPE_CHECKING:
         make_docs_tools,
     )
     from workspace_tools.tools.middleware import SkillsMiddleware
+    from workspace_tools.tools.read import WorkspaceReadTool
     from workspace_tools.tools.retriever import WorkspaceRetriever
     from workspace_tools.tools.search_documents import SearchDocumentsTool
     from workspace_tools.tools.skills import SkillReadTool, SkillSearchTool, SkillTool, skill_tools
     from workspace_tools.tools.toolkit import WorkspaceToolkit
+    from workspace_tools.tools.vectorstore import WorkspaceVectorStore
     from workspace_tools.tools.workspace import WorkspaceIndexTool, WorkspaceSearchTool
 
 _LAZY: dict[str, str] = {
@@ -35,9 +37,11 @@ _LAZY: dict[str, str] = {
     "SkillTool": "workspace_tools.tools.skills",
     "SkillsMiddleware": "workspace_tools.tools.middleware",
     "WorkspaceIndexTool": "workspace_tools.tools.workspace",
+    "WorkspaceReadTool": "workspace_tools.tools.read",
     "WorkspaceRetriever": "workspace_tools.tools.retriever",
     "WorkspaceSearchTool": "workspace_tools.tools.workspace",
     "WorkspaceToolkit": "workspace_tools.tools.toolkit",
+    "WorkspaceVectorStore": "workspace_tools.tools.vectorstore",
     "make_docs_tools": "workspace_tools.tools.docs",
     "skill_tools": "workspace_tools.tools.skills",
 }
@@ -53,9 +57,11 @@ __all__ = [
     "SkillTool",
     "SkillsMiddleware",
     "WorkspaceIndexTool",
+    "WorkspaceReadTool",
     "WorkspaceRetriever",
     "WorkspaceSearchTool",
     "WorkspaceToolkit",
+    "WorkspaceVectorStore",
     "make_docs_tools",
     "skill_tools",
 ]

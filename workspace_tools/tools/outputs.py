@@ -29,6 +29,7 @@ __all__ = [
     "SkillReadOutput",
     "SkillSearchOutput",
     "WorkspaceIndexOutput",
+    "WorkspaceReadOutput",
     "WorkspaceSearchOutput",
 ]
 
@@ -75,12 +76,30 @@ class SearchHit(_Item):
     headings: list[str] = Field(description="Section headings above the passage.")
     metadata: dict[str, Any] = Field(description="Metadata stored with the source.")
     score_details: dict[str, Any] = Field(description="Per-mode scores of a fused hit.")
+    found_by: list[str] = Field(
+        default_factory=list,
+        description="Several formulations searched: those that found this hit.",
+    )
 
 
 class WorkspaceSearchOutput(_Output):
     """Result of ``workspace_search``."""
 
     results: list[SearchHit] = Field(description="Hits, best first.")
+
+
+class WorkspaceReadOutput(_Item):
+    """Result of ``workspace_read``: lines of a source's (converted) text."""
+
+    source_id: str = Field(description="The file (or indexed id) read.")
+    start_line: int = Field(description="First line returned (1-based).")
+    end_line: int = Field(description="Last line returned (inclusive).")
+    total_lines: int = Field(description="Lines in the whole text.")
+    more_lines: int = Field(description="Lines after end_line.")
+    truncated: bool = Field(description="The character limit cut the requested range.")
+    format: str = Field(description="markdown, text, code, pdf, docx...")
+    chunk_id: str | None = Field(default=None, description="The chunk read, if one was given.")
+    text: str = Field(description="The lines, without numbers.")
 
 
 class SkippedFile(_Item):

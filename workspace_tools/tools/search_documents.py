@@ -12,7 +12,9 @@ from typing import Annotated, Any, ClassVar, Final, Literal
 from pydantic import BaseModel, BeforeValidator, Field, model_validator
 
 from workspace_tools.core.convert import CachedConverter
+from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.core.grep import collect_files, grep, looks_like_regex
+from workspace_tools.core.grep_counts import grep_counts
 from workspace_tools.core.types import SearchResult
 from workspace_tools.tools._base import (
     ThreadedTool,
@@ -67,6 +69,12 @@ class SearchDocumentsInput(BaseModel):
     context_lines: int = Field(
         default=0, ge=0, le=5, description="grep only: lines of context around each match (0-5)."
     )
+    output_mode: Literal["content", "files_with_matches", "count"] = Field(
+        default="content",
+        description="grep only: 'content' = the matching lines; 'files_with_matches' = only "
+        "the paths of files with a match; 'count' = each such file with its number of "
+        "matching lines. top_k caps the lines (content) or the files (other modes).",
+    )
 
 
 class SearchDocumentsTool(ThreadedTool):
@@ -114,8 +122,25 @@ class SearchDocumentsTool(ThreadedTool):
         regex: bool = False,  # noqa: FBT001, FBT002
         ignore_case: bool = False,  # noqa: FBT001, FBT002
         context_lines: int = 0,
+        output_mode: str = "content",
     ) -> tuple[str, dict[str, Any]]:
         with as_tool_errors():
+            if output_mode != "content":
+                if mode != "grep":
+                    msg = (
+                        f"output_mode={output_mode!r} lists files with grep matches: pass "
+                        "mode='grep' (keyword mode ranks passages; its output_mode is 'content')."
+                    )
+                    raise InvalidInputError(msg)
+                return self._grep_files(
+                    query,
+                    paths=paths,
+                    recursive=recursive,
+                    top_k=top_k,
+                    regex=regex,
+                    ignore_case=ignore_case,
+                    counts=output_mode == "count",
+                )
             if mode == "grep":
                 items, notes, truncated = self._grep(
                     query,
@@ -201,6 +226,7 @@ class SearchDocumentsTool(ThreadedTool):
                 "column": m.column,
                 "before": [list(pair) for pair in m.before],
                 "after": [list(pair) for pair in m.after],
+                **m.units,
             }
             for m in report.matches
         ]
@@ -224,6 +250,73 @@ class SearchDocumentsTool(ThreadedTool):
             notes.append("The query was matched literally; pass regex=true to use it as a regex.")
         return items, notes, report.truncated
 
+    def _grep_files(
+        self,
+        query: str,
+        *,
+        paths: list[str] | None,
+        recursive: bool,
+        top_k: int,
+        regex: bool,
+        ignore_case: bool,
+        counts: bool,
+    ) -> tuple[str, dict[str, Any]]:
+        ws = self.workspace
+        report = grep_counts(
+            ws.root,
+            query,
+            paths,
+            regex_mode=regex,
+            ignore_case=ignore_case,
+            max_files=top_k,
+            recursive=recursive,
+            config=ws.scan_config,
+            convert=self.converter,
+        )
+        output_mode = "count" if counts else "files_with_matches"
+        items = [
+            {
+                "snippet": f"{count} matching line(s)",
+                "score": float(count),
+                "document_path": path,
+                "section_heading": None,
+                "chunk_id": path,
+                "count": count,
+            }
+            for path, count in report.counts
+        ]
+        notes: list[str] = []
+        if report.truncated:
+            notes.append(
+                f"Showing the first {len(items)} files; more match. Narrow the paths or the "
+                "query, or raise top_k (max 100)."
+            )
+        if report.timed_out:
+            notes.append(
+                f"Matching stopped early in {', '.join(report.timed_out[:5])} (counts there are "
+                "lower bounds): the pattern is too slow on this text."
+            )
+        if not items and not regex and looks_like_regex(query):
+            notes.append("The query was matched literally; pass regex=true to use it as a regex.")
+        artifact = {
+            "results": items,
+            "mode": "grep",
+            "output_mode": output_mode,
+            "total": len(items),
+            "truncated": report.truncated,
+            "notes": notes,
+            "files_searched": report.files_searched,
+        }
+        if not items:
+            text = f"No file matches {query!r} ({report.files_searched} searched)."
+            return "\n".join([text, *notes]), artifact
+        rows = [f"{p}:{c}" if counts else p for p, c in report.counts]
+        lines = sum(c for _, c in report.counts)
+        footer = f"---\n{len(items)} file(s) with matches"
+        footer += f", {lines} matching line(s)" if counts else ""
+        footer += f" of {report.files_searched} searched (grep, {output_mode})"
+        return "\n".join([*rows, footer, *notes]), artifact
+
 
 def _within(hits: list[SearchResult], scope: set[str] | None) -> list[SearchResult]:
     return hits if scope is None else [h for h in hits if h.source_id in scope]
@@ -239,6 +332,7 @@ def _keyword_item(hit: SearchResult) -> dict[str, Any]:
         "chunk_id": hit.id,
         "line": lines.start if lines else None,
         "line_range": [lines.start, lines.end] if lines else None,
+        **{k: hit.metadata[k] for k in ("page", "slide", "sheet") if k in hit.metadata},
     }
 
 
@@ -268,6 +362,7 @@ def _keyword_blocks(items: list[dict[str, Any]]) -> list[str]:
         heading = f" › {item['section_heading']}" if item["section_heading"] else ""
         span = item["line_range"]
         where = f"{item['document_path']}:{span[0]}-{span[1]}" if span else item["document_path"]
+        where += "".join(f" ({k} {item[k]})" for k in ("page", "slide", "sheet") if k in item)
         body = "\n".join(f"   {x}" for x in item["snippet"].split("\n") if x.strip())
         blocks.append(f"{rank}. {where}{heading} (score {item['score']:.3f})\n{body}\n")
     return blocks
@@ -283,7 +378,8 @@ def _grep_blocks(items: list[dict[str, Any]]) -> list[str]:
         for number, text in [*item["before"], *item["after"]]:
             rows.setdefault((path, number), f"{path}-{number}- {text}")
         heading = f" › {item['section_heading']}" if item["section_heading"] else ""
-        rows[(path, line)] = f"{path}:{line}:{item['column']}{heading}: {item['snippet']}"
+        unit = "".join(f" ({k} {item[k]})" for k in ("page", "slide", "sheet") if k in item)
+        rows[(path, line)] = f"{path}:{line}:{item['column']}{unit}{heading}: {item['snippet']}"
     groups: list[list[str]] = []
     previous: tuple[str, int] | None = None
     for key in sorted(rows, key=lambda k: (files[k[0]], k[1])):

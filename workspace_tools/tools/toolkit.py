@@ -14,6 +14,7 @@ from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.core.skills import SkillRegistry, is_glob
 from workspace_tools.core.workspace import Workspace
 from workspace_tools.tools._base import tool_facts
+from workspace_tools.tools.read import WorkspaceReadTool
 from workspace_tools.tools.search_documents import SearchDocumentsTool
 from workspace_tools.tools.workspace import WorkspaceIndexTool, WorkspaceSearchTool
 
@@ -167,6 +168,7 @@ class WorkspaceToolkit(BaseToolkit):
             ),
         ]
         tools.append(SearchDocumentsTool(workspace=ws, read_only=self.read_only or ws.read_only))
+        tools.append(WorkspaceReadTool(workspace=ws))
         if self.skills is not None:
             from workspace_tools.tools.skills import skill_tools
 

@@ -21,6 +21,7 @@ from pydantic import (
 )
 
 from workspace_tools.core.errors import InvalidInputError, ReadOnlyWorkspaceError
+from workspace_tools.core.index.multi import MAX_QUERIES
 from workspace_tools.core.text.scan import is_glob, resolve_inside
 from workspace_tools.core.types import SearchResult
 from workspace_tools.core.workspace import MAX_QUERY_CHARS
@@ -42,6 +43,7 @@ __all__ = [
 
 MAX_SEARCH_OUTPUT_CHARS: Final = 6000
 """Characters of ``workspace_search`` text output; later hits are left out with a note."""
+_QueryText = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS)]
 _FALLBACK: Final[dict[str, tuple[str, ...]]] = {
     "hybrid": ("vector", "bm25"),
     "vector": ("bm25",),
@@ -71,11 +73,12 @@ def search_input_model(modes: tuple[str, ...], default: str) -> type[BaseModel]:
         "WorkspaceSearchInput",
         __doc__="Arguments of ``workspace_search``.",
         query=(
-            str,
+            _QueryText | Annotated[list[_QueryText], Field(min_length=1, max_length=MAX_QUERIES)],
             Field(
-                min_length=1,
-                max_length=MAX_QUERY_CHARS,
-                description="What to look for: words, a question or code identifiers.",
+                description="What to look for: words, a question or code identifiers. Or a "
+                f"list of up to {MAX_QUERIES} formulations of the same need (paraphrases, "
+                "synonyms, the key terms): each is searched and the rankings fused; each hit "
+                "says which formulations found it.",
             ),
         ),
         top_k=(int, Field(default=5, ge=1, le=50, description="Most results to return (1-50).")),
@@ -140,7 +143,7 @@ class WorkspaceSearchTool(ThreadedTool):
 
     def _run(
         self,
-        query: str,
+        query: str | list[str],
         top_k: int = 5,
         mode: str | None = None,
         min_score: float | None = None,
@@ -173,12 +176,18 @@ class WorkspaceSearchTool(ThreadedTool):
             )
         artifact = [r.to_dict() for r in results]
         notes = [note] if note else []
+        if not isinstance(query, str) and len(query) > 1:
+            listed = "; ".join(f"q{i} {q!r}" for i, q in enumerate(query, start=1))
+            notes.append(f"Searched {len(query)} formulations, rankings fused (RRF): {listed}")
         if not results:
             floor = f" scoring at least {min_score}" if min_score is not None else ""
             text = f"No results for {query!r}{floor} ({chosen} search). Try other words"
             text += " or mode='bm25' for exact identifiers." if chosen != "bm25" else "."
             return "\n".join([*notes, text]), artifact
-        return _render(results, chosen, notes), artifact
+        labels = {q: f"q{i}" for i, q in reversed(list(enumerate(query, start=1)))}
+        return _render(
+            results, chosen, notes, labels if not isinstance(query, str) else {}
+        ), artifact
 
 
 def _choose_mode(mode: str | None, modes: tuple[str, ...], default: str) -> tuple[str, str]:
@@ -194,16 +203,22 @@ def _choose_mode(mode: str | None, modes: tuple[str, ...], default: str) -> tupl
     return fallback, note
 
 
-def _render(results: list[SearchResult], mode: str, notes: list[str]) -> str:
+def _render(
+    results: list[SearchResult], mode: str, notes: list[str], labels: dict[str, str]
+) -> str:
     blocks: list[str] = []
     size = sum(len(n) + 1 for n in notes)
     shown = 0
     for rank, result in enumerate(results, start=1):
         lines = result.line_range
         where = f"{result.source_id}:{lines}" if lines else result.source_id
+        where += _unit(result.metadata)
         heading = f" › {result.section_heading}" if result.section_heading else ""
         body = "\n".join(f"   {line}" for line in result.snippet.split("\n") if line.strip())
-        block = f"{rank}. {where}{heading} (score {result.score:.3f})\n{body}"
+        found = ""
+        if result.found_by and labels:
+            found = "; found by " + ", ".join(labels.get(q, repr(q)) for q in result.found_by)
+        block = f"{rank}. {where}{heading} (score {result.score:.3f}{found})\n{body}"
         if blocks and size + len(block) > MAX_SEARCH_OUTPUT_CHARS:
             break
         blocks.append(block)
@@ -217,6 +232,14 @@ def _render(results: list[SearchResult], mode: str, notes: list[str]) -> str:
             "or refine the query."
         )
     return "\n".join([*notes, "\n\n".join(blocks), footer])
+
+
+def _unit(metadata: dict[str, Any]) -> str:
+    """`` (page 2)``, `` (slide 3)`` or `` (sheet Totals)`` for a hit in a rich document."""
+    for key in ("page", "slide", "sheet"):
+        if metadata.get(key) is not None:
+            return f" ({key} {metadata[key]})"
+    return ""
 
 
 class WorkspaceIndexInput(BaseModel):
@@ -269,8 +292,12 @@ class WorkspaceIndexTool(ThreadedTool):
                 if content is None:
                     content = ws.read_text(path)
                 chunk_ids = ws.index(path, content, metadata=metadata)
-                text = f"Indexed {path} ({len(chunk_ids)} chunk(s), {len(content):,} characters)."
-                return text, {"path": path, "chunk_ids": chunk_ids, "chunks": len(chunk_ids)}
+                record = ws.source(path)
+                stored = record.id if record is not None else path
+                text = f"Indexed {stored} ({len(chunk_ids)} chunk(s), {len(content):,} characters)."
+                if stored != path:
+                    text += f" Its id is {stored!r} (filter and remove by either form)."
+                return text, {"path": stored, "chunk_ids": chunk_ids, "chunks": len(chunk_ids)}
             if not is_glob(path):
                 resolved = resolve_inside(ws.root, path)
                 if not resolved.exists():

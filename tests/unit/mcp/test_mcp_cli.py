@@ -144,7 +144,7 @@ def test_smoke_command_calls_every_tool_of_the_real_cli_server(project: Path) ->
     )
     assert completed.returncode == 0, completed.stdout + completed.stderr[-3000:]
     lines = completed.stdout.splitlines()
-    assert lines[-1] == "10/10 tools ok"  # workspace_status included, workspace_index not
+    assert lines[-1] == "11/11 tools ok"  # workspace_status and workspace_read, not workspace_index
     verdicts = {line.split()[1]: line.split()[0] for line in lines[:-1]}
     assert verdicts["docs_get_page_guides"] == "ok"
     assert verdicts["workspace_search"] == "ok"

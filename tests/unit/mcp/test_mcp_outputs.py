@@ -29,7 +29,7 @@ def _tools(project: Path, *, read_only: bool = False) -> list:
 
 def test_every_tool_declares_an_object_output_model(project: Path) -> None:
     tools = _tools(project)
-    assert len(tools) == 10
+    assert len(tools) == 11
     for tool in tools:
         schema = tool.output_model.model_json_schema()
         assert schema["type"] == "object", tool.name

@@ -21,6 +21,7 @@ EXPECTED = {
     "workspace_search",
     "workspace_index",
     "search_documents",
+    "workspace_read",
     "skill",
     "skill_read",
     "skill_search",
@@ -83,6 +84,8 @@ async def test_each_tool_returns_structured_content_matching_its_schema(project:
         out = {}
         for tool in (await session.list_tools()).tools:
             arguments = example_arguments(tool.name, page="guides/install.md", skill="hello")
+            if tool.name == "workspace_read":
+                arguments = {"path": "notes.txt"}  # the smoke reads what search found
             out[tool.name] = (tool, await session.call_tool(tool.name, arguments))
         return out
 

@@ -150,6 +150,7 @@ def build_calls(arena: Arena) -> dict[str, Call]:
     skill_tool, skill_read, _search = skill_tools(registry)
     calls: dict[str, Call] = {
         "Workspace.read_text": ws.read_text,
+        "Workspace.read": ws.read,
         "Workspace.sync": ws.sync,
         "Workspace.remove": ws.remove,
         "Workspace.chunks_of": ws.chunks_of,
@@ -173,6 +174,7 @@ def build_calls(arena: Arena) -> dict[str, Call]:
 def _workspace_tool_calls(ws: Workspace) -> dict[str, Call]:
     """The workspace tools: ``workspace_index`` (path) and ``search_documents`` (paths)."""
     from workspace_tools.core.grep import grep
+    from workspace_tools.core.grep_counts import grep_counts
     from workspace_tools.tools.toolkit import WorkspaceToolkit
 
     tools = {
@@ -186,7 +188,13 @@ def _workspace_tool_calls(ws: Workspace) -> dict[str, Call]:
         "tool search_documents(grep)": lambda p: _tool_call(
             tools["search_documents"], {"query": "CANARY", "paths": [p], "mode": "grep"}
         ),
+        "tool search_documents(grep count)": lambda p: _tool_call(
+            tools["search_documents"],
+            {"query": "CANARY", "paths": [p], "mode": "grep", "output_mode": "count"},
+        ),
+        "tool workspace_read": lambda p: _tool_call(tools["workspace_read"], {"path": p}),
         "grep()": lambda p: grep(ws.root, "CANARY", [p]),
+        "grep_counts()": lambda p: grep_counts(ws.root, "CANARY", [p]),
     }
 
 

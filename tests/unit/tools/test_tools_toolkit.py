@@ -27,7 +27,7 @@ def _toolkit(ws: Workspace, **kwargs: object) -> WorkspaceToolkit:
 
 def test_default_tools(bm25_ws: Workspace) -> None:
     names = [t.name for t in _toolkit(bm25_ws).get_tools()]
-    assert names == ["workspace_search", "workspace_index", "search_documents"]
+    assert names == ["workspace_search", "workspace_index", "search_documents", "workspace_read"]
 
 
 def test_all_tools_share_one_core(bm25_ws: Workspace, tree: Path) -> None:
@@ -38,6 +38,7 @@ def test_all_tools_share_one_core(bm25_ws: Workspace, tree: Path) -> None:
         "workspace_search",
         "workspace_index",
         "search_documents",
+        "workspace_read",
         "skill",
         "skill_read",
         "skill_search",
@@ -59,7 +60,7 @@ def test_include_exclude(bm25_ws: Workspace) -> None:
         "search_documents"
     ]
     names = [t.name for t in _toolkit(bm25_ws, exclude=["workspace_index"]).get_tools()]
-    assert names == ["workspace_search", "search_documents"]
+    assert names == ["workspace_search", "search_documents", "workspace_read"]
     with pytest.raises(
         ValueError, match="include names unknown tool\\(s\\) grep; this toolkit has"
     ):

@@ -81,7 +81,10 @@ def _operator(key: str, op: str, operand: Any) -> str:
     if op == "$exists":
         return _exists(key) if operand else f"not ({_exists(key)})"
     if op in {"$eq", "$ne"}:
-        same = f"{field} == {_literal(operand, key=key, op=op)}"
+        literal = _literal(operand, key=key, op=op)
+        same = f"{field} == {literal}"
+        if key != "source_id":  # a list value holding the operand (the embedded rule)
+            same = f"{same} or json_contains({field}, {literal})"
         if op == "$eq":
             return same
         return same.replace(" == ", " != ") if key == "source_id" else _or_missing(key, same)

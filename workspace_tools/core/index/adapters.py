@@ -1,8 +1,9 @@
 """Adapters that make other embedding objects into an :class:`~.embedder.Embedder`.
 
 LangChain ``Embeddings`` (``embed_documents``/``embed_query``), a plain function
-``f(text) -> list[float]``, or an object with ``embed(texts)`` that lacks some properties; and
-:func:`as_embedder`, which picks the adapter for a value.
+``f(text) -> list[float]`` (or ``f(texts) -> list[list[float]]`` marked ``f.batch = True``), or
+an object with ``embed(texts)`` that lacks some properties; and :func:`as_embedder`, which picks
+the adapter for a value.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import numpy.typing as npt
 from workspace_tools.core.index.embedder import Embedder, SentenceTransformerEmbedder, normalise
 
 __all__ = [
+    "BATCH_FORM",
     "DEFAULT_BATCH_LIMIT",
+    "DEFAULT_CONCURRENCY",
     "BatchAdapter",
     "EmbeddingsAdapter",
     "FunctionEmbedder",
@@ -28,12 +31,19 @@ class EmbeddingsAdapter:
     """Wraps any object with LangChain's ``embed_documents``/``embed_query`` interface."""
 
     def __init__(
-        self, embeddings: Any, *, model_id: str | None = None, max_batch_size: int = 256
+        self,
+        embeddings: Any,
+        *,
+        model_id: str | None = None,
+        max_batch_size: int = 256,
+        max_concurrency: int | None = None,
     ) -> None:
         self._embeddings = embeddings
         self._model_id = model_id or _describe(embeddings)
         self._max_batch_size = max_batch_size
         self._dimension: int | None = None
+        self.max_concurrency = _concurrency(embeddings, max_concurrency)
+        """``embed`` calls run at once during indexing (a remote API waits on the network)."""
 
     @property
     def model_id(self) -> str:
@@ -71,20 +81,39 @@ class EmbeddingsAdapter:
 
 DEFAULT_BATCH_LIMIT: Final = 256
 """Texts per call for an embedder that does not say its ``max_batch_size`` (Mastra's default)."""
+DEFAULT_CONCURRENCY: Final = 4
+"""Concurrent ``embed`` calls for LangChain ``Embeddings`` and embedding functions, which mostly
+call remote APIs (docs/benchmarks.md, "Concurrent embedding groups"); set ``max_concurrency``
+on the object (or the function) to change it, 1 for one call at a time."""
+BATCH_FORM: Final = (
+    "a function that embeds many texts at once: mark it f.batch = True; it is then called "
+    "with a list of texts and must return one vector (a list of numbers) per text, in order"
+)
+"""The supported batch form of an embedding function (Mastra's), named in shape errors."""
 
 
 class FunctionEmbedder:
-    """A plain single-text function ``f(text) -> list[float]`` as an embedder (called per text).
+    """An embedding function as an embedder.
+
+    ``f(text) -> list[float]``, or, when the function is marked ``f.batch = True`` (Mastra's
+    batch form), ``f(texts) -> list[list[float]]``.
 
     Args:
         function: The embedding function.
         model_id: Name stored with the index (default: the function's qualified name).
     """
 
-    def __init__(self, function: Callable[[str], Any], *, model_id: str | None = None) -> None:
+    def __init__(self, function: Callable[..., Any], *, model_id: str | None = None) -> None:
         self._function = function
         self._model_id = model_id or _function_name(function)
         self._dimension: int | None = None
+        self.batch = getattr(function, "batch", False) is True
+        """Whether the function takes a list of texts (``f.batch = True``)."""
+        limit: Any = getattr(function, "max_batch_size", None)
+        usable = isinstance(limit, int) and not isinstance(limit, bool) and limit > 0
+        self._max_batch_size: int = limit if usable else DEFAULT_BATCH_LIMIT
+        self.max_concurrency = _concurrency(function, None)
+        """``embed`` calls run at once during indexing (a remote API waits on the network)."""
 
     @property
     def model_id(self) -> str:
@@ -100,19 +129,57 @@ class FunctionEmbedder:
 
     @property
     def max_batch_size(self) -> int:
-        """Texts per :meth:`embed` call (each is still embedded on its own)."""
-        return DEFAULT_BATCH_LIMIT
+        """Texts per :meth:`embed` call: the function's ``max_batch_size``, else 256."""
+        return self._max_batch_size
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Vectors of ``texts``, one function call each, L2-normalised."""
+        """Vectors of ``texts`` (one call, or one call per text), L2-normalised.
+
+        Raises:
+            ValueError: the function returned something else than one vector per text.
+        """
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        rows = [self.embed_query(text) for text in texts]
-        return normalise(np.stack(rows))
+        if not self.batch:
+            return normalise(np.stack([self.embed_query(text) for text in texts]))
+        try:
+            array = np.asarray(self._function(list(texts)), dtype=np.float32)
+        except ValueError as exc:  # ragged rows
+            msg = (
+                f"Embedding function {self._model_id} returned rows of different lengths "
+                f"({exc}). Expected {BATCH_FORM}."
+            )
+            raise ValueError(msg) from exc
+        if array.ndim != 2 or array.shape[0] != len(texts) or array.shape[1] == 0:
+            msg = (
+                f"Embedding function {self._model_id} (f.batch = True) returned an array of "
+                f"shape {array.shape} for {len(texts)} texts; expected {BATCH_FORM}."
+            )
+            raise ValueError(msg)
+        self._dimension = int(array.shape[1])
+        return normalise(array)
 
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:
         """Vector of one text."""
-        vector = _one_vector(np.asarray(self._function(text), dtype=np.float32), self._model_id)
+        if self.batch:
+            return np.asarray(self.embed([text])[0], dtype=np.float32)
+        try:
+            vector = np.asarray(self._function(text), dtype=np.float32)
+        except ValueError as exc:  # ragged rows: probably a batch function given one text
+            msg = (
+                f"Embedding function {self._model_id} returned rows of different lengths for "
+                f"one text ({exc}); a single-text function returns one flat list of numbers, "
+                f"or use {BATCH_FORM}."
+            )
+            raise ValueError(msg) from exc
+        if vector.ndim != 1 or vector.shape[0] == 0:
+            msg = (
+                f"Embedding function {self._model_id} returned an array of shape "
+                f"{vector.shape} for one text; a single-text function returns one flat list "
+                f"of numbers. For {BATCH_FORM}."
+            )
+            raise ValueError(msg)
+        vector = _one_vector(vector, self._model_id)
         self._dimension = int(vector.shape[0])
         return vector
 
@@ -134,6 +201,10 @@ class BatchAdapter:
         self._model_id = name if isinstance(name, str) and name else _describe(inner)
         dimension = getattr(inner, "dimension", None)
         self._dimension = dimension if isinstance(dimension, int) else None
+        declared = getattr(inner, "max_concurrency", None)
+        self.max_concurrency = declared if isinstance(declared, int) and declared > 0 else 1
+        """``embed`` calls run at once during indexing: the object's ``max_concurrency``, or 1
+        (an object with ``embed(texts)`` may be a local model using every core)."""
 
     @property
     def model_id(self) -> str:
@@ -176,6 +247,14 @@ def _one_vector(vector: npt.NDArray[np.float32], model_id: str) -> npt.NDArray[n
     return np.asarray(normalise(vector[None, :])[0], dtype=np.float32)
 
 
+def _concurrency(source: Any, given: int | None) -> int:
+    """``given``, else ``source.max_concurrency``, else :data:`DEFAULT_CONCURRENCY`."""
+    value = given if given is not None else getattr(source, "max_concurrency", None)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        return DEFAULT_CONCURRENCY
+    return value
+
+
 def _function_name(function: Callable[..., Any]) -> str:
     name = getattr(function, "__qualname__", None) or type(function).__name__
     module = getattr(function, "__module__", None)
@@ -204,8 +283,9 @@ def as_embedder(value: Any) -> Embedder:
         return FunctionEmbedder(value)
     msg = (
         f"Cannot use {type(value).__name__} as an embedder. Pass a sentence-transformers model "
-        "name or path, an object with embed(texts), one with embed_documents/embed_query, or a "
-        "function f(text) -> list[float]."
+        "name or path, an object with embed(texts), one with embed_documents/embed_query, a "
+        "function f(text) -> list[float], or a batch function f(texts) -> list[list[float]] "
+        "marked f.batch = True."
     )
     raise TypeError(msg)
 

@@ -9,8 +9,11 @@ is either a plain value (equality, the short form of ``$eq``) or a mapping of op
     {"$or": [{"team": "docs"}, {"source_id": {"$in": ["a.md", "b.md"]}}]}
 
 Operators: ``$eq``, ``$ne``, ``$in``, ``$nin``, ``$gt``, ``$gte``, ``$lt``, ``$lte``, ``$exists``;
-``$and``/``$or`` combine whole filters. ``$ne`` and ``$nin`` hold for a missing key; comparisons
-never hold for a missing key or between values that cannot be ordered (``"a" < 1``).
+``$and``/``$or`` combine whole filters. On a list-valued key, equality with a scalar holds when
+the list has that element (``{"tags": "x"}`` matches ``tags: ["x", "y"]``, as Mastra's and most
+vector stores' filters do), ``$ne`` when it has not; a list operand compares the whole list.
+``$ne`` and ``$nin`` hold for a missing key; comparisons never hold for a missing key or between
+values that cannot be ordered (``"a" < 1``).
 
 Every filter meets two limits when it is compiled: ``$and``/``$or`` nest at most
 :data:`MAX_FILTER_DEPTH` levels, and a filter holds at most :data:`MAX_FILTER_VALUES` conditions
@@ -90,9 +93,18 @@ def _member(value: Any, operand: Any) -> bool:
     return value is not _MISSING and value in operand
 
 
+def _equal(value: Any, operand: Any) -> bool:
+    """Equality; on a list value, also a scalar operand equal to one of its elements."""
+    if value is _MISSING:
+        return False
+    if value == operand:
+        return True
+    return isinstance(value, list) and not isinstance(operand, list) and operand in value
+
+
 FIELD_OPERATORS: Final[dict[str, Callable[[Any, Any], bool]]] = {
-    "$eq": lambda value, operand: value is not _MISSING and value == operand,
-    "$ne": lambda value, operand: value is _MISSING or value != operand,
+    "$eq": _equal,
+    "$ne": lambda value, operand: not _equal(value, operand),
     "$in": _member,
     "$nin": lambda value, operand: not _member(value, operand),
     "$gt": _compare(lambda a, b: a > b),

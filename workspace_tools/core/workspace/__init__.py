@@ -4,12 +4,16 @@
 """
 
 from workspace_tools.core.workspace._ingest import ProgressListener, progress_listener
+from workspace_tools.core.workspace._lines import DEFAULT_READ_CHARS, MIN_READ_CHARS, TextPage
 from workspace_tools.core.workspace._watch import Watcher, WatchStats
 from workspace_tools.core.workspace._workspace import MAX_QUERY_CHARS, Workspace
 
 __all__ = [
+    "DEFAULT_READ_CHARS",
     "MAX_QUERY_CHARS",
+    "MIN_READ_CHARS",
     "ProgressListener",
+    "TextPage",
     "WatchStats",
     "Watcher",
     "Workspace",

@@ -7,7 +7,8 @@ import dataclasses
 import gc
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Final
@@ -283,21 +284,60 @@ def embed_texts(
     if show_progress or _listener.get() is not None:
         size = min(size, PROGRESS_STEP)
     bar = progress_bar(len(values), "Embedding", show=show_progress)
+    starts = range(0, len(values), size)
+
+    def run(start: int) -> tuple[int, npt.NDArray[np.float32]]:
+        batch = values[start : start + size]
+        matrix = embedder.embed(batch)
+        if matrix.shape[0] != len(batch):
+            msg = f"The embedder returned {matrix.shape[0]} vectors for {len(batch)} texts."
+            raise InvalidInputError(msg)
+        return start, matrix
+
+    workers = min(embedding_concurrency(embedder), len(starts))
     try:
-        for start in range(0, len(values), size):
-            batch = values[start : start + size]
-            matrix = embedder.embed(batch)
-            if matrix.shape[0] != len(batch):
-                msg = f"The embedder returned {matrix.shape[0]} vectors for {len(batch)} texts."
-                raise InvalidInputError(msg)
-            for offset, vector in enumerate(matrix):
-                out[hashes[start + offset]] = np.asarray(vector, dtype=np.float32)
-            if bar is not None:
-                bar.update(len(batch))
+        if workers <= 1:
+            done: Iterable[tuple[int, npt.NDArray[np.float32]]] = map(run, starts)
+            _collect(done, hashes, out, bar)
+        else:
+            # Groups run concurrently for an embedder that says it may (a remote API waits on
+            # the network, not the CPU; docs/benchmarks.md, "Concurrent embedding groups").
+            with ThreadPoolExecutor(workers, thread_name_prefix="embed") as pool:
+                futures = [pool.submit(run, start) for start in starts]
+                try:
+                    _collect((f.result() for f in as_completed(futures)), hashes, out, bar)
+                finally:
+                    for future in futures:
+                        future.cancel()
     finally:
         if bar is not None:
             bar.close()
     return out
+
+
+def embedding_concurrency(embedder: Embedder) -> int:
+    """How many ``embed`` calls may run at once: the embedder's ``max_concurrency``, else 1.
+
+    The local models keep 1 (one call already uses every core); the adapters of remote
+    embedders (LangChain ``Embeddings``, embedding functions) allow a few.
+    """
+    value = getattr(embedder, "max_concurrency", None)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        return 1
+    return value
+
+
+def _collect(
+    done: Iterable[tuple[int, npt.NDArray[np.float32]]],
+    hashes: list[str],
+    out: dict[str, npt.NDArray[np.float32]],
+    bar: Any,
+) -> None:
+    for start, matrix in done:
+        for offset, vector in enumerate(matrix):
+            out[hashes[start + offset]] = np.asarray(vector, dtype=np.float32)
+        if bar is not None:
+            bar.update(len(matrix))
 
 
 def embed_missing(

@@ -3,20 +3,28 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.convert import convert_bytes
-from workspace_tools.core.errors import ConversionError, InvalidInputError
+from workspace_tools.core.adapters import adapter
+from workspace_tools.core.convert import Converted
+from workspace_tools.core.errors import ConversionError, InvalidInputError, WorkspaceError
 from workspace_tools.core.index.embedder import embed_query
+from workspace_tools.core.index.multi import check_queries, fuse_rankings
 from workspace_tools.core.index.prior import KIND_KEY, prior_of, reweigh
 from workspace_tools.core.index.ranking import filter_mask, fuse, resolve_mode
 from workspace_tools.core.text.scan import normalise_id, read_inside, resolve_inside
 from workspace_tools.core.types import Chunk, SearchResult
 from workspace_tools.core.workspace._base import WorkspaceBase, chunk_of
+from workspace_tools.core.workspace._lines import (
+    DEFAULT_READ_CHARS,
+    TextPage,
+    page_of_lines,
+    text_of_chunks,
+)
 from workspace_tools.core.workspace._results import ChunkFields, build_result, metadata_of
 
 __all__ = ["MAX_QUERY_CHARS", "ReadPath"]
@@ -35,7 +43,7 @@ class ReadPath(WorkspaceBase):
 
     def search(
         self,
-        query: str,
+        query: str | Sequence[str],
         *,
         top_k: int = 10,
         mode: str | None = None,
@@ -46,30 +54,32 @@ class ReadPath(WorkspaceBase):
         """Rank chunks for ``query``.
 
         Args:
-            query: Words, a question, or code identifiers.
+            query: Words, a question, or code identifiers; or a list of up to
+                :data:`~workspace_tools.core.index.multi.MAX_QUERIES` formulations of the same
+                need (paraphrases). Each formulation is ranked in ``mode`` and the rankings are
+                fused by reciprocal rank fusion; each result's ``found_by`` names the
+                formulations that found it and ``score`` is the fused score.
             top_k: Most results (larger than the corpus returns the whole ranked corpus).
             mode: ``bm25``, ``vector`` or ``hybrid``; default hybrid when both indexes exist.
             min_score: Drop results scoring below this (scores depend on the mode; see docs).
+                With several formulations it applies to each one's own scores, before fusion.
             filter: Conditions on chunk metadata (``source_id``, ``format`` and your own keys):
-                plain values for equality, or operators ``$eq $ne $in $nin $gt $gte $lt $lte
-                $exists``, combined with ``$and``/``$or`` (see ``core/index/filters.py``);
-                applied before ranking, so ``top_k`` matching hits come back.
+                plain values for equality (on a list-valued key: one of its elements), or
+                operators ``$eq $ne $in $nin $gt $gte $lt $lte $exists``, combined with
+                ``$and``/``$or`` (see ``core/index/filters.py``); applied before ranking, so
+                ``top_k`` matching hits come back.
             vector_weight: Weight of the vector side in hybrid fusion for this call, in [0, 1]
                 (default: the workspace's).
 
         Returns:
             Results best first. An empty query or index gives an empty list; BM25 never returns
             chunks that share no term with the query.
+
+        Raises:
+            InvalidInputError: a query that is not a string or a list of 1 to 5 strings, too
+                long a query, a bad ``top_k``, ``vector_weight``, mode or filter.
         """
-        if not isinstance(query, str):
-            msg = f"query must be a string, got {type(query).__name__}."
-            raise InvalidInputError(msg)
-        if len(query) > MAX_QUERY_CHARS:
-            msg = (
-                f"The query is {len(query)} characters long; the limit is {MAX_QUERY_CHARS}. "
-                "Search with the key words or a short passage instead."
-            )
-            raise InvalidInputError(msg)
+        queries = check_queries(query, max_chars=MAX_QUERY_CHARS)
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             msg = f"top_k must be a whole number of at least 1, got {top_k!r}."
             raise InvalidInputError(msg)
@@ -78,10 +88,52 @@ class ReadPath(WorkspaceBase):
             msg = f"vector_weight must be a number between 0 and 1, got {vector_weight!r}."
             raise InvalidInputError(msg)
         chosen = resolve_mode(mode, self.modes)
-        if not query.strip():
+        conditions = self._normalise_filter(filter) if filter is not None else None
+        if not queries:
             return []
+        options: dict[str, Any] = {
+            "chosen": chosen,
+            "min_score": min_score,
+            "filter": conditions,
+            "weight": float(weight),
+        }
+        if len(queries) == 1:
+            return self._search_one(queries[0], top_k=top_k, **options)
+        pool = max(2 * top_k, 20)
+        # Snippets mark the words of every formulation (the window with most of them wins).
+        marked = list(dict.fromkeys(t for q in queries for t in self.tokenizer.query_terms(q)))
+        rankings = [self._search_one(q, top_k=pool, marked=marked, **options) for q in queries]
+        by_id: dict[str, SearchResult] = {}
+        for ranking in rankings:
+            for result in ranking:
+                by_id.setdefault(result.id, result)
+        fused = fuse_rankings([[r.id for r in ranking] for ranking in rankings])
+        results = []
+        for hit in fused[:top_k]:
+            result = by_id[hit.key]
+            details: dict[str, float] = {}
+            for which, rank in zip(hit.found_by, hit.ranks, strict=True):
+                details[f"q{which + 1}_rank"] = float(rank)
+                details[f"q{which + 1}_score"] = rankings[which][rank - 1].score
+            result.score, result.score_details = hit.score, details
+            result.found_by = tuple(queries[which] for which in hit.found_by)
+            results.append(result)
+        return results
+
+    def _search_one(
+        self,
+        query: str,
+        *,
+        top_k: int,
+        chosen: str,
+        min_score: float | None,
+        filter: Mapping[str, Any] | None,  # noqa: A002 - as in search()
+        weight: float,
+        marked: list[str] | None = None,
+    ) -> list[SearchResult]:
+        """Results of one checked formulation (see :meth:`search`); ``marked``: snippet terms."""
         counts = self.tokenizer.query_term_counts(query)
-        terms = list(counts)
+        terms = list(counts) if marked is None else marked
         query_vector = None
         if chosen in {"vector", "hybrid"}:
             self._ensure_vectors()
@@ -105,7 +157,7 @@ class ReadPath(WorkspaceBase):
                     chosen,
                     top_k=top_k,
                     filter=filter,
-                    vector_weight=float(weight),
+                    vector_weight=weight,
                     fetched=fetched,
                 )
                 keys = [key for key, _score, _details in ranked]
@@ -122,6 +174,56 @@ class ReadPath(WorkspaceBase):
         if min_score is not None:
             results = [r for r in results if r.score >= min_score]
         return results
+
+    def as_retriever(
+        self, *, search_type: str = "similarity", search_kwargs: Mapping[str, Any] | None = None
+    ) -> Any:
+        """This workspace as a LangChain retriever (``WorkspaceRetriever``), LangChain-style.
+
+        Args:
+            search_type: ``similarity`` (the default mode, or ``search_kwargs["mode"]``),
+                ``similarity_score_threshold`` (needs ``score_threshold``), or a mode by name:
+                ``bm25``, ``vector``, ``hybrid``.
+            search_kwargs: ``k``, ``filter``, ``mode``, ``vector_weight``, ``score_threshold``
+                (or ``min_score``).
+
+        Raises:
+            ValueError: an unknown ``search_type`` or ``search_kwargs`` key.
+            MissingDependencyError: ``langchain-core`` is not installed.
+        """
+        factory = adapter("retriever")
+        return factory(self, search_type=search_type, search_kwargs=dict(search_kwargs or {}))
+
+    def _normalise_filter(self, conditions: Any) -> Any:
+        """``conditions`` with every ``source_id`` value written as the stored id.
+
+        ``'/docs/api.md'`` (Mastra's id style) and ``'./docs/api.md'`` name the source stored as
+        ``'docs/api.md'``, as they do for :meth:`index` and :meth:`remove`. Anything else
+        (malformed parts included) is left for the filter check to judge.
+        """
+        if not isinstance(conditions, Mapping):
+            return conditions
+        out: dict[Any, Any] = {}
+        for key, value in conditions.items():
+            if key in {"$and", "$or"} and isinstance(value, list | tuple):
+                out[key] = [self._normalise_filter(item) for item in value]
+            elif key == "source_id":
+                out[key] = self._normalise_id_condition(value)
+            else:
+                out[key] = value
+        return out
+
+    def _normalise_id_condition(self, value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                return self._normalise_source_id(value)
+            except WorkspaceError:
+                return value
+        if isinstance(value, Mapping):
+            return {op: self._normalise_id_condition(v) for op, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self._normalise_id_condition(v) for v in value]
+        return value
 
     def _chunks(self, keys: list[int]) -> dict[int, Chunk | ChunkFields]:
         """Chunks by key: decoded from the snapshot's payload (cheap), else from the database.
@@ -216,6 +318,81 @@ class ReadPath(WorkspaceBase):
                 fetched[key] = chunk
         return {key: kinds.get(key) for key in keys}
 
+    def read(
+        self,
+        path: str | None = None,
+        *,
+        start_line: int | None = None,
+        end_line: int | None = None,
+        chunk_id: str | None = None,
+        max_chars: int = DEFAULT_READ_CHARS,
+    ) -> TextPage:
+        """Lines of a file's converted text (or of an indexed string), a page at a time.
+
+        Give ``path`` and optionally a line range, or ``chunk_id`` (a search result's ``id``)
+        for that chunk's lines. Rich documents (PDF, DOCX...) are read as the Markdown ``sync``
+        indexes (from the conversion cache, which a read never writes), so line numbers match
+        search and grep results.
+        The page holds whole lines up to ``max_chars`` characters; ``more_lines`` says how many
+        follow (read on with ``start_line=page.end_line + 1``).
+
+        Raises:
+            InvalidInputError: no path nor chunk id, both a chunk id and a line range, an
+                unknown chunk, a missing or unreadable file, bad line numbers or ``max_chars``.
+            PathOutsideWorkspaceError: the path leaves the workspace root.
+        """
+        if chunk_id is not None:
+            if start_line is not None or end_line is not None:
+                msg = "Give either chunk_id or start_line/end_line, not both."
+                raise InvalidInputError(msg)
+            chunk = self._chunk_by_id(chunk_id, path)
+            path, start_line, end_line = chunk.source_id, chunk.start_line, chunk.end_line
+        if not isinstance(path, str) or not path.strip():
+            msg = "Give the path of a file (relative to the workspace root) or a chunk_id."
+            raise InvalidInputError(msg)
+        source_id = self._normalise_source_id(path)
+        with self._lock:
+            self._refresh()
+            record = self._state.source(source_id)
+        if record is not None and record.kind == "text":
+            text, fmt = text_of_chunks(self._stored_chunks(source_id)), record.format
+        else:
+            converted = self._converted(path, store=False)  # a read never writes
+            text, fmt = converted.text, converted.format
+        return page_of_lines(
+            source_id,
+            text,
+            fmt=fmt,
+            start_line=start_line,
+            end_line=end_line,
+            max_chars=max_chars,
+            chunk_id=chunk_id,
+        )
+
+    def _stored_chunks(self, source_id: str) -> list[Chunk]:
+        """The chunks of a source, in order (none for an unknown id)."""
+        with self._lock:
+            if self._state.empty or not self._db.exists():
+                return []
+            return [chunk_of(r) for r in self._db.chunks_of(self._normalise_source_id(source_id))]
+
+    def _chunk_by_id(self, chunk_id: str, path: str | None) -> Chunk:
+        if not isinstance(chunk_id, str) or not chunk_id.strip():
+            msg = f"chunk_id must be a chunk id from a search result, got {chunk_id!r}."
+            raise InvalidInputError(msg)
+        source = chunk_id.split("#chunk-", 1)[0] if path is None else path
+        found = next((c for c in self._stored_chunks(source) if c.id == chunk_id), None)
+        if found is None:  # an id holding '#chunk-' itself
+            found = next((c for c in self._stored_chunks(chunk_id) if c.id == chunk_id), None)
+        if found is None:
+            msg = (
+                f"No indexed chunk {chunk_id!r}. Chunk ids come from search results (their "
+                "'id'); the file may have been re-indexed since: search again, or read by path "
+                "and line range."
+            )
+            raise InvalidInputError(msg)
+        return found
+
     def read_text(self, path: str) -> str:
         """Text of a file inside the root (converted like ``sync`` does), for tools.
 
@@ -223,6 +400,13 @@ class ReadPath(WorkspaceBase):
             InvalidInputError: No such file, not a regular file, too large, unreadable (the OS
                 reason), or not convertible.
             PathOutsideWorkspaceError: The path leaves the root.
+        """
+        return self._converted(path, store=not self.read_only).text
+
+    def _converted(self, path: str, *, store: bool) -> Converted:
+        """The conversion of a file inside the root (rich documents via the conversion cache).
+
+        ``store``: keep a fresh conversion of a rich document in the cache.
         """
         inside = self._root_relative(path)
         absolute = resolve_inside(self.root, inside)
@@ -243,7 +427,7 @@ class ReadPath(WorkspaceBase):
             msg = f"Cannot read {path!r}: {exc}."
             raise type(exc)(msg) from exc
         try:
-            return convert_bytes(absolute, data, limits=self.conversion_limits).text
+            return self._conversions.convert(absolute, data, store=store)
         except ConversionError as exc:
             msg = f"Cannot read {path!r} as text ({exc})."
             raise InvalidInputError(msg) from exc

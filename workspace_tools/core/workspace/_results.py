@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
+from workspace_tools.core.convert import locate_unit
 from workspace_tools.core.store.snapshot import ChunkFields
 from workspace_tools.core.text.chunking import heading_path_at, is_markdown_heading
 from workspace_tools.core.text.snippets import best_snippet
@@ -12,6 +13,11 @@ from workspace_tools.core.text.tokenizer import Tokenizer
 from workspace_tools.core.types import Chunk, LineRange, SearchResult
 
 __all__ = ["ChunkFields", "build_result", "chunk_of_fields", "metadata_of", "snippet_lines"]
+
+_UNIT_KEYS: Final = ("page", "slide", "sheet")
+"""Metadata keys of a rich document's unit (``convert/_documents.py`` ``locate_unit``)."""
+_UNIT_MARKS: Final = ("\n<!-- page ", "\n## Slide ", "\n## Sheet: ")
+"""A unit starting after a chunk's first line."""
 
 
 def chunk_of_fields(fields: ChunkFields) -> Chunk:
@@ -90,16 +96,29 @@ def build_result(
             )
         return snippet.text, snippet_lines(chunk, snippet.first_line, snippet.last_line), headings
 
+    extra: dict[str, Any] = {}
+    resolved: dict[str, Any] = {"resolver": resolve}
+    unit_key = next((key for key in _UNIT_KEYS if key in metadata), None)
+    if unit_key is not None and any(mark in text for mark in _UNIT_MARKS):
+        # The chunk spans units (a page break inside it): the hit's unit is the one in force at
+        # the snippet, which needs the snippet now.
+        snippet_text, lines, headings = resolve()
+        resolved = {"snippet": snippet_text, "line_range": lines, "headings": headings}
+        if lines is not None:
+            inside = locate_unit(text, lines.start - start + 1).get(unit_key)
+            if inside is not None and inside != metadata[unit_key]:
+                extra = {unit_key: inside, f"chunk_{unit_key}": metadata[unit_key]}
     return SearchResult(
         id=cid,
         content=text,
         score=score,
         metadata={
             **metadata,
+            **extra,
             "source_id": source,
             "chunk_start_line": start,
             "chunk_end_line": end,
         },
         score_details=details,
-        resolver=resolve,
+        **resolved,
     )

@@ -290,6 +290,11 @@ class Workspace(ReadPath, SyncPath):
         """Mode used when none is given: hybrid when both indexes exist, else the one there is."""
         return "hybrid" if "hybrid" in self.modes else self.modes[0]
 
+    @property
+    def has_index(self) -> bool:
+        """An index was created here (it may hold nothing: every source removed)."""
+        return self._db.exists()
+
     def __len__(self) -> int:
         with self._lock:
             self._state.refresh()

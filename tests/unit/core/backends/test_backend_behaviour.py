@@ -119,6 +119,11 @@ FILTERS: list[tuple[dict[str, Any], set[str]]] = [
     ({"source_id": {"$nin": ["cats", "rust"]}, "lang": "en"}, {"dogs"}),
     ({"lang": {"$in": []}}, set()),
     ({"year": {"$gt": "a"}}, {"rust"}),
+    # A scalar on a list-valued key matches an element (issue 29, gap 8); $ne is its negation.
+    ({"tags": "x"}, {"dogs"}),
+    ({"tags": {"$eq": "pets"}}, {"cats", "dogs"}),
+    ({"tags": {"$ne": "x"}}, {"cats", "hunde", "rust", "bare"}),
+    ({"$and": [{"tags": "pets"}, {"year": {"$lt": 2020}}]}, {"cats"}),
 ]
 
 
@@ -212,3 +217,21 @@ def test_a_malformed_filter_is_refused(open_ws: OpenWorkspace) -> None:
     _fill(ws)
     with pytest.raises(InvalidInputError, match=r"Unknown filter operator '\$regex'"):
         ws.search("sun", filter={"lang": {"$regex": "e.*"}})
+
+
+def test_a_leading_slash_id_round_trips_through_filters(open_ws: OpenWorkspace) -> None:
+    """Issue 29, gap 1: ``/docs/api.md`` names the source stored as ``docs/api.md``."""
+    ws = open_ws()
+    ws.index("/docs/api.md", "The search endpoint returns ranked hits.")
+    ws.index("docs/other.md", "Another search page.")
+    assert set(ws.source_ids()) == {"docs/api.md", "docs/other.md"}
+    for conditions in (
+        {"source_id": "/docs/api.md"},
+        {"source_id": {"$eq": "/docs/api.md"}},
+        {"source_id": {"$in": ["/docs/api.md"]}},
+        {"$or": [{"source_id": "./docs/api.md"}]},
+    ):
+        assert _ids(ws, "search", mode="bm25", filter=conditions) == ["docs/api.md"]
+    assert _ids(ws, "search", mode="bm25", filter={"source_id": {"$ne": "/docs/api.md"}}) == [
+        "docs/other.md"
+    ]

@@ -10,9 +10,13 @@ from workspace_tools.core.backends._milvus_filters import milvus_expression
 from workspace_tools.core.errors import InvalidInputError
 
 CASES: list[tuple[dict[str, Any], str]] = [
-    ({"lang": "en"}, 'metadata["lang"] == "en"'),
+    ({"lang": "en"}, 'metadata["lang"] == "en" or json_contains(metadata["lang"], "en")'),
     ({"n": {"$gte": 2, "$lt": 5.5}}, '(metadata["n"] >= 2) and (metadata["n"] < 5.5)'),
-    ({"lang": {"$ne": "en"}}, '(not exists metadata["lang"]) or (not (metadata["lang"] == "en"))'),
+    (
+        {"lang": {"$ne": "en"}},
+        '(not exists metadata["lang"]) or '
+        '(not (metadata["lang"] == "en" or json_contains(metadata["lang"], "en")))',
+    ),
     (
         {"lang": {"$in": ["en", 'qu"o']}},
         'metadata["lang"] == "en" or metadata["lang"] == "qu\\"o" or '
@@ -21,10 +25,14 @@ CASES: list[tuple[dict[str, Any], str]] = [
     ({"lang": {"$in": []}}, "key < 0"),
     ({"lang": {"$nin": []}}, "key >= 0"),
     ({"draft": {"$exists": False}}, 'not (exists metadata["draft"])'),
-    ({"flag": True}, 'metadata["flag"] == true'),
+    ({"flag": True}, 'metadata["flag"] == true or json_contains(metadata["flag"], true)'),
     ({"source_id": {"$ne": "a.md"}}, 'source_id != "a.md"'),
     ({"source_id": {"$nin": ["a.md"]}}, '(not key >= 0) or (not (source_id in ["a.md"]))'),
-    ({"$or": [{"a": 1}, {"b": "ü"}]}, '(metadata["a"] == 1) or (metadata["b"] == "ü")'),
+    (
+        {"$or": [{"a": 1}, {"b": "ü"}]},
+        '(metadata["a"] == 1 or json_contains(metadata["a"], 1)) or '
+        '(metadata["b"] == "ü" or json_contains(metadata["b"], "ü"))',
+    ),
     ({}, "key >= 0"),
 ]
 

@@ -316,7 +316,7 @@ def test_single_text_function_embedder(tmp_path: Path) -> None:
 
 def test_function_embedder_returning_a_batch_is_refused() -> None:
     embedder = FunctionEmbedder(lambda text: [[1.0, 2.0]], model_id="bad")
-    with pytest.raises(ValueError, match=r"Embedder bad returned an array of shape \(1, 2\)"):
+    with pytest.raises(ValueError, match=r"function bad returned an array of shape \(1, 2\)"):
         embedder.embed(["x"])
 
 
