@@ -274,7 +274,7 @@ def test_a_documented_command_that_breaks_fails_its_doc_test(tmp_path: Path) -> 
     with pytest.raises(BlockFailed) as raised:
         _run_all(text, tmp_path)
     assert (
-        'doctest: failed: workspace-tools --root docs search "atomic save" --mode keyword-only'
+        'doctest: failed: workspace-tools search "atomic save" --mode keyword-only -k 3 --json'
         in str(raised.value)
     )
 

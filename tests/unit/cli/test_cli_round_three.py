@@ -25,7 +25,7 @@ def test_search_after_removing_the_last_source_does_not_reindex_the_folder(
     run(capsys, *base, "-q", "index")
     assert run(capsys, *base, "remove", ".")[0] == 0
     code, out, err = run(capsys, *base, "search", "install package")
-    assert code == 0
+    assert code == 1  # nothing found (docs/cli.md's exit-status rule)
     assert "indexing" not in err and "Indexed" not in out
     assert "No results for 'install package'" in out
     _, stats, _ = run(capsys, *base, "stats")

@@ -48,11 +48,28 @@ async def client(
             logs.append(str(message.data))
 
     with anyio.fail_after(GUARD):
-        async with (
-            stdio_client(params) as (read, write),
-            ClientSession(read, write, logging_callback=on_log) as session,
-        ):
-            yield session
+        try:
+            async with (
+                stdio_client(params) as (read, write),
+                ClientSession(read, write, logging_callback=on_log) as session,
+            ):
+                yield session
+        except Exception as error:  # an ExceptionGroup from the SDK's task group
+            if not _closing_race(error):
+                raise
+
+
+def _closing_race(error: BaseException) -> bool:
+    """The SDK client's own shutdown race, nothing of the server's.
+
+    A notification the server sends (a watcher's MCP log line) while the session closes reaches
+    ``stdio_client``'s reader after the session stopped reading: its ``send`` raises
+    ``anyio.BrokenResourceError`` (the SDK catches only ``ClosedResourceError`` there).
+    """
+    inner = getattr(error, "exceptions", None)
+    if inner is None:
+        return isinstance(error, anyio.BrokenResourceError)
+    return all(_closing_race(e) for e in inner)
 
 
 def text(result: types.CallToolResult) -> str:
