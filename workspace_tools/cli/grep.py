@@ -77,8 +77,16 @@ def add_grep_parser(
         "--no-recursive", action="store_true", help="do not walk into subfolders of PATHS"
     )
     p.add_argument("--json", action="store_true", help="print the grep report as JSON")
-    # Output modes (`-l` files with matches, `-c` counts) come with the core's output modes;
-    # add them here as a mutually exclusive group next to --json.
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument(
+        "-l",
+        "--files-with-matches",
+        action="store_true",
+        help="print only the paths of files with a matching line",
+    )
+    mode.add_argument(
+        "-c", "--count", action="store_true", help="print each matching file's count of lines"
+    )
     p.set_defaults(func=cmd_grep)
     return p
 
@@ -89,6 +97,8 @@ def cmd_grep(args: argparse.Namespace) -> int:
 
     root, scan, converter = _context(args.root, index_dir=getattr(args, "index_dir", None))
     paths = _paths(args, root, scan)
+    if args.files_with_matches or args.count:
+        return _cmd_counts(args, root, paths, scan=scan, converter=converter)
     try:
         report = grep(
             root,
@@ -118,6 +128,36 @@ def cmd_grep(args: argparse.Namespace) -> int:
     if not quiet_miss and looks_like_regex(args.pattern):
         print("(PATTERN was matched literally; add -E to use it as a regex)", file=sys.stderr)
     return 0 if report.matches else 1
+
+
+def _cmd_counts(
+    args: argparse.Namespace, root: Path, paths: list[str], *, scan: Any, converter: Any
+) -> int:
+    """``-l`` / ``-c``: the matching files (and their counts), as ``grep -l`` / ``grep -c``."""
+    from workspace_tools.core.grep_counts import grep_counts
+
+    try:
+        report = grep_counts(
+            root,
+            args.pattern,
+            paths or None,
+            regex_mode=args.regex,
+            ignore_case=args.ignore_case,
+            max_files=args.limit,
+            recursive=not args.no_recursive,
+            config=scan,
+            convert=converter,
+        )
+    except InvalidInputError as exc:
+        raise InvalidInputError(str(exc).replace("pass regex=false", "drop -E")) from None
+    if args.json:
+        print(json.dumps({"pattern": args.pattern, **report.to_dict()}, indent=2))
+        return 0 if report.counts else 1
+    for path, count in report.counts:
+        print(f"{path}:{count}" if args.count else path)
+    if report.truncated and not args.quiet:
+        print(f"(stopped after {len(report.counts)} files; give -k N for more)", file=sys.stderr)
+    return 0 if report.counts else 1
 
 
 def _context(root_arg: str, *, index_dir: str | None = None) -> tuple[Path, Any, Any]:

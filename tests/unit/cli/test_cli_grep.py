@@ -127,3 +127,19 @@ def test_a_pdf_hit_names_its_page(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert len(lines) == 2
     assert lines[0].startswith("report.pdf:") and "[page 1] Report page 1 says costs" in lines[0]
     assert "[page 2] Report page 2 says revenue" in lines[1]
+
+
+def test_files_with_matches_and_counts(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "--root", str(tree), "grep", "-i", "-l", "install")
+    assert code == 0 and err == ""
+    assert out.splitlines() == ["docs/guide.md"]
+    code, out, _ = run(capsys, "--root", str(tree), "grep", "-i", "-c", "install")
+    assert code == 0 and out.splitlines() == ["docs/guide.md:3"]
+    code, out, _ = run(capsys, "--root", str(tree), "grep", "-c", "--json", "install")
+    assert json.loads(out)["counts"] == [{"path": "docs/guide.md", "count": 1}]
+    code, out, _ = run(capsys, "--root", str(tree), "grep", "-l", "no-such-word-here")
+    assert code == 1 and out == ""
+    with pytest.raises(SystemExit) as exited:
+        main(["--root", str(tree), "grep", "-l", "-c", "install"])
+    assert exited.value.code == 2
+    assert "not allowed with argument -l/--files-with-matches" in capsys.readouterr().err
