@@ -22,6 +22,7 @@ import regex  # type: ignore[import-untyped]
 from workspace_tools.core.convert import UNIT_FORMATS, Converted, convert_bytes, locate_unit
 from workspace_tools.core.errors import ConversionError, InvalidInputError
 from workspace_tools.core.text.chunking import is_markdown_heading
+from workspace_tools.core.text.regex_shape import group_depth, recursive_call
 from workspace_tools.core.text.scan import ScanConfig, is_glob, read_inside, resolve_inside, scan
 from workspace_tools.core.text.snippets import HIT_CLOSE, HIT_OPEN
 from workspace_tools.core.text.validate import check_unicode
@@ -166,7 +167,7 @@ def compile_pattern(pattern: str, *, regex_mode: bool = False, ignore_case: bool
         msg = "The pattern contains a line break, but grep matches one line at a time."
         raise InvalidInputError(msg)
     check_unicode(pattern, what=f"The pattern {pattern[:80]!r}")
-    depth = _group_depth(pattern) if regex_mode else 0
+    depth = group_depth(pattern) if regex_mode else 0
     if depth > MAX_GROUP_DEPTH:
         msg = (
             f"Invalid regular expression {pattern[:80]!r}: its groups nest {depth} deep; the "
@@ -174,7 +175,7 @@ def compile_pattern(pattern: str, *, regex_mode: bool = False, ignore_case: bool
             "for the text literally."
         )
         raise InvalidInputError(msg)
-    call = _recursive_call(pattern) if regex_mode else None
+    call = recursive_call(pattern) if regex_mode else None
     if call is not None:
         msg = (
             f"Invalid regular expression {pattern[:80]!r}: {call!r} calls a group (or the whole "
@@ -194,57 +195,6 @@ def compile_pattern(pattern: str, *, regex_mode: bool = False, ignore_case: bool
             "regex=false to search for the text literally."
         )
         raise InvalidInputError(msg) from exc
-
-
-_RECURSION: Final = regex.compile(r"\(\?(?:R|[+-]?\d|&|P>)")
-"""``(?R)``, ``(?1)``, ``(?+1)``, ``(?-1)``, ``(?&name)``, ``(?P>name)``: recursive calls."""
-
-
-def _recursive_call(pattern: str) -> str | None:
-    """The first recursive call in ``pattern`` (escapes and ``[...]`` classes skipped)."""
-    index, in_class = 0, False
-    while index < len(pattern):
-        char = pattern[index]
-        if char == "\\":
-            index += 2
-            continue
-        if in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-            if pattern[index + 1 : index + 2] == "]":
-                index += 1
-        elif char == "(":
-            found = _RECURSION.match(pattern, index)
-            if found is not None:
-                end = pattern.find(")", index)
-                return pattern[index : end + 1 if end > 0 else index + 8]
-        index += 1
-    return None
-
-
-def _group_depth(pattern: str) -> int:
-    """Deepest nesting of ``(`` groups (escapes and ``[...]`` classes skipped)."""
-    depth = deepest = 0
-    index, in_class = 0, False
-    while index < len(pattern):
-        char = pattern[index]
-        if char == "\\":
-            index += 2
-            continue
-        if in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-            if pattern[index + 1 : index + 2] == "]":
-                index += 1  # a leading ] is a literal inside the class
-        elif char == "(":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char == ")":
-            depth = max(0, depth - 1)
-        index += 1
-    return deepest
 
 
 def grep(
