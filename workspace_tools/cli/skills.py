@@ -28,7 +28,7 @@ from workspace_tools.core.skills import (
     skill_location,
 )
 from workspace_tools.core.skills import registry as registry_module
-from workspace_tools.core.skills.registry import AGENT_HINT
+from workspace_tools.core.skills.resolved import AGENT_HINT
 
 __all__ = [
     "add_skills_parser",

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import difflib
 import importlib.metadata
 import inspect
 import logging
@@ -28,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TypeAlias
 
-from workspace_tools.core.errors import SkillFormatError, SkillNotFoundError
+from workspace_tools.core.errors import SkillFormatError
 from workspace_tools.core.skills.discover import (
     Signature,
     discover,
@@ -39,14 +38,12 @@ from workspace_tools.core.skills.discover import (
 from workspace_tools.core.skills.files import SkillFile, read_skill_file
 from workspace_tools.core.skills.model import SOURCE_PRIORITY, Skill, SkillDiagnostic, SkillSource
 from workspace_tools.core.skills.parse import ParsedSkill, parse_skill_file, validate_name
-from workspace_tools.core.skills.search import SkillSearchHit, SkillSearchIndex
+from workspace_tools.core.skills.resolved import SkillCatalog, conflict_message
+from workspace_tools.core.skills.search import SkillSearchHit
 
 __all__ = ["ENTRY_POINT_GROUP", "MANAGED_DIR", "SkillCatalog", "SkillRegistry", "classify_source"]
 
 logger = logging.getLogger(__name__)
-
-AGENT_HINT = "Call the skill tool with one of these names or a catalogue location."
-"""Last sentence of a "no such skill" message (for a model; a CLI replaces it)."""
 
 ENTRY_POINT_GROUP: Final = "workspace_tools.skills"
 """Entry-point group through which installed packages register skills folders."""
@@ -75,148 +72,6 @@ def classify_source(folder: Path, *, managed_roots: Collection[Path] = ()) -> Sk
     ):
         return "managed"
     return "local"
-
-
-class SkillCatalog:
-    """An immutable snapshot of the skills visible for one set of paths."""
-
-    def __init__(
-        self,
-        skills: Sequence[Skill],
-        *,
-        root: Path,
-        diagnostics: Sequence[SkillDiagnostic] = (),
-        disabled: Collection[str] = (),
-    ) -> None:
-        self.root = root
-        ordered = sorted(skills, key=lambda s: (s.name, SOURCE_PRIORITY[s.source], s.location))
-        off = frozenset(disabled)
-        self.skills: tuple[Skill, ...] = tuple(s for s in ordered if s.name not in off)
-        """Every distinct skill (same-named ones from several places included), by name."""
-        self.disabled: tuple[Skill, ...] = tuple(s for s in ordered if s.name in off)
-        """Skills found but disabled (``disabled_skills``): listed nowhere, not loadable."""
-        self.disabled_names: frozenset[str] = off
-        """The disabled names (found or not)."""
-        self._by_name: dict[str, list[Skill]] = {}
-        for skill in self.skills:
-            self._by_name.setdefault(skill.name, []).append(skill)
-        self.conflicts: dict[str, tuple[Skill, ...]] = {}
-        """Names whose best candidates share a source type: lookup by name fails for them."""
-        diags = list(diagnostics)
-        for name, found in self._by_name.items():
-            if len(found) < 2:
-                continue
-            best = [s for s in found if s.source == found[0].source]
-            if len(best) > 1:
-                self.conflicts[name] = tuple(best)
-                diags.append(
-                    SkillDiagnostic(
-                        path=best[0].location, skill=name, message=_conflict(name, best)
-                    )
-                )
-            else:
-                others = ", ".join(f"{s.location} ({s.source})" for s in found[1:])
-                diags.append(
-                    SkillDiagnostic(
-                        path=found[0].location,
-                        skill=name,
-                        message=f"skill {name!r} ({found[0].source}) shadows {others}; lookup by "
-                        "name uses the first, lookup by path reaches the others.",
-                    )
-                )
-        self.diagnostics: tuple[SkillDiagnostic, ...] = tuple(diags)
-        """Problems found while loading, conflicts and shadowed skills."""
-        self._index: SkillSearchIndex | None = None
-        self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self.skills)
-
-    def names(self) -> list[str]:
-        """Distinct skill names, sorted."""
-        return list(self._by_name)
-
-    def get(self, identifier: str) -> Skill:
-        """The skill with this name, or at this path (``<folder>`` or ``<folder>/SKILL.md``).
-
-        Raises:
-            SkillNotFoundError: nothing matches, or the name is ambiguous (the message lists the
-                candidates' paths).
-        """
-        ident = identifier.strip()
-        found = self._by_name.get(ident)
-        if found:
-            if ident in self.conflicts:
-                raise SkillNotFoundError(
-                    _conflict(ident, self.conflicts[ident]) + " Call again with the location."
-                )
-            return found[0]
-        skill = self._by_path(ident)
-        if skill is not None:
-            return skill
-        off = self._by_path(ident, self.disabled)
-        if ident in self.disabled_names or off is not None:
-            shown = off.name if off is not None else ident
-            msg = (
-                f"Skill {shown!r} is disabled (disabled_skills in workspace-tools.yaml). Run "
-                f"`workspace-tools skills enable {shown}` to use it, or pick another skill."
-            )
-            raise SkillNotFoundError(msg)
-        raise SkillNotFoundError(self._not_found(identifier))
-
-    def search(
-        self,
-        query: str,
-        *,
-        top_k: int = 5,
-        skill_names: Collection[str] | None = None,
-        include_references: bool = True,
-    ) -> list[SkillSearchHit]:
-        """BM25 search over names and descriptions (boosted), bodies and reference files."""
-        return self.search_index().search(
-            query, top_k=top_k, skill_names=skill_names, include_references=include_references
-        )
-
-    def search_index(self) -> SkillSearchIndex:
-        """The search index of these skills (built on first use, then kept)."""
-        with self._lock:
-            if self._index is None:
-                self._index = SkillSearchIndex(self.skills)
-            return self._index
-
-    def _by_path(self, ident: str, among: Sequence[Skill] | None = None) -> Skill | None:
-        text = ident.replace("\\", "/").rstrip("/")
-        if text.endswith("/SKILL.md"):
-            text = text[: -len("/SKILL.md")]
-        elif text == "SKILL.md" or not text or "\x00" in text:
-            return None
-        path = Path(text).expanduser()
-        if not path.is_absolute():
-            path = self.root / path
-        target = Path(os.path.normpath(path))
-        real = os.path.realpath(target)
-        for skill in self.skills if among is None else among:
-            if skill.path is not None and (
-                skill.path == target or os.path.realpath(skill.path) == real
-            ):
-                return skill
-        return None
-
-    def _not_found(self, identifier: str) -> str:
-        names = self.names()
-        close = difflib.get_close_matches(identifier.strip(), names, n=3, cutoff=0.6)
-        parts = [f"No skill named or located at {identifier!r}."]
-        if close:
-            parts.append("Did you mean: " + ", ".join(close) + "?")
-        if names:
-            shown = ", ".join(names[:20]) + (
-                f" (and {len(names) - 20} more)" if len(names) > 20 else ""
-            )
-            parts.append(f"Available skills: {shown}.")
-            parts.append(AGENT_HINT)
-        else:
-            parts.append("No skills are configured; add a skills folder to the project.")
-        return " ".join(parts)
 
 
 @dataclass(slots=True)
@@ -541,7 +396,9 @@ class SkillRegistry:
         skills.extend(self._code.values())
         catalog = SkillCatalog(skills, root=self.root, diagnostics=diags, disabled=self._disabled)
         if self.strict and catalog.conflicts:
-            raise SkillFormatError(" ".join(_conflict(n, c) for n, c in catalog.conflicts.items()))
+            raise SkillFormatError(
+                " ".join(conflict_message(n, c) for n, c in catalog.conflicts.items())
+            )
         watched = list(dict.fromkeys(watched))
         return _State(
             specs, catalog, watched, stat_signature(watched), time.monotonic(), self._code_version
@@ -588,11 +445,3 @@ def _dedupe_aliases(skills: list[Skill]) -> list[Skill]:
         if kept is None or rank < kept[0]:
             best[real] = (rank, skill)
     return [skill for _, skill in best.values()]
-
-
-def _conflict(name: str, skills: Sequence[Skill]) -> str:
-    paths = ", ".join(repr(s.location) for s in skills)
-    return (
-        f"Cannot resolve skill {name!r}: {len(skills)} {skills[0].source} skills have this name, "
-        f"at {paths}. Rename one or move it to a different source type; lookup by path works."
-    )
