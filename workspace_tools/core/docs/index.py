@@ -28,7 +28,7 @@ import time
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -38,6 +38,7 @@ from workspace_tools.core.convert.formats import DOCS_PAGE_SUFFIXES
 from workspace_tools.core.docs._mdx import DocsPage, first_paragraph, parse_page
 from workspace_tools.core.docs.expand import ExpansionConfig, QueryExpander, surface_map
 from workspace_tools.core.docs.kinds import PagePrior, page_factor, page_kind, query_intent
+from workspace_tools.core.docs.results import DocsHit, DocsStats, FieldWeights
 from workspace_tools.core.docs.vectors import (
     HybridConfig,
     SectionVectors,
@@ -78,70 +79,6 @@ _DOCS_WALK: Final = ScanConfig(
 """File types indexed as documentation pages."""
 _FIELDS: Final = (("title", True), ("description", True), ("heading", False), ("content", False))
 """Field names, and whether the field is indexed per page (else per section)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FieldWeights:
-    """How much a query term found in each field counts."""
-
-    title: float = 5.0
-    """Page title."""
-    description: float = 3.0
-    """Page description (frontmatter; without one, the page's first paragraph)."""
-    heading: float = 2.0
-    """The section's own heading."""
-    content: float = 1.0
-    """The section's text."""
-
-    def __post_init__(self) -> None:
-        values = (self.title, self.description, self.heading, self.content)
-        if min(values) < 0 or max(values) == 0:
-            msg = f"Field weights must be >= 0 and not all 0, got {values}."
-            raise ValueError(msg)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DocsHit:
-    """One ranked section."""
-
-    path: str
-    """Page path relative to the docs root."""
-    title: str
-    """Page title."""
-    heading: str
-    """Section heading (``""`` for text before the first heading)."""
-    snippet: str
-    """Best lines of the section, query hits marked ``<<like this>>``."""
-    score: float
-    """Weighted sum of the per-field BM25 scores times the page-kind factor (hybrid: the fused
-    score); higher is better."""
-    line: int
-    """1-based file line of the snippet's first line."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-JSON form."""
-        return {
-            "path": self.path,
-            "title": self.title,
-            "heading": self.heading,
-            "snippet": self.snippet,
-            "score": self.score,
-            "line": self.line,
-        }
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DocsStats:
-    """What one build indexed."""
-
-    pages: int
-    """Pages indexed."""
-    sections: int
-    """Sections indexed."""
-    seconds: float
-    """Wall time of the build."""
-    build: int
-    """Build number of this index object, from 1."""
 
 
 @dataclass(frozen=True, slots=True)
