@@ -40,7 +40,7 @@ NOISY = textwrap.dedent(
         from tqdm import tqdm
         for _ in tqdm(range(3), desc="Batches"):
             pass
-        logging.getLogger("workspace_tools.core.index.openvino_model").warning(
+        logging.getLogger("workspace_tools.core.embedding.openvino_model").warning(
             "Converting the embedding model for OpenVINO (int8, once)"
         )
         print("the result")

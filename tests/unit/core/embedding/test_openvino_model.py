@@ -10,16 +10,16 @@ from typing import Any
 import numpy as np
 import pytest
 
-from workspace_tools.core.errors import InvalidInputError, MissingDependencyError
-from workspace_tools.core.index import embedder as embedder_module
-from workspace_tools.core.index import openvino_model
-from workspace_tools.core.index.embedder import SentenceTransformerEmbedder
-from workspace_tools.core.index.openvino_model import (
+from workspace_tools.core.embedding import embedder as embedder_module
+from workspace_tools.core.embedding import openvino_model
+from workspace_tools.core.embedding.embedder import SentenceTransformerEmbedder
+from workspace_tools.core.embedding.openvino_model import (
     CACHE_ENV,
     OpenVinoEncoder,
     cache_root,
     calibration_texts,
 )
+from workspace_tools.core.errors import InvalidInputError, MissingDependencyError
 
 pytest.importorskip("torch")
 needs_openvino = pytest.mark.skipif(

@@ -105,7 +105,7 @@ def cache_root() -> Path:
 
 def calibration_texts() -> list[str]:
     """The 64 passages int8 quantisation is calibrated on (shipped with the package)."""
-    raw = resources.files("workspace_tools.core.index").joinpath("calibration.json").read_text()
+    raw = resources.files("workspace_tools.core.embedding").joinpath("calibration.json").read_text()
     texts = json.loads(raw)
     return [str(text) for text in texts]
 

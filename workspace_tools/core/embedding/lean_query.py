@@ -27,7 +27,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.index.openvino_model import (
+from workspace_tools.core.embedding.openvino_model import (
     _writable_folder,
     compile_options,
     model_cache_dir,

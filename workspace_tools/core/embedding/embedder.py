@@ -21,8 +21,8 @@ from typing import Any, Final, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from workspace_tools.core.embedding.openvino_model import openvino_available, require_openvino
 from workspace_tools.core.errors import InvalidInputError
-from workspace_tools.core.index.openvino_model import openvino_available, require_openvino
 
 __all__ = [
     "DEFAULT_MODEL_ID",
@@ -352,7 +352,7 @@ class SentenceTransformerEmbedder:
         if self._lean is None:
             with self._lock:
                 if self._lean is None:
-                    from workspace_tools.core.index.lean_query import open_lean_encoder
+                    from workspace_tools.core.embedding.lean_query import open_lean_encoder
 
                     path = self._model_path()
                     local = Path(path).expanduser()
@@ -391,7 +391,7 @@ class SentenceTransformerEmbedder:
             )
             raise InvalidInputError(msg) from exc
         if self.backend == "openvino":
-            from workspace_tools.core.index.openvino_model import OpenVinoEncoder
+            from workspace_tools.core.embedding.openvino_model import OpenVinoEncoder
 
             self._encoder = OpenVinoEncoder(
                 model, model_path=Path(path), precision=self.precision, threads=self.threads
