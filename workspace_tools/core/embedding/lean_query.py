@@ -34,6 +34,7 @@ from workspace_tools.core.embedding.openvino_model import (
     openvino_available,
     verified_model,
 )
+from workspace_tools.core.extras import missing_packages
 
 __all__ = ["LeanQueryEncoder", "ModelLayout", "open_lean_encoder", "read_layout"]
 
@@ -236,6 +237,4 @@ def open_lean_encoder(
 
 
 def _tokenizers_available() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("tokenizers") is not None
+    return not missing_packages("vector", "tokenizers")
