@@ -37,6 +37,14 @@ _PART_SPLIT: Final = re.compile(r"[._\-:']+")
 _CAMEL: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_a-zA-Z]+")
 _CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u31f0-\u31ff]+")
 _CACHE_LIMIT: Final = 1_000_000
+TOKENIZER_RULES: Final = 1
+"""Version of the tokenizer's rules (word pattern, identifier splitting, folding, CJK, stemming).
+
+Bump it with any change to :class:`Tokenizer` that gives other terms for the same text and
+settings: it is part of :meth:`Tokenizer.fingerprint`, so an index built with other rules is
+refused on open (rebuild it) instead of being searched with terms that no longer match. An
+index saved before the version was recorded was built with rules 1.
+"""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -183,8 +191,8 @@ class Tokenizer:
         return terms
 
     def fingerprint(self) -> dict[str, Any]:
-        """Settings that change the terms; stored in index manifests."""
-        return self.config.to_dict()
+        """Settings and rules version that change the terms; stored with the index."""
+        return {**self.config.to_dict(), "rules": TOKENIZER_RULES}
 
     def _analyse(self, word: str) -> tuple[str, ...]:
         stem = self._stem

@@ -25,9 +25,19 @@ def check_settings(
     a mismatch (vectors are backfilled), nor is opening a vector index without an embedder.
     """
     problems = []
-    for key in ("tokenizer", "chunking"):
-        if saved.get(key) != current[key]:
-            problems.append(f"{key} settings differ (index: {saved.get(key)}, now: {current[key]})")
+    saved_rules, saved_tokenizer = _rules(saved.get("tokenizer"))
+    rules, tokenizer = _rules(current["tokenizer"])
+    if saved_rules != rules:
+        problems.append(
+            f"tokenizer rules differ (index: version {saved_rules}, now: version {rules}: this "
+            "release turns text into other terms)"
+        )
+    if saved_tokenizer != tokenizer:
+        problems.append(f"tokenizer settings differ (index: {saved_tokenizer}, now: {tokenizer})")
+    if saved.get("chunking") != current["chunking"]:
+        problems.append(
+            f"chunking settings differ (index: {saved.get('chunking')}, now: {current['chunking']})"
+        )
     if bm25_enabled and saved.get("bm25") not in (None, current["bm25"]):
         problems.append(
             f"BM25 parameters differ (index: {saved.get('bm25')}, now: {current['bm25']})"
@@ -53,6 +63,14 @@ def check_settings(
             "(CLI: --rebuild) to rebuild the index."
         )
         raise IndexMismatchError(msg)
+
+
+def _rules(fingerprint: Any) -> tuple[Any, Any]:
+    """``(rules version, settings)`` of a tokenizer fingerprint; no version recorded means 1."""
+    if not isinstance(fingerprint, dict):
+        return 1, fingerprint
+    settings = dict(fingerprint)
+    return settings.pop("rules", 1), settings
 
 
 def root_record(root: Path, index_dir: Path) -> str:
