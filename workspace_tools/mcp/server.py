@@ -21,7 +21,6 @@ from mcp import types
 from mcp.server.lowlevel import Server
 from pydantic import AnyUrl
 
-from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.core.skills import (
     Skill,
     SkillCatalog,
@@ -34,6 +33,7 @@ from workspace_tools.mcp._uris import decode_skill_uri, skill_uri
 from workspace_tools.mcp.adapt import call_tool, tool_definition
 from workspace_tools.mcp.config import ServerOptions
 from workspace_tools.mcp.roots import RootsScope, allowed_directories
+from workspace_tools.tools.groups import DocsGroup, build_tool_groups
 
 __all__ = [
     "CATALOGUE_PROMPT",
@@ -101,8 +101,7 @@ def build_tools(
     Raises:
         InvalidInputError: a folder does not exist, or two tools would share a name.
     """
-    tools: list[BaseTool] = []
-    served = ServedTools(tools=tools, name=options.name)
+    served = ServedTools(tools=[], name=options.name)
     if options.workspace is not None:
         served.workspace = _open_workspace(
             options,
@@ -115,42 +114,37 @@ def build_tools(
             from workspace_tools.mcp._background import Background
 
             served.background = Background(served.workspace, sync=options.sync, watch=options.watch)
-        from workspace_tools.tools.toolkit import WorkspaceToolkit
-
-        # Skills are their own group here (--skills), not the toolkit's project-file default.
-        toolkit = WorkspaceToolkit(
-            workspace=served.workspace, read_only=options.read_only, skills_paths=[]
-        )
-        tools.extend(toolkit.get_tools())
     if options.skills:
-        from workspace_tools.tools.skills import skill_tools
-
         served.skills = SkillRegistry(list(options.skills), root=options.root)
         count = len(served.skills.list_skills())
         served.notes.append(f"skills: {count} from {', '.join(options.skills)}")
-        tools.extend(skill_tools(served.skills))
+    docs: list[DocsGroup] = []
     if options.docs is not None:
-        from workspace_tools.tools.docs import make_docs_tools
+        from workspace_tools.tools.docs import docs_disabled
 
         docs_embedder, why = _docs_embedder(served.workspace, embedder)
+        # with the workspace served too, pages are cited as workspace_search cites them
+        cite = served.workspace.root if served.workspace is not None else None
         for scope in options.docs_scopes or (None,):
-            # with the workspace served too, pages are cited as workspace_search cites them
-            cite = served.workspace.root if served.workspace is not None else None
-            docs_tools = make_docs_tools(
-                options.docs,
-                scope=scope,
-                embedder=docs_embedder,
-                embed_in_background=True,
-                vector_cache=True,
-                cite_from=cite,
-            )
             where = f"{options.docs}/{scope}" if scope else str(options.docs)
-            served.notes.append(
-                f"docs: {where} ({why})"
-                if docs_tools
-                else "docs: skipped (WORKSPACE_TOOLS_DISABLE_DOCS)"
+            if docs_disabled():
+                served.notes.append("docs: skipped (WORKSPACE_TOOLS_DISABLE_DOCS)")
+                continue
+            docs.append(
+                DocsGroup(
+                    root=options.docs,
+                    scope=scope,
+                    embedder=docs_embedder,
+                    embed_in_background=True,
+                    vector_cache=True,
+                    cite_from=cite,
+                )
             )
-            tools.extend(docs_tools)
+            served.notes.append(f"docs: {where} ({why})")
+    # Skills are their own group here (--skills), not the toolkit's project-file default.
+    served.tools = build_tool_groups(
+        workspace=served.workspace, skills=served.skills, docs=docs, read_only=options.read_only
+    )
     served.allowed = allowed_directories(
         workspace=options.workspace,
         docs=options.docs,
@@ -159,11 +153,6 @@ def build_tools(
     served.notes.append(
         "allowed directories: " + (", ".join(str(p) for p in served.allowed) or "none")
     )
-    names = [t.name for t in tools]
-    clashes = sorted({n for n in names if names.count(n) > 1})
-    if clashes:
-        msg = f"Two tools would be named {', '.join(clashes)}; give each docs scope only once."
-        raise InvalidInputError(msg)
     return served
 
 

@@ -39,6 +39,7 @@ __all__ = [
     "DocsRefreshIndexTool",
     "DocsSearchInput",
     "DocsSearchTool",
+    "docs_disabled",
     "make_docs_tools",
 ]
 
@@ -299,6 +300,11 @@ class DocsRefreshIndexTool(_DocsTool):
         }
 
 
+def docs_disabled() -> bool:
+    """True when ``WORKSPACE_TOOLS_DISABLE_DOCS`` is set to ``1`` (``true``, ``yes``)."""
+    return os.environ.get(DISABLE_DOCS_ENV, "").strip().lower() in {"1", "true", "yes"}
+
+
 def make_docs_tools(
     root: str | os.PathLike[str],
     *,
@@ -346,7 +352,7 @@ def make_docs_tools(
     Raises:
         InvalidInputError: ``root`` or ``scope`` is not a folder, or the names are invalid.
     """
-    if not enabled or os.environ.get(DISABLE_DOCS_ENV, "").strip().lower() in {"1", "true", "yes"}:
+    if not enabled or docs_disabled():
         return []
     shared = index or DocsIndex(
         root,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from langchain_core.tools import BaseTool, BaseToolkit
 from pydantic import ConfigDict, Field, PrivateAttr
@@ -13,19 +13,11 @@ from workspace_tools.core.config import CONFIG_FILE, ProjectConfig
 from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.core.skills import SkillRegistry, is_glob
 from workspace_tools.core.workspace import Workspace
-from workspace_tools.tools._base import tool_facts
-from workspace_tools.tools.read import WorkspaceReadTool
-from workspace_tools.tools.search_documents import SearchDocumentsTool
-from workspace_tools.tools.workspace import WorkspaceIndexTool, WorkspaceSearchTool
+from workspace_tools.tools.groups import RESERVED_TOOL_NAMES, DocsGroup, build_tool_groups
 
 __all__ = ["RESERVED_TOOL_NAMES", "WorkspaceToolkit"]
 
 logger = logging.getLogger(__name__)
-
-RESERVED_TOOL_NAMES: Final[frozenset[str]] = frozenset(
-    {"grep", "glob", "ls", "read_file", "write_file", "edit_file", "search", "execute", "task"}
-)
-"""Names of common built-in tools (deepagents, LangChain middleware) that ours must not take."""
 
 
 class WorkspaceToolkit(BaseToolkit):
@@ -158,32 +150,18 @@ class WorkspaceToolkit(BaseToolkit):
         return SkillsMiddleware(self.skills, include_tools=False, **kwargs)
 
     def _all_tools(self) -> list[BaseTool]:
-        if self._tools is not None:
-            return self._tools
-        ws = self.workspace
-        tools: list[BaseTool] = [
-            WorkspaceSearchTool(workspace=ws),
-            WorkspaceIndexTool(
-                workspace=ws, require_approval="workspace_index" in self.require_approval
-            ),
-        ]
-        tools.append(SearchDocumentsTool(workspace=ws, read_only=self.read_only or ws.read_only))
-        tools.append(WorkspaceReadTool(workspace=ws))
-        if self.skills is not None:
-            from workspace_tools.tools.skills import skill_tools
-
-            tools.extend(skill_tools(self.skills))
-        if self.docs_root is not None:
-            from workspace_tools.tools.docs import make_docs_tools
-
-            docs = ws.root / self.docs_root
-            # hybrid with the workspace's vectors; pages cited as workspace_search cites them
-            tools.extend(make_docs_tools(docs, embedder=ws.embedder, cite_from=ws.root))
-        if self.read_only or ws.read_only:  # leave out every tool that declares it writes
-            tools = [t for t in tools if not tool_facts(t).writes]
-        clashes = sorted({t.name for t in tools} & RESERVED_TOOL_NAMES)
-        if clashes:  # pragma: no cover - guards future tools
-            msg = f"Tool names {clashes} collide with common built-in tools."
-            raise ValueError(msg)
-        self._tools = tools
-        return tools
+        if self._tools is None:
+            ws = self.workspace
+            docs = []
+            if self.docs_root is not None:
+                # hybrid with the workspace's vectors; pages cited as workspace_search cites them
+                root = ws.root / self.docs_root
+                docs.append(DocsGroup(root=root, embedder=ws.embedder, cite_from=ws.root))
+            self._tools = build_tool_groups(
+                workspace=ws,
+                skills=self.skills,
+                docs=docs,
+                read_only=self.read_only,
+                require_approval=self.require_approval,
+            )
+        return self._tools
