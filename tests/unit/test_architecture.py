@@ -58,6 +58,19 @@ def test_index_embedding_and_ranking_stay_apart() -> None:
     assert crossings == []
 
 
+def test_distributed_uses_no_private_module_of_the_workspace() -> None:
+    # chunking and progress live in public modules both use (workspace/chunks.py, reporting.py)
+    graph = read_imports(PACKAGE)
+    private = sorted(
+        f"{module} imports {target}"
+        for module, targets in graph.edges.items()
+        if module.startswith("workspace_tools.core.distributed")
+        for target in targets
+        if target.startswith("workspace_tools.core.workspace._")
+    )
+    assert private == []
+
+
 def _core_part(module: str) -> str | None:
     prefix = "workspace_tools.core."
     return module[len(prefix) :].split(".")[0] if module.startswith(prefix) else None

@@ -28,7 +28,7 @@ from workspace_tools.core.embedding.embedder import (
 from workspace_tools.core.errors import ConversionError, InvalidInputError
 from workspace_tools.core.text.chunking import ChunkingConfig
 from workspace_tools.core.text.hashing import text_hash
-from workspace_tools.core.workspace._ingest import chunk_converted
+from workspace_tools.core.workspace.chunks import chunk_converted
 
 __all__ = ["EmbedActor", "SentenceTransformerSpec", "chunk_batch", "embedder_factory"]
 

@@ -29,7 +29,7 @@ from workspace_tools.core.embedding.embedder import Embedder
 from workspace_tools.core.errors import InvalidInputError, ReadOnlyWorkspaceError
 from workspace_tools.core.store.database import IndexDatabase
 from workspace_tools.core.types import SyncReport
-from workspace_tools.core.workspace._ingest import progress_bar
+from workspace_tools.core.workspace.reporting import progress_bar
 
 if TYPE_CHECKING:
     from workspace_tools.core.workspace import Workspace

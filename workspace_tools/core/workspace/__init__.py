@@ -3,10 +3,10 @@
 :class:`Workspace` is the public facade; everything else in this package is internal.
 """
 
-from workspace_tools.core.workspace._ingest import ProgressListener, progress_listener
 from workspace_tools.core.workspace._lines import DEFAULT_READ_CHARS, MIN_READ_CHARS, TextPage
 from workspace_tools.core.workspace._watch import Watcher, WatchStats
 from workspace_tools.core.workspace._workspace import MAX_QUERY_CHARS, Workspace
+from workspace_tools.core.workspace.reporting import ProgressListener, progress_listener
 
 __all__ = [
     "DEFAULT_READ_CHARS",

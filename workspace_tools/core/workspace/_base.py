@@ -19,7 +19,8 @@ from workspace_tools.core.text.chunking import ChunkingConfig
 from workspace_tools.core.text.scan import ScanConfig, normalise_id
 from workspace_tools.core.text.tokenizer import Tokenizer
 from workspace_tools.core.types import Chunk
-from workspace_tools.core.workspace._ingest import embed_texts, progress_bar
+from workspace_tools.core.workspace._ingest import embed_texts
+from workspace_tools.core.workspace.reporting import progress_bar
 
 __all__ = ["WorkspaceBase", "chunk_of"]
 

@@ -3,41 +3,40 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import gc
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.convert import UNIT_FORMATS, ConversionCache, Converted
+from workspace_tools.core.convert import ConversionCache, Converted
 from workspace_tools.core.embedding.embedder import Embedder
 from workspace_tools.core.errors import ConversionError, InvalidInputError
-from workspace_tools.core.ranking.prior import KIND_KEY, content_kind
 from workspace_tools.core.store.corpus import ChunkRow, SourceRecord
-from workspace_tools.core.text.chunking import ChunkingConfig, chunk_text
+from workspace_tools.core.text.chunking import ChunkingConfig
 from workspace_tools.core.text.hashing import text_hash
 from workspace_tools.core.text.scan import ScanConfig, read_inside
 from workspace_tools.core.text.validate import check_unicode
 from workspace_tools.core.types import Chunk, SkippedFile, SyncReport
+from workspace_tools.core.workspace.chunks import chunk_converted
+from workspace_tools.core.workspace.reporting import listening, progress_bar
 
 __all__ = [
     "MAX_METADATA_BYTES",
     "DocumentLike",
     "check_metadata",
-    "chunk_converted",
+    "chunk_converted",  # from chunks.py, the module distributed/ uses too
     "embed_missing",
     "embed_texts",
     "gc_paused",
     "indexed_text",
     "make_record",
-    "progress_bar",
+    "progress_bar",  # from reporting.py
     "stage_file",
     "unpack_document",
 ]
@@ -151,36 +150,6 @@ def make_record(
     )
 
 
-def chunk_converted(
-    source_id: str, converted: Converted, metadata: dict[str, Any], *, config: ChunkingConfig
-) -> list[Chunk]:
-    """Chunks of a converted source; PDF pages, slides and sheets go into chunk metadata.
-
-    Each chunk's metadata also holds the source's kind (``content_kind``: prose, code,
-    navigation, lockfile, minified... from ``core/ranking/prior.py``), unless the caller set one.
-    """
-    kind = content_kind(source_id, converted.text, fmt=converted.format)
-    meta = {KIND_KEY: kind, **converted.metadata, **metadata, "format": converted.format}
-    meta.pop("headings", None)
-    chunks = chunk_text(
-        converted.text,
-        source_id=source_id,
-        config=config,
-        markdown=converted.markdown,
-        metadata=meta,
-    )
-    if converted.format in UNIT_FORMATS:
-        from workspace_tools.core.convert import locate_unit
-
-        chunks = [
-            dataclasses.replace(
-                c, metadata={**c.metadata, **locate_unit(converted.text, c.start_line)}
-            )
-            for c in chunks
-        ]
-    return chunks
-
-
 def indexed_text(chunk: Chunk) -> str:
     """Text whose terms are indexed: Markdown link targets (URLs, paths, anchors) left out."""
     if chunk.metadata.get("format") == "markdown" and "](" in chunk.text:
@@ -205,66 +174,6 @@ PROGRESS_STEP: Final = 128
 (fp32 MiniLM on 2 busy cores, 28 long passages a second), well under 1 s with bf16 or a GPU."""
 
 
-ProgressListener = Callable[[str, int, int], None]
-"""Called as ``listener(stage, done, total)`` while long work runs (``stage``: "Reading",
-"Embedding"...)."""
-
-_listener: ContextVar[ProgressListener | None] = ContextVar(
-    "workspace_tools_progress_listener", default=None
-)
-
-
-@contextlib.contextmanager
-def progress_listener(listener: ProgressListener) -> Iterator[None]:
-    """Send the progress of every sync and indexing call inside the block to ``listener``.
-
-    Context-local (a :class:`~contextvars.ContextVar`), so concurrent runs each report to
-    their own listener; it works with or without a visible progress bar.
-    """
-    token = _listener.set(listener)
-    try:
-        yield
-    finally:
-        _listener.reset(token)
-
-
-class _Reporter:
-    """A progress bar that also tells the current listener (tqdm-like ``update``/``close``)."""
-
-    def __init__(self, label: str, total: int, bar: Any, listener: ProgressListener) -> None:
-        self._label, self._total, self._bar, self._listener = label, total, bar, listener
-        self._done = 0
-        listener(label, 0, total)
-
-    def update(self, count: int) -> None:
-        self._done += count
-        if self._bar is not None:
-            self._bar.update(count)
-        self._listener(self._label, self._done, self._total)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
-
-
-def progress_bar(total: int, label: str, *, show: bool) -> Any:
-    """A tqdm bar (with the rate and an ETA), also reporting to the :func:`progress_listener`.
-
-    ``None`` when hidden with no listener, or when there is nothing to do.
-    """
-    if total == 0:
-        return None
-    bar = None
-    if show:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=total, desc=label, unit="item", leave=False, dynamic_ncols=True)
-    listener = _listener.get()
-    if listener is None:
-        return bar
-    return _Reporter(label, total, bar, listener)
-
-
 def embed_texts(
     embedder: Embedder, texts: Mapping[str, str], *, show_progress: bool
 ) -> dict[str, npt.NDArray[np.float32]]:
@@ -281,7 +190,7 @@ def embed_texts(
     hashes = sorted(texts, key=lambda h: -len(texts[h]))
     values = [texts[h] for h in hashes]
     size = max(1, embedder.max_batch_size)
-    if show_progress or _listener.get() is not None:
+    if show_progress or listening():
         size = min(size, PROGRESS_STEP)
     bar = progress_bar(len(values), "Embedding", show=show_progress)
     starts = range(0, len(values), size)

@@ -131,7 +131,8 @@ def _write_format1(root: Path, docs: dict[str, str]) -> None:
     from workspace_tools.core.text.chunking import ChunkingConfig
     from workspace_tools.core.text.hashing import text_hash
     from workspace_tools.core.text.tokenizer import Tokenizer
-    from workspace_tools.core.workspace._ingest import chunk_converted, indexed_text
+    from workspace_tools.core.workspace._ingest import indexed_text
+    from workspace_tools.core.workspace.chunks import chunk_converted
 
     tokenizer = Tokenizer()
     corpus = Corpus()
