@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from workspace_tools.core.errors import IndexCorruptError
-from workspace_tools.core.store.generations import FORMAT_VERSION, read_json, write_json
+from workspace_tools.core.store._format1.generations import FORMAT_VERSION, read_json, write_json
 from workspace_tools.core.text.hashing import text_hash
 from workspace_tools.core.types import Chunk
 

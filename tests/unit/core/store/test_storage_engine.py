@@ -126,8 +126,8 @@ def _write_format1(root: Path, docs: dict[str, str]) -> None:
     """An index as the previous release wrote it (generation folder, CURRENT pointer)."""
     from workspace_tools.core.convert import Converted
     from workspace_tools.core.index.sparse import BM25Config
+    from workspace_tools.core.store._format1.generations import IndexStore
     from workspace_tools.core.store.corpus import ChunkRow, Corpus, SourceRecord
-    from workspace_tools.core.store.generations import IndexStore
     from workspace_tools.core.text.chunking import ChunkingConfig
     from workspace_tools.core.text.hashing import text_hash
     from workspace_tools.core.text.tokenizer import Tokenizer

@@ -6,7 +6,7 @@ import pytest
 
 from workspace_tools import Workspace
 from workspace_tools.core.errors import IndexCorruptError
-from workspace_tools.core.store.generations import IndexStore
+from workspace_tools.core.store._format1.generations import IndexStore
 
 
 def test_generations_and_pointer(tmp_path: Path) -> None:
