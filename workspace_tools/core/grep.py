@@ -23,7 +23,7 @@ from workspace_tools.core.convert import UNIT_FORMATS, Converted, convert_bytes,
 from workspace_tools.core.errors import ConversionError, InvalidInputError
 from workspace_tools.core.text.chunking import is_markdown_heading
 from workspace_tools.core.text.regex_shape import group_depth, recursive_call
-from workspace_tools.core.text.scan import ScanConfig, is_glob, read_inside, resolve_inside, scan
+from workspace_tools.core.text.scan import ScanConfig, is_glob, resolve_inside, scan
 from workspace_tools.core.text.snippets import HIT_CLOSE, HIT_OPEN
 from workspace_tools.core.text.validate import check_unicode
 from workspace_tools.core.types import SkippedFile
@@ -288,12 +288,7 @@ def converted_files(
     to_text = convert or convert_bytes
     for rel, absolute in files.items():
         try:
-            data, _ = read_inside(
-                root,
-                rel,
-                max_bytes=cfg.max_file_bytes,
-                refuse_hard_links=cfg.refuse_hard_links,
-            )
+            data, _ = cfg.read(root, rel)
             converted = to_text(absolute, data)
         except (ConversionError, InvalidInputError) as exc:  # over a budget, a link swapped...
             skipped.append(SkippedFile(path=rel, reason=str(exc)))

@@ -149,16 +149,17 @@ def test_a_read_only_index_says_so_instead_of_syncing(
 def test_the_stat_walk_reads_no_unchanged_file(
     indexed: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    from workspace_tools.core.text import scan
     from workspace_tools.core.workspace import Workspace
 
     reads: list[str] = []
-    real = _freshness.read_inside
+    real = scan.read_inside
 
     def counting(root: Path, rel: str, **kwargs: object) -> object:
         reads.append(rel)
         return real(root, rel, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(_freshness, "read_inside", counting)
+    monkeypatch.setattr(scan, "read_inside", counting)  # every ScanConfig.read
     ws = Workspace(indexed, embedder=None)
     (indexed / "docs" / "faq.md").write_text("# FAQ\n\nedited\n", encoding="utf-8")
     pending = _freshness.pending_changes(ws)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from workspace_tools.core.convert import DOCUMENT_EXTENSIONS, Converted
 from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.core.text.hashing import text_hash
-from workspace_tools.core.text.scan import read_inside, scan
+from workspace_tools.core.text.scan import scan
 
 if TYPE_CHECKING:
     from workspace_tools.core.workspace import Workspace
@@ -101,12 +101,7 @@ def file_work(workspace: Workspace, rel: str, path: Path) -> FileWork | None:
             and (previous.mtime_ns, previous.size) == (stat.st_mtime_ns, stat.st_size)
         ):
             return None
-        data, _ = read_inside(
-            workspace.root,
-            rel,
-            max_bytes=cfg.max_file_bytes,
-            refuse_hard_links=cfg.refuse_hard_links,
-        )
+        data, _ = cfg.read(workspace.root, rel)
     except (OSError, InvalidInputError):
         return None
     digest = text_hash(data)

@@ -109,6 +109,20 @@ class ScanConfig:
                 msg = f"ScanConfig: {name} must be a whole number >= 0, got {value!r}."
                 raise InvalidInputError(msg)
 
+    def read(self, root: Path, rel: str) -> tuple[bytes, os.stat_result]:
+        """The bytes and ``fstat`` of file ``rel`` under ``root``, within this walk's limits.
+
+        :func:`read_inside` with :attr:`max_file_bytes` and :attr:`refuse_hard_links`: how a sync,
+        grep, the freshness check and distributed indexing all read a file the walk found.
+
+        Raises:
+            OSError: the file cannot be read.
+            InvalidInputError: a link out of the root, not a regular file, over the size limit.
+        """
+        return read_inside(
+            root, rel, max_bytes=self.max_file_bytes, refuse_hard_links=self.refuse_hard_links
+        )
+
 
 SKILL_FOLDER_WALK: Final = ScanConfig(
     max_depth=20,

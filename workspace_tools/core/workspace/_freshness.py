@@ -28,7 +28,7 @@ from typing import Final
 
 from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.core.text.hashing import text_hash
-from workspace_tools.core.text.scan import read_inside, scan
+from workspace_tools.core.text.scan import scan
 from workspace_tools.core.workspace._base import WorkspaceBase
 from workspace_tools.core.workspace._ingest import RACY_WINDOW_NS
 
@@ -166,12 +166,7 @@ def _same_content(workspace: WorkspaceBase, rel: str, digest: str) -> bool:
     """Whether the file ``rel`` still hashes to ``digest`` (read through the safe reader)."""
     cfg = workspace.scan_config
     try:
-        data, _ = read_inside(
-            workspace.root,
-            rel,
-            max_bytes=cfg.max_file_bytes,
-            refuse_hard_links=cfg.refuse_hard_links,
-        )
+        data, _ = cfg.read(workspace.root, rel)
     except (OSError, InvalidInputError):
         return False
     return text_hash(data) == digest

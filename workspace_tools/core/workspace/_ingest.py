@@ -20,7 +20,7 @@ from workspace_tools.core.errors import ConversionError, InvalidInputError
 from workspace_tools.core.store.corpus import ChunkRow, SourceRecord
 from workspace_tools.core.text.chunking import ChunkingConfig
 from workspace_tools.core.text.hashing import text_hash
-from workspace_tools.core.text.scan import ScanConfig, read_inside
+from workspace_tools.core.text.scan import ScanConfig
 from workspace_tools.core.text.validate import check_unicode
 from workspace_tools.core.types import Chunk, SkippedFile, SyncReport
 from workspace_tools.core.workspace.chunks import chunk_converted
@@ -300,12 +300,7 @@ def stage_file(
         ):
             report.unchanged += 1
             return False
-        data, stat = read_inside(
-            root,
-            rel,
-            max_bytes=scan_config.max_file_bytes,
-            refuse_hard_links=scan_config.refuse_hard_links,
-        )
+        data, stat = scan_config.read(root, rel)
     except OSError as exc:
         report.skipped.append(SkippedFile(path=rel, reason=f"unreadable: {exc.strerror or exc}"))
         return None
