@@ -60,9 +60,10 @@ def format_validation_error(error: ValidationError) -> str:
 class ToolFacts:
     """What a tool does to its environment, declared once on its class.
 
-    The toolkit reads them (a read-only toolkit leaves out the tools that write) and the MCP
-    adapter advertises them (``title``, ``readOnlyHint``, ``idempotentHint``,
-    ``destructiveHint``). A tool that declares nothing is not advertised as read-only.
+    The one builder of tool groups reads them (``tools/groups.py``: a read-only build, for the
+    toolkit or the MCP server, leaves out the tools that write) and the MCP adapter advertises
+    them (``title``, ``readOnlyHint``, ``idempotentHint``, ``destructiveHint``). A tool that
+    declares nothing is not advertised as read-only.
     """
 
     title: str | None = None
