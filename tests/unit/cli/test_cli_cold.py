@@ -17,7 +17,7 @@ import pytest
 
 from tests.support.fakes import FakeEmbedder
 from workspace_tools import Workspace
-from workspace_tools.core.index.embedder import DEFAULT_MODEL_ID, accelerator_possible
+from workspace_tools.core.embedding.embedder import DEFAULT_MODEL_ID, accelerator_possible
 
 VECTOR_STACK = ("faiss", "openvino", "tokenizers", "nncf")
 TORCH_STACK = ("torch", "sentence_transformers", "transformers")
@@ -93,7 +93,7 @@ def test_a_cold_bm25_search_loads_nothing_it_does_not_use(vector_index: Path) ->
 def test_next_to_a_gpu_driver_the_device_is_asked_only_when_needed(vector_index: Path) -> None:
     code = f"""
 import sys
-from workspace_tools.core.index import embedder
+from workspace_tools.core.embedding import embedder
 embedder.accelerator_possible = lambda: True  # as on a machine with an NVIDIA driver
 from workspace_tools import Workspace
 ws = Workspace({str(vector_index)!r})
@@ -111,7 +111,7 @@ print("ok")
 @needs_vector_extra
 @pytest.mark.requires_model
 def test_a_cold_hybrid_search_embeds_its_query_without_torch(vector_index: Path) -> None:
-    from workspace_tools.core.index.embedder import SentenceTransformerEmbedder
+    from workspace_tools.core.embedding.embedder import SentenceTransformerEmbedder
 
     if accelerator_possible():
         pytest.skip("a GPU driver is present: the default model runs on torch there")

@@ -43,7 +43,7 @@ NOISY = textwrap.dedent(
         from tqdm import tqdm
         for _ in tqdm(range(3), desc="Batches"):
             pass
-        logging.getLogger("workspace_tools.core.index.openvino_model").warning(
+        logging.getLogger("workspace_tools.core.embedding.openvino_model").warning(
             "Converting the embedding model for OpenVINO (int8, once)"
         )
         print("the result")
@@ -102,7 +102,7 @@ def test_skipped_files_are_one_line_per_reason(
 
     def missing(module: str, *, suffix: str) -> object:
         msg = (
-            f"missing extra: pip install 'workspace-tools[documents]' to read {suffix} files "
+            f'missing extra: pip install "workspace-tools[documents]" to read {suffix} files '
             "(the Python module 'pdfminer' is not installed: No module named 'pdfminer')"
         )
         raise ConversionError(msg)
@@ -120,7 +120,7 @@ def test_skipped_files_are_one_line_per_reason(
     assert out.count("missing extra: pip install") == 1
     assert (
         "  5 files (a.pdf, b.pdf, c.pdf and 2 more): missing extra: pip install "
-        "'workspace-tools[documents]' to read .pdf files" in out
+        '"workspace-tools[documents]" to read .pdf files' in out
     )
     assert main(["--root", str(tmp_path), "--embedder", "none", "-q", "index"]) == 0
     out = capsys.readouterr().out
