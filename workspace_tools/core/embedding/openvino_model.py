@@ -306,7 +306,11 @@ class OpenVinoEncoder:
 
     def _convert_quietly(self, sample: dict[str, Any]) -> Any:
         # nncf draws progress bars on stdout, which an MCP stdio server uses for messages.
-        with contextlib.redirect_stdout(sys.stderr), warnings.catch_warnings():
+        with (
+            contextlib.redirect_stdout(sys.stderr),
+            warnings.catch_warnings(),
+            _rich_quiet_if_nncf_is(),
+        ):
             warnings.simplefilter("ignore")  # torch's tracer warnings about the model code
             return self._convert(sample)
 
@@ -405,3 +409,26 @@ def _writable_folder(folder: Path) -> bool:
     except OSError:
         return False
     return folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)
+
+
+@contextlib.contextmanager
+def _rich_quiet_if_nncf_is() -> Any:
+    """Hide nncf's rich progress bars while this package logs errors only (the CLI's ``-q``).
+
+    nncf draws them on rich's global console, not through its logger (whose level nncf resets
+    when imported), so they follow the ``workspace_tools`` logger: a caller that set it to ERROR
+    sees no bars. rich is imported here, with the model conversion, rather than by every quiet
+    command.
+    """
+    if logging.getLogger("workspace_tools").getEffectiveLevel() < logging.ERROR:
+        yield
+        return
+    import rich
+
+    console = rich.get_console()
+    was_quiet = console.quiet
+    console.quiet = True
+    try:
+        yield
+    finally:
+        console.quiet = was_quiet
