@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
@@ -23,7 +23,7 @@ from workspace_tools.core.docs._mdx import DocsPage, first_paragraph, parse_page
 from workspace_tools.core.docs.expand import ExpansionConfig, QueryExpander, surface_map
 from workspace_tools.core.docs.kinds import page_kind
 from workspace_tools.core.docs.results import DocsStats
-from workspace_tools.core.docs.vectors import SectionVectors, section_text
+from workspace_tools.core.docs.vectors import SectionVectors, page_text, section_text
 from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.core.index.sparse import BM25Config, SparseIndex
 from workspace_tools.core.text.scan import ScanConfig, read_inside, scan
@@ -69,8 +69,14 @@ class Snapshot:
     fields: dict[str, SparseIndex | None]
     expander: QueryExpander
     stats: DocsStats
-    vectors: npt.NDArray[np.float32] | None = None
-    embed_texts: tuple[str, ...] = ()  # what to embed, while the vectors are pending
+    vectors: npt.NDArray[np.float32] | None = None  # one row per section
+    page_vectors: npt.NDArray[np.float32] | None = None  # one row per page
+    embed_texts: tuple[str, ...] = ()  # what to embed (sections, then pages) while pending
+
+    def with_vectors(self, rows: npt.NDArray[np.float32]) -> Snapshot:
+        """This snapshot with the embedded rows of :attr:`embed_texts` (sections, then pages)."""
+        cut = len(self.sections)
+        return replace(self, vectors=rows[:cut], page_vectors=rows[cut:], embed_texts=())
 
 
 def scan_pages(root: Path, scope: str, suffixes: tuple[str, ...]) -> list[tuple[str, Path]]:
@@ -142,21 +148,19 @@ def build_snapshot(
         for text in field_texts:
             words.update(WORD_PATTERN.findall(text))
     expander = QueryExpander(surface_map(words, tokenizer), tokenizer, config=expansion)
-    embedded: npt.NDArray[np.float32] | None = None
-    later: tuple[str, ...] = ()
-    if vectors is not None:
-        to_embed = tuple(section_text(pages[s.page].title, s.heading, s.text) for s in sections)
-        if embed_in_background and to_embed:
-            later = to_embed
-        else:
-            embedded = vectors.embed_sections(to_embed)
+    to_embed: tuple[str, ...] = ()
+    if vectors is not None and sections:
+        to_embed = (
+            *(section_text(pages[s.page].title, s.heading, s.text) for s in sections),
+            *(page_text(p.title, p.description) for p in pages),
+        )
     stats = DocsStats(
         pages=len(pages),
         sections=len(sections),
         seconds=time.perf_counter() - started,
         build=next_build(),
     )
-    return Snapshot(
+    snapshot = Snapshot(
         pages=tuple(pages),
         by_path={p.path: i for i, p in enumerate(pages)},
         sections=tuple(sections),
@@ -165,6 +169,8 @@ def build_snapshot(
         fields=fields,
         expander=expander,
         stats=stats,
-        vectors=embedded,
-        embed_texts=later,
+        embed_texts=to_embed,
     )
+    if vectors is None or (embed_in_background and to_embed):
+        return snapshot  # lexical, or embedded later (DocsIndex starts the thread)
+    return snapshot.with_vectors(vectors.embed_sections(to_embed))

@@ -26,7 +26,7 @@ import os
 import re
 import threading
 from concurrent.futures import Future
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
@@ -224,7 +224,7 @@ class DocsIndex:
             return
         with self._lock:
             if self._snapshot is snapshot:
-                self._snapshot = replace(snapshot, vectors=vectors, embed_texts=())
+                self._snapshot = snapshot.with_vectors(vectors)
 
     def search(
         self,
@@ -279,7 +279,12 @@ class DocsIndex:
         if hybrid:
             assert snap.vectors is not None
             assert self._vectors is not None
-            cosine = snap.vectors @ self._vectors.query(query)
+            vector = self._vectors.query(query)
+            cosine = snap.vectors @ vector
+            share = self.hybrid.page_weight
+            if share and snap.page_vectors is not None and len(snap.page_vectors):
+                page_cosine = snap.page_vectors @ vector
+                cosine = (1 - share) * cosine + share * page_cosine[snap.section_page]
             if len(factors) and not np.all(factors == 1.0):
                 cosine *= factors[snap.section_page]
         if folder is not None:
