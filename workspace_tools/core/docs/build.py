@@ -98,6 +98,7 @@ def build_snapshot(
     expansion: ExpansionConfig,
     vectors: SectionVectors | None,
     embed_in_background: bool,
+    embed_pages: bool,
     next_build: Callable[[], int],
 ) -> Snapshot:
     """Read every page under ``root`` (or ``root/scope``) and index it.
@@ -111,6 +112,7 @@ def build_snapshot(
         expansion: Prefix and typo settings of the query expander.
         vectors: The section embedder and its cache, ``None`` for a lexical index.
         embed_in_background: Leave the texts to embed in the snapshot instead of embedding now.
+        embed_pages: Embed each page's title and description too (after the sections).
         next_build: Called once the pages are indexed; returns this build's number.
     """
     started = time.perf_counter()
@@ -152,7 +154,7 @@ def build_snapshot(
     if vectors is not None and sections:
         to_embed = (
             *(section_text(pages[s.page].title, s.heading, s.text) for s in sections),
-            *(page_text(p.title, p.description) for p in pages),
+            *(page_text(p.title, p.description) for p in pages if embed_pages),
         )
     stats = DocsStats(
         pages=len(pages),

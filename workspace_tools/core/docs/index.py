@@ -424,5 +424,6 @@ class DocsIndex:
             expansion=self.expansion,
             vectors=self._vectors,
             embed_in_background=self.embed_in_background,
+            embed_pages=self.hybrid.page_weight > 0,
             next_build=next_build,
         )

@@ -2,9 +2,9 @@
 
 A :class:`~workspace_tools.core.docs.index.DocsIndex` given an embedder (the workspace's, or any
 object with ``embed(texts)``) embeds one text per section: the page title, the section heading
-and the section's text; and one per page: its title and description, which weighs into the
-cosine of each of its sections (:attr:`HybridConfig.page_weight`). Vectors are cached by the hash
-of that text, so a refresh embeds only the texts that changed; with a cache file
+and the section's text; with :attr:`HybridConfig.page_weight` above 0, also one per page (its
+title and description), which then weighs into the cosine of each of its sections. Vectors are
+cached by the hash of that text, so a refresh embeds only the texts that changed; with a cache file
 (:func:`default_cache_file`) they are also kept on disk, checked before use (model, shape,
 checksum) and rebuilt when they do not match. At query time the lexical scores and the cosine
 similarities each keep their best candidates, and a fusion rule of
@@ -57,9 +57,11 @@ class HybridConfig:
     questions, docs/benchmarks.md)."""
     pool: int = 100
     """Candidates each side brings to the fusion."""
-    page_weight: float = 0.5
-    """Share of the page's own vector (title and description) in each section's cosine; 0 ranks
-    by the section's vector alone (chosen on the Mastra docs' tuning questions, 0.4-0.7 equal)."""
+    page_weight: float = 0.0
+    """Share of the page's own vector (title and description) in each section's cosine; 0 (the
+    default) ranks by the section's vector alone. 0.5 won one tuning question of 56 on the Mastra
+    docs and lost two of 35 held out, so it is not the default (docs/benchmarks-docs.md). Page
+    vectors are embedded by a build (creation or refresh) whose config has it above 0."""
 
     def __post_init__(self) -> None:
         for name in ("vector_weight", "page_weight"):

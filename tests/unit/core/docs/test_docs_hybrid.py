@@ -81,7 +81,7 @@ def test_refresh_embeds_only_changed_sections_and_the_cache_file_is_reused(
     embedder = SynonymEmbedder()
     index = DocsIndex(pets, embedder=embedder, vector_cache=cache)
     first = embedder.texts_embedded
-    assert first == index.stats.sections + index.stats.pages and cache.is_file()
+    assert first == index.stats.sections and cache.is_file()  # no page vectors by default
     index.refresh()
     assert embedder.texts_embedded == first  # nothing changed
     (pets / "guides" / "cars.md").write_text("# Cars\n\nan automobile guide\n", encoding="utf-8")
@@ -96,10 +96,10 @@ def test_refresh_embeds_only_changed_sections_and_the_cache_file_is_reused(
     with caplog.at_level(logging.WARNING):
         damaged = DocsIndex(pets, embedder=fresh, vector_cache=cache)
     assert "Ignoring the docs vector cache" in caplog.text
-    assert fresh.texts_embedded == damaged.stats.sections + damaged.stats.pages  # rebuilt
+    assert fresh.texts_embedded == damaged.stats.sections  # rebuilt, not trusted
     other_model = SynonymEmbedder(model_id="another-model")
     DocsIndex(pets, embedder=other_model, vector_cache=cache)
-    assert other_model.texts_embedded == damaged.stats.sections + damaged.stats.pages
+    assert other_model.texts_embedded == damaged.stats.sections
 
 
 def test_background_embedding_answers_lexically_first(pets: Path) -> None:
@@ -132,10 +132,11 @@ def test_the_page_vector_lends_its_meaning_to_every_section(tmp_path: Path) -> N
     (root / "plain.md").write_text("# Other\n\nnothing to see\n", encoding="utf-8")
     query = "canine"  # shares a word (dog) with the description only, not with any section
     words = SynonymEmbedder(dimension=4096)  # no two of these words share a dimension
-    alone = DocsIndex(root, embedder=words, hybrid=HybridConfig(page_weight=0.0))
+    alone = DocsIndex(root, embedder=words)  # the default: the sections' vectors alone
     assert alone.search(query) == []
-    shared = DocsIndex(root, embedder=SynonymEmbedder(dimension=4096))
-    assert shared.hybrid.page_weight == 0.5
+    embedder = SynonymEmbedder(dimension=4096)
+    shared = DocsIndex(root, embedder=embedder, hybrid=HybridConfig(page_weight=0.5))
+    assert embedder.texts_embedded == shared.stats.sections + shared.stats.pages
     assert [(h.path, h.heading) for h in shared.search(query)] == [("pets.md", "Walks")]
     with pytest.raises(ValueError, match=r"^page_weight must be between 0 and 1, got 1.5\.$"):
         HybridConfig(page_weight=1.5)
