@@ -35,7 +35,7 @@ from docs_mastra import DEFAULT_ROOT, QUERIES
 from workspace_tools.core.docs.index import DocsIndex, FieldWeights, HybridConfig, PagePrior
 from workspace_tools.core.docs.kinds import page_factor, query_intent
 from workspace_tools.core.docs.vectors import SectionVectors, default_cache_file, fuse_scores
-from workspace_tools.core.index.embedder import SentenceTransformerEmbedder
+from workspace_tools.core.embedding.embedder import SentenceTransformerEmbedder
 from workspace_tools.core.text.chunking import is_markdown_heading
 
 Array = npt.NDArray[np.float32]

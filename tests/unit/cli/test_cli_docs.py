@@ -10,7 +10,7 @@ import pytest
 from tests.support.fakes import FakeEmbedder
 from workspace_tools.cli import main
 from workspace_tools.core.docs import embedding
-from workspace_tools.core.index import embedder as embedder_module
+from workspace_tools.core.embedding import embedder as embedder_module
 
 
 def run(argv: list[str]) -> int:

@@ -14,7 +14,7 @@ from mcp.client.stdio import stdio_client
 from tests.support.fakes import FakeEmbedder
 from tests.unit.mcp.conftest import server_env
 from workspace_tools.core.docs import embedding
-from workspace_tools.core.index import embedder as embedder_module
+from workspace_tools.core.embedding import embedder as embedder_module
 from workspace_tools.mcp.config import server_options
 from workspace_tools.mcp.server import build_tools
 

@@ -7,9 +7,9 @@ any other name is a sentence-transformers model on disk.
 
 from __future__ import annotations
 
+from workspace_tools.core.embedding.embedder import Embedder
 from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.core.extras import VECTOR_INSTALL, missing_vector_packages, require_vector
-from workspace_tools.core.index.embedder import Embedder
 
 __all__ = ["docs_embedder", "require_docs_embedder"]
 
@@ -34,10 +34,10 @@ def docs_embedder(name: str | None = None) -> tuple[Embedder | None, str]:
         missing = missing_vector_packages()
         if missing:
             return None, f"the vector extra is not installed ({', '.join(missing)})"
-        from workspace_tools.core.index.embedder import SentenceTransformerEmbedder
+        from workspace_tools.core.embedding.embedder import SentenceTransformerEmbedder
 
         return SentenceTransformerEmbedder(), "the packaged model"
-    from workspace_tools.core.index.adapters import as_embedder
+    from workspace_tools.core.embedding.adapters import as_embedder
 
     require_vector(f"the embedding model {name!r}", "sentence_transformers")
     return as_embedder(name), f"the model {name}"

@@ -52,8 +52,8 @@ from workspace_tools.core.docs.vectors import (
     default_cache_file,
     fuse_scores,
 )
+from workspace_tools.core.embedding.embedder import Embedder
 from workspace_tools.core.errors import InvalidInputError, PathOutsideWorkspaceError
-from workspace_tools.core.index.embedder import Embedder
 from workspace_tools.core.index.sparse import BM25Config
 from workspace_tools.core.text.snippets import best_snippet, mark_hits
 from workspace_tools.core.text.tokenizer import Tokenizer
