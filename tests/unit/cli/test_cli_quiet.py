@@ -108,9 +108,11 @@ def test_skipped_files_are_one_line_per_reason(
         raise ConversionError(msg)
 
     monkeypatch.setattr(_pdf, "require", missing)
-    (tmp_path / "workspace-tools.yaml").write_text(
-        "workspace:\n  conversion: {isolate: false}\n", encoding="utf-8"
-    )
+    # in this process, where the patch holds (the project file may not turn isolation off)
+    from workspace_tools.core.convert.limits import ConversionLimits
+    from workspace_tools.core.workspace import _workspace
+
+    monkeypatch.setattr(_workspace, "DEFAULT_LIMITS", ConversionLimits(isolate=False))
     for name in "abcde":
         (tmp_path / f"{name}.pdf").write_bytes(b"%PDF-1.4\n%%EOF\n")
     (tmp_path / "notes.md").write_text("# Notes\n", encoding="utf-8")
