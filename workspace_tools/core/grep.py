@@ -26,6 +26,7 @@ from workspace_tools.core.text.regex_shape import group_depth, recursive_call
 from workspace_tools.core.text.scan import ScanConfig, is_glob, read_inside, resolve_inside, scan
 from workspace_tools.core.text.snippets import HIT_CLOSE, HIT_OPEN
 from workspace_tools.core.text.validate import check_unicode
+from workspace_tools.core.text.within import is_within
 from workspace_tools.core.types import SkippedFile
 
 __all__ = [
@@ -214,6 +215,7 @@ def grep(
     max_line_chars: int = MAX_LINE_CHARS,
     file_timeout: float = FILE_TIMEOUT,
     total_timeout: float = TOTAL_TIMEOUT,
+    within: Sequence[str] | None = None,
 ) -> GrepReport:
     """Find the lines matching ``pattern`` in files under ``root``.
 
@@ -233,6 +235,8 @@ def grep(
         max_line_chars: Only this many leading characters of a line are searched.
         file_timeout: Seconds of matching per file.
         total_timeout: Seconds of matching for the whole search.
+        within: Only files in these root-relative folders (``None``: anywhere in ``root``);
+            see :mod:`workspace_tools.core.text.within`. Files outside are never read.
 
     Returns:
         The matches in path and line order, and what was capped, timed out or skipped.
@@ -248,7 +252,7 @@ def grep(
     if max_matches < 1 or max_per_file < 1:
         msg = f"max_matches and max_per_file must be at least 1, got {max_matches}, {max_per_file}."
         raise InvalidInputError(msg)
-    files, skipped = collect_files(root, paths, config=config, recursive=recursive)
+    files, skipped = collect_files(root, paths, config=config, recursive=recursive, within=within)
     report = GrepReport(skipped=skipped)
     deadline = time.monotonic() + total_timeout
     for rel, converted in converted_files(root, files, config, convert, report.skipped):
@@ -310,8 +314,12 @@ def collect_files(
     *,
     config: ScanConfig | None = None,
     recursive: bool = True,
+    within: Sequence[str] | None = None,
 ) -> tuple[dict[str, Path], list[SkippedFile]]:
     """Files named by ``paths`` (files, folders, globs; default the root), checked to lie inside.
+
+    With ``within`` (root-relative folders), only the files in them count: without ``paths``
+    only those folders are walked; with ``paths``, the files found outside them are dropped.
 
     Returns:
         Id -> absolute path of every file found, and the files left out with reasons.
@@ -321,6 +329,15 @@ def collect_files(
         InvalidInputError: a path does not exist, or no readable file was found.
     """
     entries = list(paths) if paths else ["."]
+    if not paths and within is not None:
+        entries = [w for w in within if (root / w).exists()]
+        if not entries:
+            shown = ", ".join(repr(w) for w in within) or "none"
+            msg = (
+                f"No readable files in the folders this search may see ({shown}). Index or "
+                "add files there, or search the parts of the workspace that are served."
+            )
+            raise InvalidInputError(msg)
     for entry in entries:
         if is_glob(entry):
             continue
@@ -336,6 +353,16 @@ def collect_files(
         cfg = dataclasses.replace(cfg, max_depth=0)
     found = scan(root, entries, config=cfg)
     skipped = [s for s in found.skipped if recursive or not s.reason.startswith("depth limit")]
+    if within is not None and found.files:
+        found.files = {rel: path for rel, path in found.files.items() if is_within(rel, within)}
+        skipped = [s for s in skipped if is_within(s.path, within)]
+        if not found.files:
+            msg = (
+                f"No file of {', '.join(repr(e) for e in entries)} lies in the folders this "
+                f"search may see ({', '.join(repr(w) for w in within) or 'none'}). Give paths "
+                "inside them."
+            )
+            raise InvalidInputError(msg)
     if not found.files:
         shown = ", ".join(repr(e) for e in entries)
         reasons = "; ".join(f"{s.path}: {s.reason}" for s in skipped[:3])

@@ -251,17 +251,16 @@ def create_server(served: ServedTools, *, instructions: str | None = None) -> Se
         if live is not None:
             live.remember()
             if name == _live.STATUS_TOOL:
-                return live.status()
+                return live.status(await _roots_now())
         tool = by_name.get(name)
         if tool is None:
             text = f"Unknown tool {name!r}; this server has: {', '.join(by_name) or 'no tools'}."
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=text)], isError=True
             )
-        roots = scope()
-        if roots is not None and getattr(tool, "workspace", None) is not None:
-            await roots.refresh(server.request_context.session)
-            refused = roots.refusal(arguments or {})
+        roots = await _roots_now()
+        if roots is not None:  # every result inside the client's roots (mcp/roots.py)
+            tool, refused = roots.confine(tool, arguments or {})
             if refused is not None:
                 return types.CallToolResult(
                     content=[types.TextContent(type="text", text=refused)], isError=True
@@ -269,6 +268,12 @@ def create_server(served: ServedTools, *, instructions: str | None = None) -> Se
         if live is not None:
             return await live.call(tool, arguments)
         return await call_tool(tool, arguments)
+
+    async def _roots_now() -> RootsScope | None:
+        roots = scope()
+        if roots is not None:
+            await roots.refresh(server.request_context.session)
+        return roots
 
     async def roots_changed(_: Any) -> None:
         roots = scope()

@@ -1,0 +1,82 @@
+"""Confining a call to folders of the workspace: ``within``, a tuple of root-relative paths.
+
+A ``within`` value names the parts of a root a call may see (an MCP client's roots inside the
+served folder, for example): ``None`` means the whole root; ``("src", "docs/guides")`` means
+those folders (or files) and everything under them; ``()`` means nothing. The same value
+confines every kind of result:
+
+- ranked search: :func:`within_filter` is a metadata filter on ``source_id``, written in the
+  filter language every backend compiles, so the backend pre-filters and ``top_k`` hits of the
+  confined part still come back;
+- grep and the file listings: :func:`is_within` keeps the collected files inside it before any
+  is read;
+- a read by path or chunk id: :func:`is_within` on the source id.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
+
+__all__ = ["and_filters", "is_within", "normalise_within", "within_filter"]
+
+_AFTER_SLASH: Final = "/\x01"
+"""Lower bound of the ids under a folder ``p``: ``p + "/\\x01"``. Every id under ``p`` sorts
+at or after it (ids hold no NUL byte), and ``p + "/"`` cannot be the bound itself because the
+workspace writes ``source_id`` filter values as stored ids (``"src/"`` -> ``"src"``)."""
+_PAST_SLASH: Final = chr(ord("/") + 1)
+"""``"0"``: ``p + "0"`` is the first string after every ``p + "/..."``."""
+
+
+def normalise_within(paths: Iterable[str] | None) -> tuple[str, ...] | None:
+    """``paths`` as clean POSIX prefixes without duplicates or nesting; ``None``: the whole root.
+
+    ``"."`` or ``""`` (the root itself) among them gives ``None``; a path inside another one
+    listed is dropped (``("src", "src/app")`` -> ``("src",)``).
+    """
+    if paths is None:
+        return None
+    cleaned: list[str] = []
+    for raw in paths:
+        text = posixpath.normpath(raw.replace("\\", "/").strip("/")) if raw.strip("/") else "."
+        if text in {".", ""}:
+            return None
+        cleaned.append(text)
+    kept = [p for p in dict.fromkeys(cleaned) if not any(_under(p, q) for q in cleaned if q != p)]
+    return tuple(sorted(kept))
+
+
+def _under(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith(prefix + "/")
+
+
+def is_within(source_id: str, within: Sequence[str] | None) -> bool:
+    """Whether ``source_id`` (a root-relative POSIX path) lies in ``within``."""
+    if within is None:
+        return True
+    return any(_under(source_id, prefix) for prefix in within)
+
+
+def within_filter(within: Sequence[str]) -> dict[str, Any]:
+    """A ``source_id`` filter holding exactly for the ids in ``within`` (none for ``()``).
+
+    Each prefix ``p`` becomes ``source_id == p`` or ``p/... `` as a string range
+    (``$gte``/``$lt``), which every backend evaluates before ranking (a pre-filter).
+    """
+    if not within:
+        return {"source_id": {"$in": []}}
+    alternatives: list[dict[str, Any]] = []
+    for prefix in within:
+        alternatives.append({"source_id": prefix})
+        alternatives.append(
+            {"source_id": {"$gte": prefix + _AFTER_SLASH, "$lt": prefix + _PAST_SLASH}}
+        )
+    return {"$or": alternatives}
+
+
+def and_filters(first: Mapping[str, Any] | None, second: Mapping[str, Any]) -> dict[str, Any]:
+    """Both filters must hold (``second`` alone when ``first`` is empty)."""
+    if not first:
+        return dict(second)
+    return {"$and": [dict(first), dict(second)]}
