@@ -276,8 +276,9 @@ def create_server(served: ServedTools, *, instructions: str | None = None) -> Se
         return roots
 
     async def roots_changed(_: Any) -> None:
-        roots = scope()
-        if roots is not None:
+        # A notification carries no request context, so which session sent it is not known:
+        # every session asks its client again before its next call (one roots/list each).
+        for roots in list(scopes.values()):
             roots.invalidate()
 
     async def set_level(level: types.LoggingLevel) -> None:

@@ -46,7 +46,8 @@ async def test_client_roots_narrow_the_workspace(project: Path) -> None:
     assert text.startswith("Path 'docs' is outside the directories this session serves")
     assert str((project / "src").resolve()) in text
     assert results["index outside"].isError
-    assert not results["docs"].isError  # docs paths are relative to the docs root, not checked
+    assert results["docs"].isError  # the docs folder holds no client root: nothing served
+    assert "This session serves no part of" in results["docs"].content[0].text
 
 
 async def test_without_client_roots_the_command_line_decides(project: Path) -> None:
@@ -63,3 +64,5 @@ def test_serve_within_and_allowed_directories(tmp_path: Path) -> None:
     assert serve_within([other], [ws]) == []
     assert uri_path("file:///tmp/a%20b") == Path("/tmp/a b").resolve()
     assert uri_path("https://example.com/x") is None
+    assert uri_path("file://otherhost/share") is None  # another machine's folder
+    assert uri_path("file:///tmp/a%20b/") == Path("/tmp/a b").resolve()  # trailing slash
