@@ -78,11 +78,17 @@ def serve_within(client_roots: Sequence[Path], allowed: Sequence[Path]) -> list[
 class RootsScope:
     """The directories one server session serves, refreshed when the client's roots change."""
 
-    def __init__(self, allowed: Sequence[Path], *, base: Path | None) -> None:
+    def __init__(
+        self, allowed: Sequence[Path], *, base: Path | None, project: Path | None = None
+    ) -> None:
         self.allowed = list(allowed)
         """What the command line allows."""
         self.base = base
         """Folder relative path arguments are resolved against (the workspace root)."""
+        self.project = project.resolve() if project is not None else None
+        """The project (``--root``): the roots confine the files inside it. A folder the
+        command line serves outside it (a shared docs tree, a user's skills folder) is not a
+        file of the project and is served as the command line says."""
         self.served: list[Path] = list(allowed)
         """What is served now: :attr:`allowed`, narrowed by the client's roots."""
         self.client_roots: list[Path] | None = None
@@ -130,15 +136,38 @@ class RootsScope:
         if not self.served:
             await _warn(session, "None of the client's roots is served: results will be empty.")
 
+    def _confines(self, path: Path) -> bool:
+        """Whether the client's roots decide about ``path`` (a file of the project)."""
+        if self.client_roots is None:
+            return False
+        return self.project is None or path == self.project or path.is_relative_to(self.project)
+
+    def serves(self, path: Path | None) -> bool:
+        """Whether a file or folder (a skill's folder) is served to this session."""
+        if path is None:
+            return True  # a skill defined in code has no folder
+        path = path.resolve()
+        if not self._confines(path):
+            return True
+        return any(path == d or path.is_relative_to(d) for d in self.served)
+
     def within(self, root: Path) -> tuple[str, ...] | None:
         """The folders of ``root`` a call may see (relative to it); ``None``: all of it."""
-        if self.client_roots is None:
-            return None
         root = root.resolve()
+        if not self._confines(root):
+            return None
         if any(root == d or root.is_relative_to(d) for d in self.served):
             return None
         inside = [d.relative_to(root).as_posix() for d in self.served if d.is_relative_to(root)]
         return normalise_within(inside) or ()
+
+    def skills(self, registry: Any) -> Any:
+        """``registry`` as this session sees it (itself when the client offers no roots)."""
+        if self.client_roots is None:
+            return registry
+        from workspace_tools.mcp._roots_skills import SkillsView
+
+        return SkillsView(registry, lambda skill: self.serves(skill.path))
 
     def report(self) -> dict[str, Any]:
         """The allowed directories, the client's roots and what is served (for the status)."""
@@ -147,9 +176,16 @@ class RootsScope:
             "client_roots": None
             if self.client_roots is None
             else [str(p) for p in self.client_roots],
-            "served": [str(p) for p in self.served],
+            "served": [str(p) for p in self.served_now()],
             "ignored": [{"uri": uri, "reason": reason} for uri, reason in self.ignored],
         }
+
+    def served_now(self) -> list[Path]:
+        """The served directories, with the allowed folders outside the project."""
+        outside = [
+            a for a in self.allowed if self.client_roots is not None and not self._confines(a)
+        ]
+        return list(dict.fromkeys([*self.served, *outside]))
 
     def report_lines(self) -> list[str]:
         """:meth:`report` as text lines."""
@@ -158,7 +194,7 @@ class RootsScope:
             lines.append("Client roots: none offered (serving the allowed directories).")
         else:
             shown = ", ".join(str(p) for p in self.client_roots) or "none"
-            served = ", ".join(str(p) for p in self.served) or "none"
+            served = ", ".join(str(p) for p in self.served_now()) or "none"
             lines.append(f"Client roots: {shown}; served: {served}.")
         lines.extend(f"Ignored root {uri}: {reason}." for uri, reason in self.ignored)
         return lines
@@ -172,6 +208,11 @@ class RootsScope:
         """
         from workspace_tools.tools._base import tool_writes
 
+        if self.client_roots is None:
+            return tool, None
+        registry = getattr(tool, "registry", None)
+        if registry is not None:  # a skill tool: only the skills inside the roots
+            return tool.model_copy(update={"registry": self.skills(registry)}), None
         workspace = getattr(tool, "workspace", None)
         index = getattr(tool, "index", None)
         writes = tool_writes(tool) is not False
@@ -201,7 +242,7 @@ class RootsScope:
         With ``narrows`` (the tool confines its results itself, see :meth:`within`), a folder
         or glob around served directories is accepted: it is searched only inside them.
         """
-        if self.client_roots is None or self.base is None:
+        if self.client_roots is None or self.base is None or not self._confines(self.base):
             return None  # the tools confine paths to their own roots already
         values: list[str] = []
         for key in ("path", "paths"):

@@ -9,8 +9,10 @@ logging behind an MCP ``Server``; every call runs the LangChain tool in a thread
 
 from __future__ import annotations
 
+import json
 import logging
 import weakref
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -38,6 +40,7 @@ from workspace_tools.mcp.roots import RootsScope, allowed_directories
 __all__ = [
     "CATALOGUE_PROMPT",
     "CATALOGUE_URI",
+    "STATUS_URI",
     "ServedTools",
     "build_tools",
     "create_server",
@@ -48,6 +51,8 @@ CATALOGUE_PROMPT: Final = "skills_catalogue"
 """Name of the prompt that gives the skills catalogue and how to load skills."""
 CATALOGUE_URI: Final = "skills://catalogue"
 """URI of the skills catalogue resource; each skill's instructions are at ``skills://NAME``."""
+STATUS_URI: Final = "workspace://status"
+"""URI of the status resource (what ``workspace_status`` says, as JSON)."""
 _LEVELS: Final[dict[str, int]] = {
     "debug": logging.DEBUG,
     "info": logging.INFO,
@@ -79,6 +84,8 @@ class ServedTools:
     start it with ``served.background.start()`` once the server is about to serve."""
     allowed: list[Path] = field(default_factory=list)
     """Folders the command line allows (workspace, docs, skills); client roots narrow them."""
+    project: Path | None = None
+    """The project folder (``--root``): client roots confine what lies inside it."""
 
 
 def build_tools(
@@ -151,6 +158,7 @@ def build_tools(
                 else "docs: skipped (WORKSPACE_TOOLS_DISABLE_DOCS)"
             )
             tools.extend(docs_tools)
+    served.project = options.root.resolve()
     served.allowed = allowed_directories(
         workspace=options.workspace,
         docs=options.docs,
@@ -244,7 +252,7 @@ def create_server(served: ServedTools, *, instructions: str | None = None) -> Se
         except LookupError:  # pragma: no cover - handlers always run inside a request
             return None
         if session not in scopes:
-            scopes[session] = RootsScope(served.allowed, base=base)
+            scopes[session] = RootsScope(served.allowed, base=base, project=served.project)
         return scopes[session]
 
     async def call(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
@@ -288,12 +296,71 @@ def create_server(served: ServedTools, *, instructions: str | None = None) -> Se
     server.call_tool(validate_input=False)(call)
     server.set_logging_level()(set_level)  # type: ignore[no-untyped-call]
     server.notification_handlers[types.RootsListChangedNotification] = roots_changed
-    if served.skills is not None:
-        _add_skills(server, served.skills)
+
+    async def skills_now() -> Any:
+        roots = await _roots_now()
+        return served.skills if roots is None else roots.skills(served.skills)
+
+    async def status_now() -> str:
+        assert live is not None
+        result = live.status(await _roots_now())
+        return json.dumps(result.structuredContent, indent=2)
+
+    if served.skills is not None or live is not None:
+        _add_resources(
+            server,
+            skills=skills_now if served.skills is not None else None,
+            status=status_now if live is not None else None,
+        )
     return server
 
 
-def _add_skills(server: Server[Any, Any], registry: SkillRegistry) -> None:
+def _add_resources(
+    server: Server[Any, Any],
+    *,
+    skills: Callable[[], Awaitable[Any]] | None,
+    status: Callable[[], Awaitable[str]] | None,
+) -> None:
+    """The skills catalogue (prompt and resources) and the status resource, for one session.
+
+    ``skills()`` gives the registry as the calling session sees it (narrowed to its roots);
+    ``status()`` the ``workspace_status`` answer as JSON (:data:`STATUS_URI`).
+    """
+    extra: list[types.Resource] = []
+    if status is not None:
+        extra.append(
+            types.Resource(
+                uri=AnyUrl(STATUS_URI),
+                name="workspace-status",
+                description="What workspace_status says: the index, indexing, watching, and "
+                "the allowed directories (the client's roots in effect, those ignored and why).",
+                mimeType="application/json",
+            )
+        )
+
+    async def list_only() -> list[types.Resource]:
+        return list(extra)
+
+    async def read_status(uri: AnyUrl) -> str:
+        if str(uri) == STATUS_URI and status is not None:
+            return await status()
+        msg = f"Unknown resource {str(uri)!r}; this server has: {STATUS_URI}."
+        raise ValueError(msg)
+
+    if skills is None:
+        server.list_resources()(list_only)  # type: ignore[no-untyped-call]
+        server.read_resource()(read_status)  # type: ignore[no-untyped-call]
+        return
+    _add_skills(server, skills, extra=extra, status=status)
+
+
+def _add_skills(
+    server: Server[Any, Any],
+    registry_now: Callable[[], Awaitable[Any]],
+    *,
+    extra: list[types.Resource],
+    status: Callable[[], Awaitable[str]] | None,
+) -> None:
     prompt = types.Prompt(
         name=CATALOGUE_PROMPT,
         title="Agent Skills",
@@ -307,20 +374,23 @@ def _add_skills(server: Server[Any, Any], registry: SkillRegistry) -> None:
         if name != CATALOGUE_PROMPT:
             msg = f"Unknown prompt {name!r}; this server has: {CATALOGUE_PROMPT}."
             raise ValueError(msg)
-        text = render_skills_prompt(registry) or "No skills are available."
+        registry = await registry_now()
+        text = render_skills_prompt(registry.catalog()) or "No skills are available."
         message = types.PromptMessage(
             role="user", content=types.TextContent(type="text", text=text)
         )
         return types.GetPromptResult(description=prompt.description, messages=[message])
 
     async def list_resources() -> list[types.Resource]:
+        registry = await registry_now()
         resources = [
+            *extra,
             types.Resource(
                 uri=AnyUrl(CATALOGUE_URI),
                 name="skills-catalogue",
                 description="Every skill's name, description and location.",
                 mimeType="text/plain",
-            )
+            ),
         ]
         resources.extend(
             types.Resource(
@@ -335,8 +405,11 @@ def _add_skills(server: Server[Any, Any], registry: SkillRegistry) -> None:
 
     async def read_resource(uri: AnyUrl) -> str:
         text = decode_skill_uri(uri)
+        if text == STATUS_URI and status is not None:
+            return await status()
+        registry = await registry_now()
         if text == CATALOGUE_URI:
-            return render_skills_prompt(registry, instructions=False, budget=None)
+            return render_skills_prompt(registry.catalog(), instructions=False, budget=None)
         if text.startswith("skills://"):
             return _skill_text(registry.catalog(), text.removeprefix("skills://"))
         msg = f"Unknown resource {text!r}; read {CATALOGUE_URI} for the list of skills."

@@ -10,7 +10,7 @@ from mcp.client.stdio import stdio_client
 from pydantic import FileUrl
 
 from tests.unit.mcp.conftest import stdio_params
-from workspace_tools.mcp.roots import allowed_directories, serve_within, uri_path
+from workspace_tools.mcp.roots import RootsScope, allowed_directories, serve_within, uri_path
 
 
 async def _run(root: Path, body: Any, roots: list[Path] | None) -> Any:
@@ -66,3 +66,42 @@ def test_serve_within_and_allowed_directories(tmp_path: Path) -> None:
     assert uri_path("https://example.com/x") is None
     assert uri_path("file://otherhost/share") is None  # another machine's folder
     assert uri_path("file:///tmp/a%20b/") == Path("/tmp/a b").resolve()  # trailing slash
+
+
+class _Client:
+    """The two calls RootsScope makes of a session, answering with fixed roots."""
+
+    def __init__(self, roots: list[str]) -> None:
+        self.roots = roots
+        self.logged: list[str] = []
+
+    def check_client_capability(self, _: Any) -> bool:
+        return True
+
+    async def list_roots(self) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=FileUrl(u)) for u in self.roots])
+
+    async def send_log_message(self, *, level: str, data: str, logger: str) -> None:
+        self.logged.append(f"{level}: {data}")
+
+
+async def test_roots_confine_the_project_not_folders_served_outside_it(tmp_path: Path) -> None:
+    project, shared = tmp_path / "project", tmp_path / "shared-docs"
+    for folder in (project / "src", project / "docs" / "api", shared / "guides"):
+        folder.mkdir(parents=True)
+    allowed = allowed_directories(workspace=project, docs=shared)
+    scope = RootsScope(allowed, base=project.resolve(), project=project)
+    client = _Client([(project / "src").as_uri(), (tmp_path / "nowhere").as_uri()])
+    await scope.refresh(client)
+    assert scope.within(project) == ("src",)
+    assert scope.within(project / "docs") == ()  # a folder of the project outside the roots
+    assert scope.within(shared) is None  # a docs tree outside the project: as the flags say
+    assert scope.serves(shared / "guides") and not scope.serves(project / "docs")
+    assert scope.served_now() == [(project / "src").resolve(), shared.resolve()]
+    assert scope.ignored == [((tmp_path / "nowhere").as_uri(), scope.ignored[0][1])]
+    assert client.logged == [
+        f"warning: Ignored the client's root {(tmp_path / 'nowhere').as_uri()}: outside the "
+        f"folders the server allows ({project.resolve()}, {shared.resolve()})."
+    ]
+    assert scope.refusal({"paths": ["**/*.py"]}, narrows=True) is None  # searched inside src
+    assert scope.refusal({"path": "."}) is not None  # a write tool's folder around the roots

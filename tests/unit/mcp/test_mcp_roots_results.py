@@ -7,6 +7,7 @@ outside it), once without, and once with roots that change mid-session.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Any
 
 from mcp import ClientSession, types
 from mcp.client.stdio import stdio_client
-from pydantic import FileUrl
+from pydantic import AnyUrl, FileUrl
 
 from tests.unit.mcp.conftest import stdio_params
 
@@ -103,6 +104,13 @@ async def _every_result(session: ClientSession) -> dict[str, Any]:
     out["docs list"] = _paths(await call("docs_list", {}), "path")
     out["docs api page"] = await call("docs_get_page", {"path": "api/search.md"})
     out["status"] = await call("workspace_status", {})
+    out["skill"] = await call("skill", {"name": "hello"})
+    out["skill search"] = _paths(await call("skill_search", {"query": "greet"}), "skill_name")
+    out["resources"] = {str(r.uri) for r in (await session.list_resources()).resources}
+    prompt = (await session.get_prompt("skills_catalogue")).messages[0].content
+    out["prompt"] = prompt.text if isinstance(prompt, types.TextContent) else ""
+    status = (await session.read_resource(AnyUrl("workspace://status"))).contents[0]
+    out["status resource"] = json.loads(status.text if hasattr(status, "text") else "{}")
     return out
 
 
@@ -151,6 +159,13 @@ async def test_results_outside_the_roots_are_absent(project: Path, tmp_path: Pat
     assert "Ignored root" in _text(out["status"])
     assert any(f"Ignored the client's root {extra['elsewhere'].as_uri()}" in m for m in logs)
     assert f"Ignored the client's root {extra['escape'].as_uri()}" in stderr
+    # the skills folder is in no root: its skill is in no listing and does not load
+    assert out["skill"].isError
+    assert _text(out["skill"]).startswith("No skill named or located at 'hello'")
+    assert out["skill search"] == set()
+    assert "skills://hello" not in out["resources"]
+    assert "hello" not in out["prompt"]
+    assert out["status resource"]["directories"] == status
 
 
 async def test_without_roots_every_result_is_served(project: Path) -> None:
@@ -169,6 +184,11 @@ async def test_without_roots_every_result_is_served(project: Path) -> None:
     assert "client_roots" not in status
     assert status["served"] == status["allowed"]
     assert "none offered" in _text(out["status"])
+    assert not out["skill"].isError
+    assert out["skill search"] == {"hello"}
+    assert {"skills://hello", "workspace://status"} <= out["resources"]
+    assert "hello" in out["prompt"]
+    assert out["status resource"]["directories"] == status
 
 
 async def test_roots_changed_mid_session_take_effect(project: Path) -> None:
