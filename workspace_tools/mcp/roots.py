@@ -128,13 +128,23 @@ class RootsScope:
                 ignored.append((uri, f"outside the folders the server allows ({allowed})"))
             else:
                 roots.append(path)
-        self.client_roots = list(dict.fromkeys(roots))
-        self.served = serve_within(self.client_roots, self.allowed)
         self.ignored = ignored
         for uri, reason in ignored:
             await _warn(session, f"Ignored the client's root {uri}: {reason}.")
-        if not self.served:
-            await _warn(session, "None of the client's roots is served: results will be empty.")
+        if not roots:
+            # No root left (none sent, as the MCP Inspector does, or every one ignored): the
+            # client's roots say nothing about these folders, so the command line decides, as
+            # the reference filesystem server keeps its allowed directories.
+            self.client_roots, self.served = None, list(self.allowed)
+            if ignored:
+                await _warn(
+                    session,
+                    "No root of the client lies in the allowed folders: "
+                    "serving what the command line allows.",
+                )
+            return
+        self.client_roots = list(dict.fromkeys(roots))
+        self.served = serve_within(self.client_roots, self.allowed)
 
     def _confines(self, path: Path) -> bool:
         """Whether the client's roots decide about ``path`` (a file of the project)."""
@@ -191,7 +201,7 @@ class RootsScope:
         """:meth:`report` as text lines."""
         lines = ["Allowed directories: " + (", ".join(str(p) for p in self.allowed) or "none")]
         if self.client_roots is None:
-            lines.append("Client roots: none offered (serving the allowed directories).")
+            lines.append("Client roots: none in effect (serving the allowed directories).")
         else:
             shown = ", ".join(str(p) for p in self.client_roots) or "none"
             served = ", ".join(str(p) for p in self.served_now()) or "none"

@@ -173,7 +173,8 @@ async def smoke(
         skill = None
         if any(t.name == "skill" for t in tools):
             resources = (await session.list_resources()).resources
-            names = [r.name for r in resources if str(r.uri) != "skills://catalogue"]
+            skills = [r for r in resources if str(r.uri).startswith("skills://")]
+            names = [r.name for r in skills if str(r.uri) != "skills://catalogue"]
             skill = names[0] if names else None
         hit: str | None = None
         for tool in tools:

@@ -105,3 +105,19 @@ async def test_roots_confine_the_project_not_folders_served_outside_it(tmp_path:
     ]
     assert scope.refusal({"paths": ["**/*.py"]}, narrows=True) is None  # searched inside src
     assert scope.refusal({"path": "."}) is not None  # a write tool's folder around the roots
+
+
+async def test_roots_that_are_all_ignored_leave_the_command_line_in_charge(tmp_path: Path) -> None:
+    project, other = tmp_path / "project", tmp_path / "other-project"
+    for folder in (project / "src", other):
+        folder.mkdir(parents=True)
+    scope = RootsScope([project.resolve()], base=project.resolve(), project=project)
+    for roots in ([], [other.as_uri()]):  # the Inspector sends none; an editor another project
+        client = _Client(roots)
+        scope.invalidate()
+        await scope.refresh(client)
+        assert scope.client_roots is None
+        assert scope.within(project) is None
+        assert scope.served == [project.resolve()]
+        assert scope.ignored == ([(other.as_uri(), scope.ignored[0][1])] if roots else [])
+        assert bool(client.logged) == bool(roots)

@@ -183,7 +183,7 @@ async def test_without_roots_every_result_is_served(project: Path) -> None:
     status = out["status"].structuredContent["directories"]
     assert "client_roots" not in status
     assert status["served"] == status["allowed"]
-    assert "none offered" in _text(out["status"])
+    assert "none in effect" in _text(out["status"])
     assert not out["skill"].isError
     assert out["skill search"] == {"hello"}
     assert {"skills://hello", "workspace://status"} <= out["resources"]
