@@ -12,6 +12,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +146,8 @@ def _options(args: argparse.Namespace) -> Any:
         name=args.name,
     )
     _check_paths(options, skills=args.skills or ())
+    if getattr(args, "index_dir", None):  # the global --index-dir (or its environment variable)
+        options = replace(options, index_dir=Path(args.index_dir).expanduser().resolve())
     return options.defaulted(ProjectConfig.load(args.root).skills)
 
 
@@ -259,6 +262,8 @@ def _serve_argv(args: argparse.Namespace, options: Any) -> list[str]:
     argv = ["-q"]  # run in the root (a --root would be a root given by the user)
     if args.embedder is not None:
         argv += ["--embedder", args.embedder]
+    if options.index_dir is not None:
+        argv += ["--index-dir", str(options.index_dir)]
     argv.append("mcp")
     for flag, value in (("--workspace", options.workspace), ("--docs", options.docs)):
         if value is not None:
@@ -280,7 +285,7 @@ def _smoke(args: argparse.Namespace) -> int:
 
     options = _options(args)
     if options.workspace is not None:
-        index = options.workspace / ".workspace_tools" / "index"
+        index = options.index_dir or options.workspace / ".workspace_tools" / "index"
         if not index.exists():
             print(
                 f"No index in {index} yet: the workspace tools will find nothing. Run "

@@ -205,6 +205,8 @@ def _open_workspace(
         overrides["embedder"] = None if embedder == "none" else embedder
     if options.read_only:
         overrides["read_only"] = True
+    if options.index_dir is not None:
+        overrides["index_dir"] = options.index_dir
     assert options.workspace is not None
     ws = Workspace.from_project(options.workspace, **overrides)
     if now and ws.embedder is not None and hasattr(ws.embedder, "load"):

@@ -202,3 +202,17 @@ def test_smoke_fails_a_search_that_finds_nothing() -> None:
     assert _check(tool, rows)[0] is False
     listing = types.Tool(name="docs_list", inputSchema={"type": "object"})
     assert _check(listing, empty) == (True, "No section.")
+
+
+def test_mcp_serves_the_index_of_index_dir(project: Path, tmp_path: Path) -> None:
+    index = tmp_path / "elsewhere" / "index"
+    flags = ("--embedder", "none", "--index-dir", str(index))
+    assert _cli(project, *flags, "-q", "index").returncode == 0
+    assert index.is_dir()
+    assert not (project / ".workspace_tools").exists()
+    completed = _cli(project, *flags, "mcp", "smoke", "--workspace", ".")
+    assert completed.returncode == 0, completed.stdout + completed.stderr[-3000:]
+    assert f"{index} is not written" in completed.stderr
+    search = next(line for line in completed.stdout.splitlines() if " workspace_search " in line)
+    assert search.startswith("ok")
+    assert not (project / ".workspace_tools").exists()  # the server opened the index given
