@@ -281,7 +281,7 @@ def _serve_argv(args: argparse.Namespace, options: Any) -> list[str]:
 def _smoke(args: argparse.Namespace) -> int:
     import asyncio  # here, not at the top: every other command starts without it
 
-    from workspace_tools.mcp.smoke import smoke
+    from workspace_tools.mcp.smoke import SmokeError, smoke
 
     options = _options(args)
     if options.workspace is not None:
@@ -301,7 +301,11 @@ def _smoke(args: argparse.Namespace) -> int:
             )
     argv = ["-m", "workspace_tools.cli", *_serve_argv(args, options)]
     env = dict(os.environ)  # the server runs as `mcp` would here (HF_HUB_OFFLINE...)
-    verdicts = asyncio.run(smoke(sys.executable, argv, env=env, cwd=options.root))
+    try:
+        verdicts = asyncio.run(smoke(sys.executable, argv, env=env, cwd=options.root))
+    except SmokeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     for verdict in verdicts:
         print(verdict.line())
     failed = [v.tool for v in verdicts if not v.ok]
