@@ -184,7 +184,10 @@ class SearchDocumentsTool(ThreadedTool):
             )
         scope = None if paths is None and recursive else set(files)
         # the folders this call may see (MCP roots): a pre-filter, so top_k hits come back
-        confine = within_filter(self.within) if self.within is not None else None
+        confine = None
+        if self.within is not None:
+            sources = {p for p in self.within if ws.source(p) is not None}
+            confine = within_filter(self.within, sources=sources)
         if scope is not None and len(scope) == 1:
             hits = ws.search(
                 query, top_k=top_k, mode="bm25", filter={"source_id": next(iter(scope))}

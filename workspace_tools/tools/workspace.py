@@ -168,7 +168,9 @@ class WorkspaceSearchTool(ThreadedTool):
                 )
                 raise InvalidInputError(msg)
             if self.within is not None:  # a pre-filter: top_k hits inside still come back
-                filter = and_filters(filter, within_filter(self.within))  # noqa: A001
+                sources = {p for p in self.within if ws.source(p) is not None}
+                confine = within_filter(self.within, sources=sources)
+                filter = and_filters(filter, confine)  # noqa: A001
             results = ws.search(
                 query,
                 top_k=top_k,

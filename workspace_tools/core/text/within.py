@@ -16,7 +16,7 @@ confines every kind of result:
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 __all__ = ["and_filters", "is_within", "normalise_within", "within_filter"]
@@ -58,21 +58,31 @@ def is_within(source_id: str, within: Sequence[str] | None) -> bool:
     return any(_under(source_id, prefix) for prefix in within)
 
 
-def within_filter(within: Sequence[str]) -> dict[str, Any]:
+def within_filter(
+    within: Sequence[str], *, sources: Container[str] | None = None
+) -> dict[str, Any]:
     """A ``source_id`` filter holding exactly for the ids in ``within`` (none for ``()``).
 
-    Each prefix ``p`` becomes ``source_id == p`` or ``p/... `` as a string range
-    (``$gte``/``$lt``), which every backend evaluates before ranking (a pre-filter).
+    Each prefix ``p`` becomes the string range of ``p/...`` (``$gte``/``$lt``), which every
+    backend evaluates before ranking (a pre-filter), or'ed with ``source_id == p`` when ``p``
+    may be a source itself (a root naming one file).
+
+    Args:
+        within: The folders (see :func:`normalise_within`).
+        sources: The ids that are sources (``ws.source(p) is not None``); a prefix not in it
+            needs no equality test, which halves the cost of the filter per chunk. ``None``:
+            any prefix may be a source.
     """
     if not within:
         return {"source_id": {"$in": []}}
     alternatives: list[dict[str, Any]] = []
     for prefix in within:
-        alternatives.append({"source_id": prefix})
+        if sources is None or prefix in sources:
+            alternatives.append({"source_id": prefix})
         alternatives.append(
             {"source_id": {"$gte": prefix + _AFTER_SLASH, "$lt": prefix + _PAST_SLASH}}
         )
-    return {"$or": alternatives}
+    return alternatives[0] if len(alternatives) == 1 else {"$or": alternatives}
 
 
 def and_filters(first: Mapping[str, Any] | None, second: Mapping[str, Any]) -> dict[str, Any]:

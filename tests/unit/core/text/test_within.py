@@ -69,3 +69,14 @@ def test_grep_and_counts_read_only_files_within(tmp_path: Path) -> None:
         grep(root, "needle", ["src-old"], within=("src",))
     with pytest.raises(InvalidInputError, match=r"No readable files in the folders this search"):
         grep(root, "needle", within=("missing",))
+
+
+def test_a_prefix_that_is_a_source_needs_the_equality(tmp_path: Path) -> None:
+    ws = Workspace(tmp_path, embedder=None)
+    for source in ("notes", "notes/a.md", "notes-old.md"):
+        ws.index(source, "alpha")
+    both = within_filter(("notes",), sources={"notes"})
+    assert sorted(h.source_id for h in ws.search("alpha", filter=both)) == ["notes", "notes/a.md"]
+    folder_only = within_filter(("notes",), sources=set())  # one range, no $or
+    assert "$or" not in folder_only
+    assert [h.source_id for h in ws.search("alpha", filter=folder_only)] == ["notes/a.md"]
