@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import unquote, urlparse
 
+import anyio
 from mcp import types
 
 from workspace_tools.core.text.scan import is_glob
@@ -96,16 +97,25 @@ class RootsScope:
         self.ignored: list[tuple[str, str]] = []
         """Client roots left out, as ``(uri, reason)``."""
         self._stale = True
+        self._asking = anyio.Lock()
 
     def invalidate(self) -> None:
         """The client said its roots changed: ask again before the next call."""
         self._stale = True
 
     async def refresh(self, session: Any) -> None:
-        """Ask the client for its roots when it offers them and they may have changed."""
+        """Ask the client for its roots when it offers them and they may have changed.
+
+        Calls arriving while the roots are asked for wait for the answer: none of them is
+        served with the folders of before.
+        """
+        async with self._asking:
+            await self._refresh(session)
+
+    async def _refresh(self, session: Any) -> None:
         if not self._stale:
             return
-        self._stale = False
+        self._stale = False  # a change announced while asking sets it again
         capability = types.ClientCapabilities(roots=types.RootsCapability())
         if session is None or not session.check_client_capability(capability):
             self.client_roots, self.served, self.ignored = None, list(self.allowed), []

@@ -121,3 +121,31 @@ async def test_roots_that_are_all_ignored_leave_the_command_line_in_charge(tmp_p
         assert scope.served == [project.resolve()]
         assert scope.ignored == ([(other.as_uri(), scope.ignored[0][1])] if roots else [])
         assert bool(client.logged) == bool(roots)
+
+
+async def test_calls_made_while_the_roots_are_asked_for_wait_for_them(tmp_path: Path) -> None:
+    import anyio
+
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    scope = RootsScope([project.resolve()], base=project.resolve(), project=project)
+    answer = anyio.Event()
+
+    class Slow(_Client):
+        async def list_roots(self) -> types.ListRootsResult:
+            await answer.wait()
+            return await super().list_roots()
+
+    client = Slow([(project / "src").as_uri()])
+    seen: list[Any] = []
+
+    async def call() -> None:
+        await scope.refresh(client)
+        seen.append(scope.within(project))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(call)
+        group.start_soon(call)
+        await anyio.wait_all_tasks_blocked()
+        answer.set()
+    assert seen == [("src",), ("src",)]  # neither was served the whole project meanwhile
