@@ -36,7 +36,7 @@ from workspace_tools.core.text.regex_shape import group_depth, recursive_call
 from workspace_tools.core.text.scan import ScanConfig, is_glob, read_inside, resolve_inside, scan
 from workspace_tools.core.text.snippets import HIT_CLOSE, HIT_OPEN
 from workspace_tools.core.text.validate import check_unicode
-from workspace_tools.core.text.within import is_within
+from workspace_tools.core.text.within import keep_within, narrow_entries, within_entries
 from workspace_tools.core.types import SkippedFile
 
 __all__ = [
@@ -323,14 +323,7 @@ def collect_files(
     """
     entries = list(paths) if paths else ["."]
     if not paths and within is not None:
-        entries = [w for w in within if (root / w).exists()]
-        if not entries:
-            shown = ", ".join(repr(w) for w in within) or "none"
-            msg = (
-                f"No readable files in the folders this search may see ({shown}). Index or "
-                "add files there, or search the parts of the workspace that are served."
-            )
-            raise InvalidInputError(msg)
+        entries = within_entries(root, within)
     for entry in entries:
         if is_glob(entry):
             continue
@@ -341,21 +334,15 @@ def collect_files(
                 "workspace root (files, folders or globs such as 'docs/**/*.md')."
             )
             raise InvalidInputError(msg)
+    if paths and within is not None and recursive:
+        entries = narrow_entries(root, entries, within)
     cfg = config or ScanConfig()
     if not recursive:
         cfg = dataclasses.replace(cfg, max_depth=0)
     found = scan(root, entries, config=cfg)
     skipped = [s for s in found.skipped if recursive or not s.reason.startswith("depth limit")]
     if within is not None and found.files:
-        found.files = {rel: path for rel, path in found.files.items() if is_within(rel, within)}
-        skipped = [s for s in skipped if is_within(s.path, within)]
-        if not found.files:
-            msg = (
-                f"No file of {', '.join(repr(e) for e in entries)} lies in the folders this "
-                f"search may see ({', '.join(repr(w) for w in within) or 'none'}). Give paths "
-                "inside them."
-            )
-            raise InvalidInputError(msg)
+        found.files, skipped = keep_within(found.files, skipped, within, entries=entries)
     if not found.files:
         shown = ", ".join(repr(e) for e in entries)
         reasons = "; ".join(f"{s.path}: {s.reason}" for s in skipped[:3])

@@ -84,7 +84,8 @@ def status_tool() -> types.Tool:
         title="Workspace status",
         description=(
             "What the workspace index holds now, whether indexing is running (files committed "
-            "and pending), whether the server is watching the files, and the last error. "
+            "and pending), whether the server is watching the files, the last error, and the "
+            "directories this session serves (the client's roots within the allowed folders). "
             "Call it when a search says indexing is in progress."
         ),
         inputSchema={"type": "object", "properties": {}},

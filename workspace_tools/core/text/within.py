@@ -17,9 +17,22 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Container, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["and_filters", "is_within", "normalise_within", "within_filter"]
+from workspace_tools.core.errors import InvalidInputError
+from workspace_tools.core.text.scan import is_glob, resolve_inside
+from workspace_tools.core.types import SkippedFile
+
+__all__ = [
+    "and_filters",
+    "is_within",
+    "keep_within",
+    "narrow_entries",
+    "normalise_within",
+    "within_entries",
+    "within_filter",
+]
 
 _AFTER_SLASH: Final = "/\x01"
 """Lower bound of the ids under a folder ``p``: ``p + "/\\x01"``. Every id under ``p`` sorts
@@ -90,3 +103,76 @@ def and_filters(first: Mapping[str, Any] | None, second: Mapping[str, Any]) -> d
     if not first:
         return dict(second)
     return {"$and": [dict(first), dict(second)]}
+
+
+# -- file collection (grep, its counts, search_documents' keyword scope) ------------------------
+
+
+def _shown(values: Iterable[str]) -> str:
+    return ", ".join(repr(v) for v in values) or "none"
+
+
+def within_entries(root: Path, within: Sequence[str]) -> list[str]:
+    """What to walk for "the whole root" confined to ``within``: its folders that exist.
+
+    Raises:
+        InvalidInputError: none of them exists.
+    """
+    entries = [w for w in within if (root / w).exists()]
+    if not entries:
+        msg = (
+            f"No readable files in the folders this search may see ({_shown(within)}). Index "
+            "or add files there, or search the parts of the workspace that are served."
+        )
+        raise InvalidInputError(msg)
+    return entries
+
+
+def narrow_entries(root: Path, entries: Sequence[str], within: Sequence[str]) -> list[str]:
+    """``entries`` with each folder around ``within`` replaced by ``within``'s folders in it.
+
+    So nothing outside them is walked; globs stay (:func:`keep_within` filters their files).
+
+    Raises:
+        InvalidInputError: no entry meets ``within``.
+        PathOutsideWorkspaceError: an entry leaves ``root``.
+    """
+    out: list[str] = []
+    for entry in entries:
+        if is_glob(entry):
+            out.append(entry)
+            continue
+        rel = resolve_inside(root, entry).relative_to(root).as_posix()
+        if rel != "." and is_within(rel, within):
+            out.append(entry)
+            continue
+        inner = [w for w in within if rel == "." or is_within(w, (rel,))]
+        out.extend(w for w in inner if (root / w).exists())
+    if not out:
+        raise _outside(entries, within)
+    return list(dict.fromkeys(out))
+
+
+def keep_within(
+    files: dict[str, Path],
+    skipped: list[SkippedFile],
+    within: Sequence[str],
+    *,
+    entries: Sequence[str],
+) -> tuple[dict[str, Path], list[SkippedFile]]:
+    """The collected ``files`` (and ``skipped``) that lie in ``within``.
+
+    Raises:
+        InvalidInputError: none of ``files`` does.
+    """
+    kept = {rel: path for rel, path in files.items() if is_within(rel, within)}
+    if not kept:
+        raise _outside(entries, within)
+    return kept, [s for s in skipped if is_within(s.path, within)]
+
+
+def _outside(entries: Sequence[str], within: Sequence[str]) -> InvalidInputError:
+    return InvalidInputError(
+        f"No file of {_shown(entries)} lies in the folders this search may see "
+        f"({_shown(within)}). Give paths inside them."
+    )

@@ -80,3 +80,27 @@ def test_a_prefix_that_is_a_source_needs_the_equality(tmp_path: Path) -> None:
     folder_only = within_filter(("notes",), sources=set())  # one range, no $or
     assert "$or" not in folder_only
     assert [h.source_id for h in ws.search("alpha", filter=folder_only)] == ["notes/a.md"]
+
+
+def test_a_folder_around_within_walks_only_within(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import workspace_tools.core.grep as grep_module
+
+    root = tmp_path.resolve()
+    for rel in ("src/a.txt", "docs/a.txt"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("needle\n", encoding="utf-8")
+    walked: list[list[str]] = []
+    real_scan = grep_module.scan
+
+    def scan(root: Path, entries: list[str], *, config: object) -> object:
+        walked.append(list(entries))
+        return real_scan(root, entries, config=config)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(grep_module, "scan", scan)
+    assert [m.path for m in grep(root, "needle", ["."], within=("src",)).matches] == ["src/a.txt"]
+    assert [m.path for m in grep(root, "needle", ["**/*.txt"], within=("src",)).matches] == [
+        "src/a.txt"
+    ]
+    assert walked == [["src"], ["**/*.txt"]]  # a glob is walked, then filtered
