@@ -7,6 +7,7 @@ outside it), once without, and once with roots that change mid-session.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import Awaitable, Callable
@@ -210,3 +211,29 @@ async def test_roots_changed_mid_session_take_effect(project: Path) -> None:
     assert {"notes.txt", GUIDES} <= _paths(out["after"], "document_path")
     directories = out["status"].structuredContent["directories"]
     assert directories["client_roots"] == [str(project.resolve())]
+
+
+async def test_over_http_each_session_has_its_own_roots(project: Path) -> None:
+    from mcp.client.streamable_http import streamable_http_client
+
+    from tests.unit.mcp.conftest import http_server
+
+    async def grep_files(url: str, roots: list[str] | None) -> set[str]:
+        async def list_roots(_: Any) -> types.ListRootsResult:
+            assert roots is not None
+            return types.ListRootsResult(roots=[types.Root(uri=FileUrl(u)) for u in roots])
+
+        callback = list_roots if roots is not None else None
+        async with (
+            streamable_http_client(url) as (read, write, _),
+            ClientSession(read, write, list_roots_callback=callback) as session,
+        ):
+            await session.initialize()
+            args = {"query": "install", "mode": "grep", "output_mode": "files_with_matches"}
+            return _paths(await session.call_tool("search_documents", args), "document_path")
+
+    with http_server(project) as url:
+        guides = (project / "docs" / "guides").as_uri()
+        narrowed, whole = await asyncio.gather(grep_files(url, [guides]), grep_files(url, None))
+    assert narrowed == {GUIDES}
+    assert {GUIDES, "notes.txt"} <= whole
