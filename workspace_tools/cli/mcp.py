@@ -220,7 +220,11 @@ def _serve(args: argparse.Namespace) -> int:
     _say_what_is_served(args, options, log)
     # The protocol is answered now; the tools are built behind it, then the model is loaded,
     # the first sync runs and the files are watched (docs/live.md).
-    lazy = LazyServer(name=options.name, prompts_and_resources=bool(options.skills))
+    lazy = LazyServer(
+        name=options.name,
+        prompts_and_resources=bool(options.skills),
+        resources=bool(options.skills) or options.workspace is not None,  # workspace://status
+    )
 
     def build() -> Any:
         from workspace_tools.mcp.server import build_tools, create_server

@@ -237,3 +237,34 @@ async def test_over_http_each_session_has_its_own_roots(project: Path) -> None:
         narrowed, whole = await asyncio.gather(grep_files(url, [guides]), grep_files(url, None))
     assert narrowed == {GUIDES}
     assert {GUIDES, "notes.txt"} <= whole
+
+
+async def test_the_cli_server_advertises_the_status_resource(project: Path) -> None:
+    import sys
+
+    from mcp import StdioServerParameters
+
+    from tests.unit.mcp.conftest import server_env
+
+    (project / "workspace-tools.yaml").write_text("", encoding="utf-8")  # no skills: no prompts
+    cli = ["-m", "workspace_tools.cli", "--root", str(project), "--embedder", "none", "-q"]
+    params = StdioServerParameters(
+        command=sys.executable, args=[*cli, "mcp", "--no-sync", "--no-watch"], env=server_env()
+    )
+    roots = [(project / "src").as_uri()]
+
+    async def list_roots(_: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=FileUrl(u)) for u in roots])
+
+    async with (
+        stdio_client(params) as (read, write),
+        ClientSession(read, write, list_roots_callback=list_roots) as session,
+    ):
+        init = await session.initialize()
+        assert init.capabilities.resources is not None  # advertised before the tools are built
+        assert init.capabilities.prompts is None  # no skills, no prompts
+        listed = {str(r.uri) for r in (await session.list_resources()).resources}
+        status = (await session.read_resource(AnyUrl("workspace://status"))).contents[0]
+    assert listed == {"workspace://status"}
+    data = json.loads(status.text if isinstance(status, types.TextResourceContents) else "{}")
+    assert data["directories"]["served"] == [str((project / "src").resolve())]
