@@ -29,6 +29,11 @@ from tests.support.doc_sandbox import build_sandbox, sandbox_env
 
 __all__ = ["BlockFailed", "PageRun"]
 
+with contextlib.suppress(ImportError):
+    # The SDK binds stdio_client's default errlog to sys.stderr when it is first imported: import
+    # it here, not first inside a block, where sys.stderr is the block's StringIO.
+    import mcp.client.stdio  # noqa: F401
+
 COMMAND_TIMEOUT = 300
 """A hang guard per shell block, not a speed check."""
 

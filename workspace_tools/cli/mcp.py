@@ -12,6 +12,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +146,8 @@ def _options(args: argparse.Namespace) -> Any:
         name=args.name,
     )
     _check_paths(options, skills=args.skills or ())
+    if getattr(args, "index_dir", None):  # the global --index-dir (or its environment variable)
+        options = replace(options, index_dir=Path(args.index_dir).expanduser().resolve())
     return options.defaulted(ProjectConfig.load(args.root).skills)
 
 
@@ -217,7 +220,11 @@ def _serve(args: argparse.Namespace) -> int:
     _say_what_is_served(args, options, log)
     # The protocol is answered now; the tools are built behind it, then the model is loaded,
     # the first sync runs and the files are watched (docs/live.md).
-    lazy = LazyServer(name=options.name, prompts_and_resources=bool(options.skills))
+    lazy = LazyServer(
+        name=options.name,
+        prompts_and_resources=bool(options.skills),
+        resources=bool(options.skills) or options.workspace is not None,  # workspace://status
+    )
 
     def build() -> Any:
         from workspace_tools.mcp.server import build_tools, create_server
@@ -259,6 +266,8 @@ def _serve_argv(args: argparse.Namespace, options: Any) -> list[str]:
     argv = ["-q"]  # run in the root (a --root would be a root given by the user)
     if args.embedder is not None:
         argv += ["--embedder", args.embedder]
+    if options.index_dir is not None:
+        argv += ["--index-dir", str(options.index_dir)]
     argv.append("mcp")
     for flag, value in (("--workspace", options.workspace), ("--docs", options.docs)):
         if value is not None:
@@ -276,11 +285,11 @@ def _serve_argv(args: argparse.Namespace, options: Any) -> list[str]:
 def _smoke(args: argparse.Namespace) -> int:
     import asyncio  # here, not at the top: every other command starts without it
 
-    from workspace_tools.mcp.smoke import smoke
+    from workspace_tools.mcp.smoke import SmokeError, smoke
 
     options = _options(args)
     if options.workspace is not None:
-        index = options.workspace / ".workspace_tools" / "index"
+        index = options.index_dir or options.workspace / ".workspace_tools" / "index"
         if not index.exists():
             print(
                 f"No index in {index} yet: the workspace tools will find nothing. Run "
@@ -296,7 +305,11 @@ def _smoke(args: argparse.Namespace) -> int:
             )
     argv = ["-m", "workspace_tools.cli", *_serve_argv(args, options)]
     env = dict(os.environ)  # the server runs as `mcp` would here (HF_HUB_OFFLINE...)
-    verdicts = asyncio.run(smoke(sys.executable, argv, env=env, cwd=options.root))
+    try:
+        verdicts = asyncio.run(smoke(sys.executable, argv, env=env, cwd=options.root))
+    except SmokeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     for verdict in verdicts:
         print(verdict.line())
     failed = [v.tool for v in verdicts if not v.ok]

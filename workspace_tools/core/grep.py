@@ -36,6 +36,7 @@ from workspace_tools.core.text.regex_shape import group_depth, recursive_call
 from workspace_tools.core.text.scan import ScanConfig, is_glob, resolve_inside, scan
 from workspace_tools.core.text.snippets import HIT_CLOSE, HIT_OPEN
 from workspace_tools.core.text.validate import check_unicode
+from workspace_tools.core.text.within import keep_within, narrow_entries, within_entries
 from workspace_tools.core.types import SkippedFile
 
 __all__ = [
@@ -207,6 +208,7 @@ def grep(
     max_line_chars: int = MAX_LINE_CHARS,
     file_timeout: float = FILE_TIMEOUT,
     total_timeout: float = TOTAL_TIMEOUT,
+    within: Sequence[str] | None = None,
 ) -> GrepReport:
     """Find the lines matching ``pattern`` in files under ``root``.
 
@@ -226,6 +228,8 @@ def grep(
         max_line_chars: Only this many leading characters of a line are searched.
         file_timeout: Seconds of matching per file.
         total_timeout: Seconds of matching for the whole search.
+        within: Only files in these root-relative folders (``None``: anywhere in ``root``);
+            see :mod:`workspace_tools.core.text.within`. Files outside are never read.
 
     Returns:
         The matches in path and line order, and what was capped, timed out or skipped.
@@ -241,7 +245,7 @@ def grep(
     if max_matches < 1 or max_per_file < 1:
         msg = f"max_matches and max_per_file must be at least 1, got {max_matches}, {max_per_file}."
         raise InvalidInputError(msg)
-    files, skipped = collect_files(root, paths, config=config, recursive=recursive)
+    files, skipped = collect_files(root, paths, config=config, recursive=recursive, within=within)
     report = GrepReport(skipped=skipped)
     deadline = time.monotonic() + total_timeout
     for rel, converted in converted_files(root, files, config, convert, report.skipped):
@@ -298,8 +302,12 @@ def collect_files(
     *,
     config: ScanConfig | None = None,
     recursive: bool = True,
+    within: Sequence[str] | None = None,
 ) -> tuple[dict[str, Path], list[SkippedFile]]:
     """Files named by ``paths`` (files, folders, globs; default the root), checked to lie inside.
+
+    With ``within`` (root-relative folders), only the files in them count: without ``paths``
+    only those folders are walked; with ``paths``, the files found outside them are dropped.
 
     Returns:
         Id -> absolute path of every file found, and the files left out with reasons.
@@ -309,6 +317,8 @@ def collect_files(
         InvalidInputError: a path does not exist, or no readable file was found.
     """
     entries = list(paths) if paths else ["."]
+    if not paths and within is not None:
+        entries = within_entries(root, within)
     for entry in entries:
         if is_glob(entry):
             continue
@@ -319,11 +329,15 @@ def collect_files(
                 "workspace root (files, folders or globs such as 'docs/**/*.md')."
             )
             raise InvalidInputError(msg)
+    if paths and within is not None and recursive:
+        entries = narrow_entries(root, entries, within)
     cfg = config or ScanConfig()
     if not recursive:
         cfg = dataclasses.replace(cfg, max_depth=0)
     found = scan(root, entries, config=cfg)
     skipped = [s for s in found.skipped if recursive or not s.reason.startswith("depth limit")]
+    if within is not None and found.files:
+        found.files, skipped = keep_within(found.files, skipped, within, entries=entries)
     if not found.files:
         shown = ", ".join(repr(e) for e in entries)
         reasons = "; ".join(f"{s.path}: {s.reason}" for s in skipped[:3])

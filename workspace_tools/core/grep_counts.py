@@ -70,6 +70,7 @@ def grep_counts(
     max_line_chars: int = MAX_LINE_CHARS,
     file_timeout: float = FILE_TIMEOUT,
     total_timeout: float = TOTAL_TIMEOUT,
+    within: Sequence[str] | None = None,
 ) -> GrepCounts:
     """The files with lines matching ``pattern``, and how many lines match in each.
 
@@ -84,7 +85,7 @@ def grep_counts(
     if max_files < 1:
         msg = f"max_files must be at least 1, got {max_files}."
         raise InvalidInputError(msg)
-    files, skipped = collect_files(root, paths, config=config, recursive=recursive)
+    files, skipped = collect_files(root, paths, config=config, recursive=recursive, within=within)
     report = GrepCounts(skipped=skipped)
     deadline = time.monotonic() + total_timeout
     for rel, converted in converted_files(root, files, config, convert, report.skipped):

@@ -25,12 +25,8 @@ __all__ = ["LazyServer"]
 
 _LOG = logging.getLogger("workspace_tools.mcp")
 _ALWAYS: Final = (types.ListToolsRequest, types.CallToolRequest, types.SetLevelRequest)
-_SKILLS: Final = (
-    types.ListPromptsRequest,
-    types.GetPromptRequest,
-    types.ListResourcesRequest,
-    types.ReadResourceRequest,
-)
+_PROMPTS: Final = (types.ListPromptsRequest, types.GetPromptRequest)
+_RESOURCES: Final = (types.ListResourcesRequest, types.ReadResourceRequest)
 
 
 def _package_version() -> str:
@@ -46,14 +42,20 @@ class LazyServer:
     Args:
         name: Server name reported to clients.
         prompts_and_resources: Advertise prompts and resources (the skills catalogue).
+        resources: Advertise resources even without prompts (``workspace://status`` of a
+            workspace server); ``None``: as ``prompts_and_resources``.
     """
 
-    def __init__(self, *, name: str, prompts_and_resources: bool) -> None:
+    def __init__(
+        self, *, name: str, prompts_and_resources: bool, resources: bool | None = None
+    ) -> None:
         self.server: Server[Any, Any] = Server(name, version=_package_version())
         self.inner: Server[Any, Any] | None = None
         self.error: str | None = None
         self._built = threading.Event()
-        kinds = _ALWAYS + (_SKILLS if prompts_and_resources else ())
+        with_resources = prompts_and_resources if resources is None else resources
+        kinds = _ALWAYS + (_PROMPTS if prompts_and_resources else ())
+        kinds += _RESOURCES if with_resources or prompts_and_resources else ()
         for kind in kinds:
             self.server.request_handlers[kind] = self._delegate(kind)
 

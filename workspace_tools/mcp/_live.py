@@ -66,6 +66,12 @@ _STATUS_SCHEMA: Final[dict[str, Any]] = {
             "commits, last change.",
         },
         "last_error": {"type": "string", "description": "The last error (absent: none)."},
+        "directories": {
+            "type": "object",
+            "description": "What this session serves (list_allowed_directories): allowed (the "
+            "command line's folders), client_roots (the client's roots in effect; absent: it "
+            "offers none), served, ignored (roots left out, each with uri and reason).",
+        },
     },
     "required": ["root", "index", "indexing", "watch"],
 }
@@ -78,7 +84,8 @@ def status_tool() -> types.Tool:
         title="Workspace status",
         description=(
             "What the workspace index holds now, whether indexing is running (files committed "
-            "and pending), whether the server is watching the files, and the last error. "
+            "and pending), whether the server is watching the files, the last error, and the "
+            "directories this session serves (the client's roots within the allowed folders). "
             "Call it when a search says indexing is in progress."
         ),
         inputSchema={"type": "object", "properties": {}},
@@ -181,8 +188,8 @@ class SessionLog(logging.Handler):
             self._sessions[key] = (session, asyncio.get_running_loop())
 
     def emit(self, record: logging.LogRecord) -> None:
-        if not self._sessions:
-            return
+        if not self._sessions or getattr(record, "mcp_sent", False):
+            return  # (mcp_sent: the sender told its client itself, see mcp/roots.py)
         level = _MCP_LEVELS.get(record.levelno, "info")
         text = self.format(record)
         for key, (session, loop) in list(self._sessions.items()):
@@ -223,11 +230,14 @@ class Live:
         with contextlib.suppress(LookupError):
             self.log.remember(self.server.request_context.session)
 
-    def status(self) -> types.CallToolResult:
-        """The ``workspace_status`` result."""
+    def status(self, roots: Any = None) -> types.CallToolResult:
+        """The ``workspace_status`` result; with ``roots`` (a ``RootsScope``), the directories."""
         from workspace_tools.mcp._background import status
 
         text, data = status(self.workspace, self.background)
+        if roots is not None:
+            text = "\n".join([text, *roots.report_lines()])
+            data = {**data, "directories": roots.report()}
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text)],
             structuredContent=_without_nulls(data),

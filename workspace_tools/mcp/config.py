@@ -59,6 +59,8 @@ class ServerOptions:
     """Keep following the workspace files after start-up (ignored when read-only)."""
     name: str = "workspace-tools"
     """Server name reported to clients."""
+    index_dir: Path | None = None
+    """The workspace's index folder (``--index-dir``; ``None``: the workspace's own)."""
 
     def with_flags(self, **flags: Any) -> ServerOptions:
         """A copy with the flags that were given (``None`` and empty values are left out)."""

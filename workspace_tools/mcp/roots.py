@@ -3,22 +3,39 @@
 The command line (and ``workspace-tools.yaml``) names the folders a server may touch: the
 workspace root, the docs root, the skills folders. A client that offers roots
 (``capabilities.roots``) narrows them: the served directories are the parts of its roots that lie
-inside an allowed folder (a client root around an allowed folder serves that folder). A tool
-argument naming a path (``path``, ``paths``) outside the served directories is refused with a
-message that lists them. :func:`allowed_directories` is what a status tool or resource reports.
+inside an allowed folder (a client root around an allowed folder serves that folder). A root
+that meets no allowed folder, or is not a local ``file://`` URI, is ignored and logged; it never
+widens what is served.
+
+Every result is confined to the served directories: :meth:`RootsScope.within` gives a tool the
+folders of its own root it may see (``within``, see :mod:`workspace_tools.core.text.within`),
+which search applies as a pre-filter and grep, read and the docs tools as a path check. A tool
+argument naming a path (``path``, ``paths``) outside them is refused with a message that lists
+them. :meth:`RootsScope.report` is what ``workspace_status`` shows (the reference filesystem
+server's ``list_allowed_directories``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 from urllib.parse import unquote, urlparse
 
+import anyio
 from mcp import types
 
-__all__ = ["RootsScope", "allowed_directories", "serve_within", "uri_path"]
+from workspace_tools.core.text.scan import is_glob
+from workspace_tools.core.text.within import normalise_within
+
+__all__ = ["SENT_TO_CLIENT", "RootsScope", "allowed_directories", "serve_within", "uri_path"]
+
+_LOG = logging.getLogger(__name__)
+SENT_TO_CLIENT: Final = "mcp_sent"
+"""Attribute of a log record already sent to the client as ``notifications/message``."""
 
 
 def allowed_directories(
@@ -30,11 +47,18 @@ def allowed_directories(
 
 
 def uri_path(uri: str) -> Path | None:
-    """The local folder of a ``file://`` root URI (``None`` for other schemes)."""
+    """The local folder of a ``file://`` root URI (``None`` for other schemes and hosts).
+
+    Percent-encoding is decoded, a trailing slash dropped and symbolic links resolved, so the
+    folder compares with the allowed ones as the path confinement does.
+    """
     parsed = urlparse(uri)
-    if parsed.scheme != "file":
+    if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
         return None
-    return Path(unquote(parsed.path)).resolve()
+    text = unquote(parsed.path)
+    if not text.startswith("/") or "\x00" in text:
+        return None
+    return Path(os.path.realpath(text))
 
 
 def serve_within(client_roots: Sequence[Path], allowed: Sequence[Path]) -> list[Path]:
@@ -55,38 +79,190 @@ def serve_within(client_roots: Sequence[Path], allowed: Sequence[Path]) -> list[
 class RootsScope:
     """The directories one server session serves, refreshed when the client's roots change."""
 
-    def __init__(self, allowed: Sequence[Path], *, base: Path | None) -> None:
+    def __init__(
+        self, allowed: Sequence[Path], *, base: Path | None, project: Path | None = None
+    ) -> None:
         self.allowed = list(allowed)
         """What the command line allows."""
         self.base = base
         """Folder relative path arguments are resolved against (the workspace root)."""
+        self.project = project.resolve() if project is not None else None
+        """The project (``--root``): the roots confine the files inside it. A folder the
+        command line serves outside it (a shared docs tree, a user's skills folder) is not a
+        file of the project and is served as the command line says."""
         self.served: list[Path] = list(allowed)
         """What is served now: :attr:`allowed`, narrowed by the client's roots."""
         self.client_roots: list[Path] | None = None
-        """The client's roots (``None``: the client offers none)."""
+        """The client's roots in effect (``None``: the client offers none)."""
+        self.ignored: list[tuple[str, str]] = []
+        """Client roots left out, as ``(uri, reason)``."""
         self._stale = True
+        self._asking = anyio.Lock()
 
     def invalidate(self) -> None:
         """The client said its roots changed: ask again before the next call."""
         self._stale = True
 
     async def refresh(self, session: Any) -> None:
-        """Ask the client for its roots when it offers them and they may have changed."""
+        """Ask the client for its roots when it offers them and they may have changed.
+
+        Calls arriving while the roots are asked for wait for the answer: none of them is
+        served with the folders of before.
+        """
+        async with self._asking:
+            await self._refresh(session)
+
+    async def _refresh(self, session: Any) -> None:
         if not self._stale:
             return
-        self._stale = False
+        self._stale = False  # a change announced while asking sets it again
         capability = types.ClientCapabilities(roots=types.RootsCapability())
         if session is None or not session.check_client_capability(capability):
-            self.client_roots, self.served = None, list(self.allowed)
+            self.client_roots, self.served, self.ignored = None, list(self.allowed), []
             return
-        result = await session.list_roots()
-        roots = [p for p in (uri_path(str(r.uri)) for r in result.roots) if p is not None]
-        self.client_roots = roots
-        self.served = serve_within(roots, self.allowed)
+        try:
+            result = await session.list_roots()
+        except Exception as exc:  # the client broke its promise: keep what was served
+            await _warn(session, f"Could not read the client's roots ({exc}); serving as before.")
+            self._stale = True
+            return
+        roots: list[Path] = []
+        ignored: list[tuple[str, str]] = []
+        allowed = ", ".join(str(p) for p in self.allowed) or "none"
+        for root in result.roots:
+            uri = str(root.uri)
+            path = uri_path(uri)
+            if path is None:
+                ignored.append((uri, "not a local file:// URI"))
+            elif not serve_within([path], self.allowed):
+                ignored.append((uri, f"outside the folders the server allows ({allowed})"))
+            else:
+                roots.append(path)
+        self.ignored = ignored
+        for uri, reason in ignored:
+            await _warn(session, f"Ignored the client's root {uri}: {reason}.")
+        if not roots:
+            # No root left (none sent, as the MCP Inspector does, or every one ignored): the
+            # client's roots say nothing about these folders, so the command line decides, as
+            # the reference filesystem server keeps its allowed directories.
+            self.client_roots, self.served = None, list(self.allowed)
+            if ignored:
+                await _warn(
+                    session,
+                    "No root of the client lies in the allowed folders: "
+                    "serving what the command line allows.",
+                )
+            return
+        self.client_roots = list(dict.fromkeys(roots))
+        self.served = serve_within(self.client_roots, self.allowed)
 
-    def refusal(self, arguments: dict[str, Any]) -> str | None:
-        """Why a call's path arguments leave the served directories (``None``: they do not)."""
-        if self.client_roots is None or self.base is None:
+    def _confines(self, path: Path) -> bool:
+        """Whether the client's roots decide about ``path`` (a file of the project)."""
+        if self.client_roots is None:
+            return False
+        return self.project is None or path == self.project or path.is_relative_to(self.project)
+
+    def serves(self, path: Path | None) -> bool:
+        """Whether a file or folder (a skill's folder) is served to this session."""
+        if path is None:
+            return True  # a skill defined in code has no folder
+        path = path.resolve()
+        if not self._confines(path):
+            return True
+        return any(path == d or path.is_relative_to(d) for d in self.served)
+
+    def within(self, root: Path) -> tuple[str, ...] | None:
+        """The folders of ``root`` a call may see (relative to it); ``None``: all of it."""
+        root = root.resolve()
+        if not self._confines(root):
+            return None
+        if any(root == d or root.is_relative_to(d) for d in self.served):
+            return None
+        inside = [d.relative_to(root).as_posix() for d in self.served if d.is_relative_to(root)]
+        return normalise_within(inside) or ()
+
+    def skills(self, registry: Any) -> Any:
+        """``registry`` as this session sees it (itself when the client offers no roots)."""
+        if self.client_roots is None:
+            return registry
+        from workspace_tools.mcp._roots_skills import SkillsView
+
+        return SkillsView(registry, lambda skill: self.serves(skill.path))
+
+    def report(self) -> dict[str, Any]:
+        """The allowed directories, the client's roots and what is served (for the status)."""
+        return {
+            "allowed": [str(p) for p in self.allowed],
+            "client_roots": None
+            if self.client_roots is None
+            else [str(p) for p in self.client_roots],
+            "served": [str(p) for p in self.served_now()],
+            "ignored": [{"uri": uri, "reason": reason} for uri, reason in self.ignored],
+        }
+
+    def served_now(self) -> list[Path]:
+        """The served directories, with the allowed folders outside the project."""
+        outside = [
+            a for a in self.allowed if self.client_roots is not None and not self._confines(a)
+        ]
+        return list(dict.fromkeys([*self.served, *outside]))
+
+    def report_lines(self) -> list[str]:
+        """:meth:`report` as text lines."""
+        lines = ["Allowed directories: " + (", ".join(str(p) for p in self.allowed) or "none")]
+        if self.client_roots is None:
+            lines.append("Client roots: none in effect (serving the allowed directories).")
+        else:
+            shown = ", ".join(str(p) for p in self.client_roots) or "none"
+            served = ", ".join(str(p) for p in self.served_now()) or "none"
+            lines.append(f"Client roots: {shown}; served: {served}.")
+        lines.extend(f"Ignored root {uri}: {reason}." for uri, reason in self.ignored)
+        return lines
+
+    def confine(self, tool: Any, arguments: dict[str, Any]) -> tuple[Any, str | None]:
+        """``tool`` confined to the served directories for one call, or why it is refused.
+
+        A tool with a ``within`` field (search, grep, read, docs) gets a shallow copy with
+        ``within`` set to the served folders of its root; a tool that writes keeps the strict
+        check of its path arguments.
+        """
+        from workspace_tools.tools._base import tool_writes
+
+        if self.client_roots is None:
+            return tool, None
+        registry = getattr(tool, "registry", None)
+        if registry is not None:  # a skill tool: only the skills inside the roots
+            return tool.model_copy(update={"registry": self.skills(registry)}), None
+        workspace = getattr(tool, "workspace", None)
+        index = getattr(tool, "index", None)
+        writes = tool_writes(tool) is not False
+        narrows = "within" in type(tool).model_fields and not writes
+        if workspace is not None:
+            refused = self.refusal(arguments, narrows=narrows)
+            if refused is not None:
+                return tool, refused
+        root = workspace.root if workspace is not None else getattr(index, "root", None)
+        if not narrows or root is None:
+            return tool, None
+        within = self.within(Path(root))
+        if within is None:
+            return tool, None
+        if not within:
+            served = ", ".join(str(d) for d in self.served) or "none"
+            return tool, (
+                f"This session serves no part of {root} (the client's roots within what the "
+                f"server allows: {served}), so {tool.name} has nothing to answer from. Ask the "
+                "user to add a root inside it."
+            )
+        return tool.model_copy(update={"within": within}), None
+
+    def refusal(self, arguments: dict[str, Any], *, narrows: bool = False) -> str | None:
+        """Why a call's path arguments leave the served directories (``None``: they do not).
+
+        With ``narrows`` (the tool confines its results itself, see :meth:`within`), a folder
+        or glob around served directories is accepted: it is searched only inside them.
+        """
+        if self.client_roots is None or self.base is None or not self._confines(self.base):
             return None  # the tools confine paths to their own roots already
         values: list[str] = []
         for key in ("path", "paths"):
@@ -97,11 +273,22 @@ class RootsScope:
                 values.extend(v for v in value if isinstance(v, str))
         for value in values:
             target = Path(os.path.normpath(self.base / value.split("*", 1)[0]))
-            if not any(target == d or target.is_relative_to(d) for d in self.served):
-                shown = ", ".join(str(d) for d in self.served) or "none"
-                return (
-                    f"Path {value!r} is outside the directories this session serves (the "
-                    f"client's roots within what the server allows): {shown}. Use a path "
-                    "inside one of them."
-                )
+            if any(target == d or target.is_relative_to(d) for d in self.served):
+                continue
+            around = any(d.is_relative_to(target) for d in self.served)
+            if narrows and (around and (target.is_dir() or is_glob(value))):
+                continue
+            shown = ", ".join(str(d) for d in self.served) or "none"
+            return (
+                f"Path {value!r} is outside the directories this session serves (the "
+                f"client's roots within what the server allows): {shown}. Use a path "
+                "inside one of them."
+            )
         return None
+
+
+async def _warn(session: Any, text: str) -> None:
+    """Log ``text`` to stderr and send it to the client as ``notifications/message``."""
+    _LOG.warning(text, extra={SENT_TO_CLIENT: True})
+    with contextlib.suppress(Exception):  # a client gone away changes nothing here
+        await session.send_log_message(level="warning", data=text, logger=_LOG.name)

@@ -9,8 +9,10 @@ logging behind an MCP ``Server``; every call runs the LangChain tool in a thread
 
 from __future__ import annotations
 
+import json
 import logging
 import weakref
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -38,6 +40,7 @@ from workspace_tools.tools.groups import DocsGroup, build_tool_groups
 __all__ = [
     "CATALOGUE_PROMPT",
     "CATALOGUE_URI",
+    "STATUS_URI",
     "ServedTools",
     "build_tools",
     "create_server",
@@ -48,6 +51,8 @@ CATALOGUE_PROMPT: Final = "skills_catalogue"
 """Name of the prompt that gives the skills catalogue and how to load skills."""
 CATALOGUE_URI: Final = "skills://catalogue"
 """URI of the skills catalogue resource; each skill's instructions are at ``skills://NAME``."""
+STATUS_URI: Final = "workspace://status"
+"""URI of the status resource (what ``workspace_status`` says, as JSON)."""
 _LEVELS: Final[dict[str, int]] = {
     "debug": logging.DEBUG,
     "info": logging.INFO,
@@ -79,6 +84,8 @@ class ServedTools:
     start it with ``served.background.start()`` once the server is about to serve."""
     allowed: list[Path] = field(default_factory=list)
     """Folders the command line allows (workspace, docs, skills); client roots narrow them."""
+    project: Path | None = None
+    """The project folder (``--root``): client roots confine what lies inside it."""
 
 
 def build_tools(
@@ -145,6 +152,7 @@ def build_tools(
     served.tools = build_tool_groups(
         workspace=served.workspace, skills=served.skills, docs=docs, read_only=options.read_only
     )
+    served.project = options.root.resolve()
     served.allowed = allowed_directories(
         workspace=options.workspace,
         docs=options.docs,
@@ -182,6 +190,8 @@ def _open_workspace(
         overrides["embedder"] = None if embedder == "none" else embedder
     if options.read_only:
         overrides["read_only"] = True
+    if options.index_dir is not None:
+        overrides["index_dir"] = options.index_dir
     assert options.workspace is not None
     ws = Workspace.from_project(options.workspace, **overrides)
     if now and ws.embedder is not None and hasattr(ws.embedder, "load"):
@@ -229,24 +239,23 @@ def create_server(served: ServedTools, *, instructions: str | None = None) -> Se
         except LookupError:  # pragma: no cover - handlers always run inside a request
             return None
         if session not in scopes:
-            scopes[session] = RootsScope(served.allowed, base=base)
+            scopes[session] = RootsScope(served.allowed, base=base, project=served.project)
         return scopes[session]
 
     async def call(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         if live is not None:
             live.remember()
             if name == _live.STATUS_TOOL:
-                return live.status()
+                return live.status(await _roots_now())
         tool = by_name.get(name)
         if tool is None:
             text = f"Unknown tool {name!r}; this server has: {', '.join(by_name) or 'no tools'}."
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=text)], isError=True
             )
-        roots = scope()
-        if roots is not None and getattr(tool, "workspace", None) is not None:
-            await roots.refresh(server.request_context.session)
-            refused = roots.refusal(arguments or {})
+        roots = await _roots_now()
+        if roots is not None:  # every result inside the client's roots (mcp/roots.py)
+            tool, refused = roots.confine(tool, arguments or {})
             if refused is not None:
                 return types.CallToolResult(
                     content=[types.TextContent(type="text", text=refused)], isError=True
@@ -255,9 +264,16 @@ def create_server(served: ServedTools, *, instructions: str | None = None) -> Se
             return await live.call(tool, arguments)
         return await call_tool(tool, arguments)
 
-    async def roots_changed(_: Any) -> None:
+    async def _roots_now() -> RootsScope | None:
         roots = scope()
         if roots is not None:
+            await roots.refresh(server.request_context.session)
+        return roots
+
+    async def roots_changed(_: Any) -> None:
+        # A notification carries no request context, so which session sent it is not known:
+        # every session asks its client again before its next call (one roots/list each).
+        for roots in list(scopes.values()):
             roots.invalidate()
 
     async def set_level(level: types.LoggingLevel) -> None:
@@ -267,12 +283,71 @@ def create_server(served: ServedTools, *, instructions: str | None = None) -> Se
     server.call_tool(validate_input=False)(call)
     server.set_logging_level()(set_level)  # type: ignore[no-untyped-call]
     server.notification_handlers[types.RootsListChangedNotification] = roots_changed
-    if served.skills is not None:
-        _add_skills(server, served.skills)
+
+    async def skills_now() -> Any:
+        roots = await _roots_now()
+        return served.skills if roots is None else roots.skills(served.skills)
+
+    async def status_now() -> str:
+        assert live is not None
+        result = live.status(await _roots_now())
+        return json.dumps(result.structuredContent, indent=2)
+
+    if served.skills is not None or live is not None:
+        _add_resources(
+            server,
+            skills=skills_now if served.skills is not None else None,
+            status=status_now if live is not None else None,
+        )
     return server
 
 
-def _add_skills(server: Server[Any, Any], registry: SkillRegistry) -> None:
+def _add_resources(
+    server: Server[Any, Any],
+    *,
+    skills: Callable[[], Awaitable[Any]] | None,
+    status: Callable[[], Awaitable[str]] | None,
+) -> None:
+    """The skills catalogue (prompt and resources) and the status resource, for one session.
+
+    ``skills()`` gives the registry as the calling session sees it (narrowed to its roots);
+    ``status()`` the ``workspace_status`` answer as JSON (:data:`STATUS_URI`).
+    """
+    extra: list[types.Resource] = []
+    if status is not None:
+        extra.append(
+            types.Resource(
+                uri=AnyUrl(STATUS_URI),
+                name="workspace-status",
+                description="What workspace_status says: the index, indexing, watching, and "
+                "the allowed directories (the client's roots in effect, those ignored and why).",
+                mimeType="application/json",
+            )
+        )
+
+    async def list_only() -> list[types.Resource]:
+        return list(extra)
+
+    async def read_status(uri: AnyUrl) -> str:
+        if str(uri) == STATUS_URI and status is not None:
+            return await status()
+        msg = f"Unknown resource {str(uri)!r}; this server has: {STATUS_URI}."
+        raise ValueError(msg)
+
+    if skills is None:
+        server.list_resources()(list_only)  # type: ignore[no-untyped-call]
+        server.read_resource()(read_status)  # type: ignore[no-untyped-call]
+        return
+    _add_skills(server, skills, extra=extra, status=status)
+
+
+def _add_skills(
+    server: Server[Any, Any],
+    registry_now: Callable[[], Awaitable[Any]],
+    *,
+    extra: list[types.Resource],
+    status: Callable[[], Awaitable[str]] | None,
+) -> None:
     prompt = types.Prompt(
         name=CATALOGUE_PROMPT,
         title="Agent Skills",
@@ -286,20 +361,23 @@ def _add_skills(server: Server[Any, Any], registry: SkillRegistry) -> None:
         if name != CATALOGUE_PROMPT:
             msg = f"Unknown prompt {name!r}; this server has: {CATALOGUE_PROMPT}."
             raise ValueError(msg)
-        text = render_skills_prompt(registry) or "No skills are available."
+        registry = await registry_now()
+        text = render_skills_prompt(registry.catalog()) or "No skills are available."
         message = types.PromptMessage(
             role="user", content=types.TextContent(type="text", text=text)
         )
         return types.GetPromptResult(description=prompt.description, messages=[message])
 
     async def list_resources() -> list[types.Resource]:
+        registry = await registry_now()
         resources = [
+            *extra,
             types.Resource(
                 uri=AnyUrl(CATALOGUE_URI),
                 name="skills-catalogue",
                 description="Every skill's name, description and location.",
                 mimeType="text/plain",
-            )
+            ),
         ]
         resources.extend(
             types.Resource(
@@ -314,8 +392,11 @@ def _add_skills(server: Server[Any, Any], registry: SkillRegistry) -> None:
 
     async def read_resource(uri: AnyUrl) -> str:
         text = decode_skill_uri(uri)
+        if text == STATUS_URI and status is not None:
+            return await status()
+        registry = await registry_now()
         if text == CATALOGUE_URI:
-            return render_skills_prompt(registry, instructions=False, budget=None)
+            return render_skills_prompt(registry.catalog(), instructions=False, budget=None)
         if text.startswith("skills://"):
             return _skill_text(registry.catalog(), text.removeprefix("skills://"))
         msg = f"Unknown resource {text!r}; read {CATALOGUE_URI} for the list of skills."

@@ -19,11 +19,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+import anyio
 import jsonschema
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import McpError
 
-__all__ = ["EXPECT_HITS", "Verdict", "example_arguments", "smoke"]
+__all__ = ["EXPECT_HITS", "SmokeError", "Verdict", "example_arguments", "smoke"]
+
+
+class SmokeError(Exception):
+    """The server did not start or stopped answering; the message says why, in one line."""
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first exception inside ``exc`` (the SDK's task groups wrap them in groups)."""
+    inner = getattr(exc, "exceptions", None)
+    while inner:
+        exc = inner[0]
+        inner = getattr(exc, "exceptions", None)
+    return exc
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,10 +176,25 @@ async def smoke(
 
     Returns:
         One verdict per tool, in the server's order.
+
+    Raises:
+        SmokeError: the server could not be started, or failed or exited while being called.
     """
     params = StdioServerParameters(
         command=command, args=list(args), env=dict(os.environ) if env is None else env, cwd=cwd
     )
+    try:
+        return await _smoke(params)
+    except Exception as exc:  # an ExceptionGroup of the SDK's task groups, McpError, OSError
+        cause = _leaf(exc)
+        if not isinstance(cause, McpError | OSError | anyio.ClosedResourceError):
+            raise  # a bug here, not the server's answer: keep the traceback
+        text = " ".join(str(cause).split()) or type(cause).__name__
+        msg = f"The MCP server failed: {text}"
+        raise SmokeError(msg) from exc
+
+
+async def _smoke(params: StdioServerParameters) -> list[Verdict]:
     verdicts: list[Verdict] = []
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
@@ -173,7 +203,8 @@ async def smoke(
         skill = None
         if any(t.name == "skill" for t in tools):
             resources = (await session.list_resources()).resources
-            names = [r.name for r in resources if str(r.uri) != "skills://catalogue"]
+            skills = [r for r in resources if str(r.uri).startswith("skills://")]
+            names = [r.name for r in skills if str(r.uri) != "skills://catalogue"]
             skill = names[0] if names else None
         hit: str | None = None
         for tool in tools:

@@ -141,6 +141,10 @@ class ThreadedTool(WorkspaceBaseTool):
 
     workspace: Workspace
     """The shared workspace."""
+    within: tuple[str, ...] | None = None
+    """Only results in these folders (relative to the workspace root); ``None``: the whole
+    workspace. The MCP server sets it per call from the client's roots
+    (:mod:`workspace_tools.core.text.within`)."""
 
     async def _arun(
         self,

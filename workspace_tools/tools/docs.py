@@ -21,6 +21,7 @@ from workspace_tools.core.docs.expand import ExpansionConfig
 from workspace_tools.core.docs.index import DocsIndex, DocsPage, FieldWeights
 from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.core.text.tokenizer import Tokenizer
+from workspace_tools.core.text.within import is_within
 from workspace_tools.tools._base import ToolFacts, WorkspaceBaseTool, as_tool_errors
 from workspace_tools.tools.outputs import (
     DocsGetPageOutput,
@@ -113,8 +114,37 @@ class _DocsTool(WorkspaceBaseTool):
     """Put before every page path the tools print (``"docs/"``: paths read as the workspace's
     own, e.g. ``docs/concepts.md:172``); see ``cite_from`` of :func:`make_docs_tools`."""
 
+    within: tuple[str, ...] | None = None
+    """Only pages in these folders (relative to the docs root); ``None``: every page. The MCP
+    server sets it per call from the client's roots (:mod:`workspace_tools.core.text.within`)."""
+
     def _cite(self, path: str) -> str:
         return f"{self.cite_prefix}{path}"
+
+    def _outside(self, kind: str, value: str) -> str:
+        shown = ", ".join(f"{self.cite_prefix}{w}" for w in self.within or ()) or "none"
+        return (
+            f"{kind} {value!r} is outside the docs folders this session serves ({shown}). "
+            "Use a page or folder inside them."
+        )
+
+    def _folders(self, folder: str | None) -> list[str | None]:
+        """The folders a search or listing under ``folder`` covers, within :attr:`within`."""
+        if self.within is None:
+            return [folder]
+        if folder is None:
+            return list(self.within)
+        parts = folder.strip().replace("\\", "/").split("/")
+        wanted = "/".join(p for p in parts if p not in ("", "."))
+        if not wanted:
+            return list(self.within)
+        inner: list[str | None] = [w for w in self.within if is_within(w, (wanted,))]
+        if any(is_within(wanted, (w,)) for w in self.within):
+            inner = [folder]
+        if not inner:
+            msg = self._outside("Folder", folder)
+            raise ToolException(msg)
+        return inner
 
 
 class DocsSearchTool(_DocsTool):
@@ -137,7 +167,18 @@ class DocsSearchTool(_DocsTool):
         self, query: str, top_k: int = 5, folder: str | None = None
     ) -> tuple[str, list[dict[str, Any]]]:
         with as_tool_errors():
-            hits = self.index.search(query, top_k=top_k, folder=folder)
+            folders = self._folders(folder)
+            if len(folders) == 1:  # one folder: the index pre-filters, top_k hits come back
+                hits = self.index.search(query, top_k=top_k, folder=folders[0])
+            else:
+                # Several folders: DocsIndex.search takes one, so over-fetch and keep the hits
+                # inside them, widening to every section when too few are left.
+                hits = []
+                for k in (max(top_k * 20, 200), 1_000_000):
+                    found = self.index.search(query, top_k=k, folder=folder)
+                    hits = [h for h in found if is_within(h.path, self.within)][:top_k]
+                    if len(hits) == top_k or len(found) < k:
+                        break
         if not hits:
             return (
                 f"No section of {_where(self.index)} matches {query!r}. Try other words, "
@@ -173,7 +214,8 @@ class DocsListTool(_DocsTool):
 
     def _run(self, folder: str | None = None, offset: int = 0) -> tuple[str, list[dict[str, str]]]:
         with as_tool_errors():
-            pages = self.index.list_pages(folder)
+            self._folders(folder)  # a folder outside the served ones is refused
+            pages = [p for p in self.index.list_pages(folder) if is_within(p.path, self.within)]
         total = len(pages)
         if offset and offset >= total:
             msg = f"offset {offset} is past the end: {_where(self.index)} lists {total} pages."
@@ -227,6 +269,9 @@ class DocsGetPageTool(_DocsTool):
             wanted = wanted.removeprefix("./").removeprefix(self.cite_prefix)  # as printed
         with as_tool_errors():
             page = self.index.get_page(wanted)
+        if not is_within(page.path, self.within):
+            msg = self._outside("Page", path)
+            raise ToolException(msg)
         return _page_result(page, offset=offset, cite_prefix=self.cite_prefix)
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import posixpath
 from typing import Any, ClassVar, Final
 
+from langchain_core.tools import ToolException
 from pydantic import BaseModel, Field
 
+from workspace_tools.core.text.within import is_within
 from workspace_tools.core.workspace import DEFAULT_READ_CHARS, MIN_READ_CHARS
 from workspace_tools.tools._base import ThreadedTool, ToolFacts, as_tool_errors
 from workspace_tools.tools.outputs import WorkspaceReadOutput
@@ -71,6 +74,8 @@ class WorkspaceReadTool(ThreadedTool):
         chunk_id: str | None = None,
         max_chars: int = DEFAULT_READ_CHARS,
     ) -> tuple[str, dict[str, Any]]:
+        if path is not None and not is_within(posixpath.normpath(path.lstrip("/")), self.within):
+            raise ToolException(self._outside(path))
         with as_tool_errors():
             page = self.workspace.read(
                 path,
@@ -79,6 +84,8 @@ class WorkspaceReadTool(ThreadedTool):
                 chunk_id=chunk_id,
                 max_chars=max_chars,
             )
+        if not is_within(page.source_id, self.within):  # a chunk id names its source
+            raise ToolException(self._outside(page.source_id))
         units = "".join(
             f"; {key} {page.units[key]}"
             + (f"-{page.units['last_' + key]}" if f"last_{key}" in page.units else "")
@@ -103,3 +110,10 @@ class WorkspaceReadTool(ThreadedTool):
         elif page.truncated:
             text += f"\n[Line {page.end_line} cut at {max_chars:,} characters.]"
         return text, page.to_dict()
+
+    def _outside(self, path: str) -> str:
+        shown = ", ".join(self.within or ()) or "none"
+        return (
+            f"{path!r} is outside the folders this session serves (relative to the workspace "
+            f"root: {shown}). Read a file inside them, as workspace_search shows it."
+        )

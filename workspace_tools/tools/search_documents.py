@@ -15,6 +15,7 @@ from workspace_tools.core.convert import CachedConverter
 from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.core.grep import collect_files, grep, looks_like_regex
 from workspace_tools.core.grep_counts import grep_counts
+from workspace_tools.core.text.within import within_filter
 from workspace_tools.core.types import SearchResult
 from workspace_tools.tools._base import (
     ThreadedTool,
@@ -168,7 +169,9 @@ class SearchDocumentsTool(ThreadedTool):
         self, query: str, *, paths: list[str] | None, recursive: bool, top_k: int
     ) -> tuple[list[dict[str, Any]], list[str], bool]:
         ws = self.workspace
-        files, _ = collect_files(ws.root, paths, config=ws.scan_config, recursive=recursive)
+        files, _ = collect_files(
+            ws.root, paths, config=ws.scan_config, recursive=recursive, within=self.within
+        )
         notes: list[str] = []
         if self.auto_sync and not (self.read_only or ws.read_only):
             sync_with_progress(ws, list(files))
@@ -180,15 +183,20 @@ class SearchDocumentsTool(ThreadedTool):
                 "workspace_index."
             )
         scope = None if paths is None and recursive else set(files)
+        # the folders this call may see (MCP roots): a pre-filter, so top_k hits come back
+        confine = None
+        if self.within is not None:
+            sources = {p for p in self.within if ws.source(p) is not None}
+            confine = within_filter(self.within, sources=sources)
         if scope is not None and len(scope) == 1:
             hits = ws.search(
                 query, top_k=top_k, mode="bm25", filter={"source_id": next(iter(scope))}
             )
         else:
             k = top_k if scope is None else min(len(ws), max(top_k * 20, 200))
-            hits = _within(ws.search(query, top_k=max(k, 1), mode="bm25"), scope)
+            hits = _within(ws.search(query, top_k=max(k, 1), mode="bm25", filter=confine), scope)
             if scope is not None and len(hits) < top_k and k < len(ws):
-                hits = _within(ws.search(query, top_k=len(ws), mode="bm25"), scope)
+                hits = _within(ws.search(query, top_k=len(ws), mode="bm25", filter=confine), scope)
         return [_keyword_item(hit) for hit in hits[:top_k]], notes, False
 
     def _grep(
@@ -214,6 +222,7 @@ class SearchDocumentsTool(ThreadedTool):
             recursive=recursive,
             config=ws.scan_config,
             convert=self.converter,
+            within=self.within,
         )
         items = [
             {
@@ -272,6 +281,7 @@ class SearchDocumentsTool(ThreadedTool):
             recursive=recursive,
             config=ws.scan_config,
             convert=self.converter,
+            within=self.within,
         )
         output_mode = "count" if counts else "files_with_matches"
         items = [

@@ -23,6 +23,7 @@ from pydantic import (
 from workspace_tools.core.errors import InvalidInputError, ReadOnlyWorkspaceError
 from workspace_tools.core.ranking.multi import MAX_QUERIES
 from workspace_tools.core.text.scan import is_glob, resolve_inside
+from workspace_tools.core.text.within import and_filters, within_filter
 from workspace_tools.core.types import SearchResult
 from workspace_tools.core.workspace import MAX_QUERY_CHARS
 from workspace_tools.tools._base import (
@@ -166,6 +167,10 @@ class WorkspaceSearchTool(ThreadedTool):
                     "search_documents with mode='grep' to search the files directly."
                 )
                 raise InvalidInputError(msg)
+            if self.within is not None:  # a pre-filter: top_k hits inside still come back
+                sources = {p for p in self.within if ws.source(p) is not None}
+                confine = within_filter(self.within, sources=sources)
+                filter = and_filters(filter, confine)  # noqa: A001
             results = ws.search(
                 query,
                 top_k=top_k,

@@ -202,3 +202,30 @@ def test_smoke_fails_a_search_that_finds_nothing() -> None:
     assert _check(tool, rows)[0] is False
     listing = types.Tool(name="docs_list", inputSchema={"type": "object"})
     assert _check(listing, empty) == (True, "No section.")
+
+
+def test_mcp_serves_the_index_of_index_dir(project: Path, tmp_path: Path) -> None:
+    index = tmp_path / "elsewhere" / "index"
+    flags = ("--embedder", "none", "--index-dir", str(index))
+    assert _cli(project, *flags, "-q", "index").returncode == 0
+    assert index.is_dir()
+    assert not (project / ".workspace_tools").exists()
+    completed = _cli(project, *flags, "mcp", "smoke", "--workspace", ".")
+    assert completed.returncode == 0, completed.stdout + completed.stderr[-3000:]
+    assert f"{index} is not written" in completed.stderr
+    search = next(line for line in completed.stdout.splitlines() if " workspace_search " in line)
+    assert search.startswith("ok")
+    assert not (project / ".workspace_tools").exists()  # the server opened the index given
+
+
+def test_smoke_of_a_server_that_cannot_start_says_why_in_one_line(project: Path) -> None:
+    completed = _cli(project, "--embedder", "none", "mcp", "smoke", "--docs", "missing")
+    assert completed.returncode == 1
+    assert "Traceback" not in completed.stderr
+    assert "ExceptionGroup" not in completed.stderr
+    last = completed.stderr.strip().splitlines()[-1]
+    missing = project.resolve() / "missing"
+    assert last == (
+        f"error: The MCP server failed: The server could not start its tools: Docs root "
+        f"'{missing}' is not a folder. Pass the folder that holds the pages."
+    )

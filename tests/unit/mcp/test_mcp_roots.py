@@ -10,7 +10,7 @@ from mcp.client.stdio import stdio_client
 from pydantic import FileUrl
 
 from tests.unit.mcp.conftest import stdio_params
-from workspace_tools.mcp.roots import allowed_directories, serve_within, uri_path
+from workspace_tools.mcp.roots import RootsScope, allowed_directories, serve_within, uri_path
 
 
 async def _run(root: Path, body: Any, roots: list[Path] | None) -> Any:
@@ -46,7 +46,8 @@ async def test_client_roots_narrow_the_workspace(project: Path) -> None:
     assert text.startswith("Path 'docs' is outside the directories this session serves")
     assert str((project / "src").resolve()) in text
     assert results["index outside"].isError
-    assert not results["docs"].isError  # docs paths are relative to the docs root, not checked
+    assert results["docs"].isError  # the docs folder holds no client root: nothing served
+    assert "This session serves no part of" in results["docs"].content[0].text
 
 
 async def test_without_client_roots_the_command_line_decides(project: Path) -> None:
@@ -63,3 +64,88 @@ def test_serve_within_and_allowed_directories(tmp_path: Path) -> None:
     assert serve_within([other], [ws]) == []
     assert uri_path("file:///tmp/a%20b") == Path("/tmp/a b").resolve()
     assert uri_path("https://example.com/x") is None
+    assert uri_path("file://otherhost/share") is None  # another machine's folder
+    assert uri_path("file:///tmp/a%20b/") == Path("/tmp/a b").resolve()  # trailing slash
+
+
+class _Client:
+    """The two calls RootsScope makes of a session, answering with fixed roots."""
+
+    def __init__(self, roots: list[str]) -> None:
+        self.roots = roots
+        self.logged: list[str] = []
+
+    def check_client_capability(self, _: Any) -> bool:
+        return True
+
+    async def list_roots(self) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=FileUrl(u)) for u in self.roots])
+
+    async def send_log_message(self, *, level: str, data: str, logger: str) -> None:
+        self.logged.append(f"{level}: {data}")
+
+
+async def test_roots_confine_the_project_not_folders_served_outside_it(tmp_path: Path) -> None:
+    project, shared = tmp_path / "project", tmp_path / "shared-docs"
+    for folder in (project / "src", project / "docs" / "api", shared / "guides"):
+        folder.mkdir(parents=True)
+    allowed = allowed_directories(workspace=project, docs=shared)
+    scope = RootsScope(allowed, base=project.resolve(), project=project)
+    client = _Client([(project / "src").as_uri(), (tmp_path / "nowhere").as_uri()])
+    await scope.refresh(client)
+    assert scope.within(project) == ("src",)
+    assert scope.within(project / "docs") == ()  # a folder of the project outside the roots
+    assert scope.within(shared) is None  # a docs tree outside the project: as the flags say
+    assert scope.serves(shared / "guides") and not scope.serves(project / "docs")
+    assert scope.served_now() == [(project / "src").resolve(), shared.resolve()]
+    assert scope.ignored == [((tmp_path / "nowhere").as_uri(), scope.ignored[0][1])]
+    assert client.logged == [
+        f"warning: Ignored the client's root {(tmp_path / 'nowhere').as_uri()}: outside the "
+        f"folders the server allows ({project.resolve()}, {shared.resolve()})."
+    ]
+    assert scope.refusal({"paths": ["**/*.py"]}, narrows=True) is None  # searched inside src
+    assert scope.refusal({"path": "."}) is not None  # a write tool's folder around the roots
+
+
+async def test_roots_that_are_all_ignored_leave_the_command_line_in_charge(tmp_path: Path) -> None:
+    project, other = tmp_path / "project", tmp_path / "other-project"
+    for folder in (project / "src", other):
+        folder.mkdir(parents=True)
+    scope = RootsScope([project.resolve()], base=project.resolve(), project=project)
+    for roots in ([], [other.as_uri()]):  # the Inspector sends none; an editor another project
+        client = _Client(roots)
+        scope.invalidate()
+        await scope.refresh(client)
+        assert scope.client_roots is None
+        assert scope.within(project) is None
+        assert scope.served == [project.resolve()]
+        assert scope.ignored == ([(other.as_uri(), scope.ignored[0][1])] if roots else [])
+        assert bool(client.logged) == bool(roots)
+
+
+async def test_calls_made_while_the_roots_are_asked_for_wait_for_them(tmp_path: Path) -> None:
+    import anyio
+
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    scope = RootsScope([project.resolve()], base=project.resolve(), project=project)
+    answer = anyio.Event()
+
+    class Slow(_Client):
+        async def list_roots(self) -> types.ListRootsResult:
+            await answer.wait()
+            return await super().list_roots()
+
+    client = Slow([(project / "src").as_uri()])
+    seen: list[Any] = []
+
+    async def call() -> None:
+        await scope.refresh(client)
+        seen.append(scope.within(project))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(call)
+        group.start_soon(call)
+        await anyio.wait_all_tasks_blocked()
+        answer.set()
+    assert seen == [("src",), ("src",)]  # neither was served the whole project meanwhile

@@ -1,0 +1,178 @@
+"""Confining a call to folders of the workspace: ``within``, a tuple of root-relative paths.
+
+A ``within`` value names the parts of a root a call may see (an MCP client's roots inside the
+served folder, for example): ``None`` means the whole root; ``("src", "docs/guides")`` means
+those folders (or files) and everything under them; ``()`` means nothing. The same value
+confines every kind of result:
+
+- ranked search: :func:`within_filter` is a metadata filter on ``source_id``, written in the
+  filter language every backend compiles, so the backend pre-filters and ``top_k`` hits of the
+  confined part still come back;
+- grep and the file listings: :func:`is_within` keeps the collected files inside it before any
+  is read;
+- a read by path or chunk id: :func:`is_within` on the source id.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Container, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from workspace_tools.core.errors import InvalidInputError
+from workspace_tools.core.text.scan import is_glob, resolve_inside
+from workspace_tools.core.types import SkippedFile
+
+__all__ = [
+    "and_filters",
+    "is_within",
+    "keep_within",
+    "narrow_entries",
+    "normalise_within",
+    "within_entries",
+    "within_filter",
+]
+
+_AFTER_SLASH: Final = "/\x01"
+"""Lower bound of the ids under a folder ``p``: ``p + "/\\x01"``. Every id under ``p`` sorts
+at or after it (ids hold no NUL byte), and ``p + "/"`` cannot be the bound itself because the
+workspace writes ``source_id`` filter values as stored ids (``"src/"`` -> ``"src"``)."""
+_PAST_SLASH: Final = chr(ord("/") + 1)
+"""``"0"``: ``p + "0"`` is the first string after every ``p + "/..."``."""
+
+
+def normalise_within(paths: Iterable[str] | None) -> tuple[str, ...] | None:
+    """``paths`` as clean POSIX prefixes without duplicates or nesting; ``None``: the whole root.
+
+    ``"."`` or ``""`` (the root itself) among them gives ``None``; a path inside another one
+    listed is dropped (``("src", "src/app")`` -> ``("src",)``).
+    """
+    if paths is None:
+        return None
+    cleaned: list[str] = []
+    for raw in paths:
+        text = posixpath.normpath(raw.replace("\\", "/").strip("/")) if raw.strip("/") else "."
+        if text in {".", ""}:
+            return None
+        cleaned.append(text)
+    kept = [p for p in dict.fromkeys(cleaned) if not any(_under(p, q) for q in cleaned if q != p)]
+    return tuple(sorted(kept))
+
+
+def _under(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith(prefix + "/")
+
+
+def is_within(source_id: str, within: Sequence[str] | None) -> bool:
+    """Whether ``source_id`` (a root-relative POSIX path) lies in ``within``."""
+    if within is None:
+        return True
+    return any(_under(source_id, prefix) for prefix in within)
+
+
+def within_filter(
+    within: Sequence[str], *, sources: Container[str] | None = None
+) -> dict[str, Any]:
+    """A ``source_id`` filter holding exactly for the ids in ``within`` (none for ``()``).
+
+    Each prefix ``p`` becomes the string range of ``p/...`` (``$gte``/``$lt``), which every
+    backend evaluates before ranking (a pre-filter), or'ed with ``source_id == p`` when ``p``
+    may be a source itself (a root naming one file).
+
+    Args:
+        within: The folders (see :func:`normalise_within`).
+        sources: The ids that are sources (``ws.source(p) is not None``); a prefix not in it
+            needs no equality test, which halves the cost of the filter per chunk. ``None``:
+            any prefix may be a source.
+    """
+    if not within:
+        return {"source_id": {"$in": []}}
+    alternatives: list[dict[str, Any]] = []
+    for prefix in within:
+        if sources is None or prefix in sources:
+            alternatives.append({"source_id": prefix})
+        alternatives.append(
+            {"source_id": {"$gte": prefix + _AFTER_SLASH, "$lt": prefix + _PAST_SLASH}}
+        )
+    return alternatives[0] if len(alternatives) == 1 else {"$or": alternatives}
+
+
+def and_filters(first: Mapping[str, Any] | None, second: Mapping[str, Any]) -> dict[str, Any]:
+    """Both filters must hold (``second`` alone when ``first`` is empty)."""
+    if not first:
+        return dict(second)
+    return {"$and": [dict(first), dict(second)]}
+
+
+# -- file collection (grep, its counts, search_documents' keyword scope) ------------------------
+
+
+def _shown(values: Iterable[str]) -> str:
+    return ", ".join(repr(v) for v in values) or "none"
+
+
+def within_entries(root: Path, within: Sequence[str]) -> list[str]:
+    """What to walk for "the whole root" confined to ``within``: its folders that exist.
+
+    Raises:
+        InvalidInputError: none of them exists.
+    """
+    entries = [w for w in within if (root / w).exists()]
+    if not entries:
+        msg = (
+            f"No readable files in the folders this search may see ({_shown(within)}). Index "
+            "or add files there, or search the parts of the workspace that are served."
+        )
+        raise InvalidInputError(msg)
+    return entries
+
+
+def narrow_entries(root: Path, entries: Sequence[str], within: Sequence[str]) -> list[str]:
+    """``entries`` with each folder around ``within`` replaced by ``within``'s folders in it.
+
+    So nothing outside them is walked; globs stay (:func:`keep_within` filters their files).
+
+    Raises:
+        InvalidInputError: no entry meets ``within``.
+        PathOutsideWorkspaceError: an entry leaves ``root``.
+    """
+    out: list[str] = []
+    for entry in entries:
+        if is_glob(entry):
+            out.append(entry)
+            continue
+        rel = resolve_inside(root, entry).relative_to(root).as_posix()
+        if rel != "." and is_within(rel, within):
+            out.append(entry)
+            continue
+        inner = [w for w in within if rel == "." or is_within(w, (rel,))]
+        out.extend(w for w in inner if (root / w).exists())
+    if not out:
+        raise _outside(entries, within)
+    return list(dict.fromkeys(out))
+
+
+def keep_within(
+    files: dict[str, Path],
+    skipped: list[SkippedFile],
+    within: Sequence[str],
+    *,
+    entries: Sequence[str],
+) -> tuple[dict[str, Path], list[SkippedFile]]:
+    """The collected ``files`` (and ``skipped``) that lie in ``within``.
+
+    Raises:
+        InvalidInputError: none of ``files`` does.
+    """
+    kept = {rel: path for rel, path in files.items() if is_within(rel, within)}
+    if not kept:
+        raise _outside(entries, within)
+    return kept, [s for s in skipped if is_within(s.path, within)]
+
+
+def _outside(entries: Sequence[str], within: Sequence[str]) -> InvalidInputError:
+    return InvalidInputError(
+        f"No file of {_shown(entries)} lies in the folders this search may see "
+        f"({_shown(within)}). Give paths inside them."
+    )
