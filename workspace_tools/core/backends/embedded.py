@@ -21,9 +21,9 @@ import numpy.typing as npt
 
 from workspace_tools.core.backends import _merge
 from workspace_tools.core.index.dense import DenseIndex
-from workspace_tools.core.index.filters import compile_filter, missing
 from workspace_tools.core.index.segments import SparseSegments
 from workspace_tools.core.index.sparse import BM25Config, query_tf_weights
+from workspace_tools.core.ranking.filters import compile_filter, missing
 from workspace_tools.core.store.corpus import SourceRecord
 from workspace_tools.core.store.database import TERM_SEPARATOR, Changes, IndexDatabase, SourceRow
 from workspace_tools.core.store.snapshot import (

@@ -11,8 +11,8 @@ from typing import Any
 
 from workspace_tools.core.backends.base import SearchBackend
 from workspace_tools.core.convert import ConversionCache, ConversionLimits
+from workspace_tools.core.embedding.embedder import Embedder
 from workspace_tools.core.errors import InvalidInputError, ReadOnlyWorkspaceError
-from workspace_tools.core.index.embedder import Embedder
 from workspace_tools.core.index.sparse import BM25Config
 from workspace_tools.core.store.database import ChunkRecord, IndexDatabase
 from workspace_tools.core.text.chunking import ChunkingConfig
