@@ -23,10 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from _testsets import SHARED
 
-from tests.unit.core.index.test_prior_kinds import reference_kind
+from tests.unit.core.ranking.test_prior_kinds import reference_kind
 from workspace_tools.core.convert import convert_bytes
 from workspace_tools.core.errors import WorkspaceError
-from workspace_tools.core.index.prior import content_kind
+from workspace_tools.core.ranking.prior import content_kind
 
 
 def sources() -> dict[str, list[tuple[str, str, str]]]:

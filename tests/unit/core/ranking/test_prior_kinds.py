@@ -7,8 +7,8 @@ from pathlib import PurePosixPath
 
 import pytest
 
-from workspace_tools.core.index import prior
-from workspace_tools.core.index.prior import content_kind, shape
+from workspace_tools.core.ranking import prior
+from workspace_tools.core.ranking.prior import content_kind, shape
 
 
 def reference_kind(source_id: str, text: str, *, fmt: str = "text") -> str:
