@@ -31,7 +31,7 @@ NOISY = textwrap.dedent(
         from nncf.common.logging.track_progress import track
         nncf_logger.info("Statistics collection")
         # as the model conversion runs nncf (openvino_model._convert_quietly)
-        from workspace_tools.core.index.openvino_model import _rich_quiet_if_nncf_is
+        from workspace_tools.core.embedding.openvino_model import _rich_quiet_if_nncf_is
         with _rich_quiet_if_nncf_is():
             for _ in track(range(3), description="Applying Smooth Quant"):
                 pass
@@ -108,9 +108,11 @@ def test_skipped_files_are_one_line_per_reason(
         raise ConversionError(msg)
 
     monkeypatch.setattr(_pdf, "require", missing)
-    (tmp_path / "workspace-tools.yaml").write_text(
-        "workspace:\n  conversion: {isolate: false}\n", encoding="utf-8"
-    )
+    # in this process, where the patch holds (the project file may not turn isolation off)
+    from workspace_tools.core.convert.limits import ConversionLimits
+    from workspace_tools.core.workspace import _workspace
+
+    monkeypatch.setattr(_workspace, "DEFAULT_LIMITS", ConversionLimits(isolate=False))
     for name in "abcde":
         (tmp_path / f"{name}.pdf").write_bytes(b"%PDF-1.4\n%%EOF\n")
     (tmp_path / "notes.md").write_text("# Notes\n", encoding="utf-8")
@@ -171,7 +173,7 @@ def test_quiet_hides_nncf_progress_only_while_a_model_is_converted() -> None:
     # command, so the conversion quiets the console itself while nncf's logger is at ERROR.
     rich = pytest.importorskip("rich")
     from workspace_tools.cli._quiet import silence_third_party
-    from workspace_tools.core.index.openvino_model import _rich_quiet_if_nncf_is
+    from workspace_tools.core.embedding.openvino_model import _rich_quiet_if_nncf_is
 
     console = rich.get_console()
     assert not console.quiet
