@@ -7,7 +7,7 @@ prefix/typo expansion switched off, to show what expansion adds.
 
     .venv/bin/python tests/benchmarks/docs_mastra.py [--root DIR] [--repeat N] [--peer DIR]
 
-Then the 45 written questions of ``_mastra_questions.py`` (TUNE half looked at while choosing the
+Then the 71 written questions of ``_mastra_questions.py`` (TUNE half looked at while choosing the
 page-kind prior, HELD_OUT half only reported) and the twenty queries above, with the page-kind
 prior (``core/docs/kinds.py``) off and on: success@1, success@3 and MRR@10 over distinct pages.
 

@@ -1,6 +1,6 @@
 """``workspace-tools docs ...``: search and list a documentation tree from the shell.
 
-``add_docs_parser(subparsers)`` registers ``docs search QUERY --root DIR [-k N]`` and
+``add_docs_parser(subparsers)`` registers ``docs search QUERY --root DIR [-k N] [--mode M]`` and
 ``docs list --root DIR``; each parsed namespace carries ``func``, a handler returning the exit
 code.
 """
@@ -42,6 +42,14 @@ def add_docs_parser(
     search = commands.add_parser("search", parents=[common], help="ranked sections for a query")
     search.add_argument("query", help="words to look for; prefixes and small typos match")
     search.add_argument("-k", "--top-k", type=int, default=5, help="most results (default 5)")
+    search.add_argument(
+        "--mode",
+        choices=["lexical", "hybrid"],
+        default="lexical",
+        help="lexical (default: weighted keywords) or hybrid (keywords fused with vectors of "
+        "--embedder, the packaged model by default; the first run embeds every section, later "
+        "runs read the vectors from the user cache)",
+    )
     search.set_defaults(func=_search)
 
     listing = commands.add_parser("list", parents=[common], help="every page with its title")
@@ -52,6 +60,11 @@ def add_docs_parser(
 def _index(args: argparse.Namespace) -> DocsIndex:
     from workspace_tools.core.docs.index import DocsIndex
 
+    if getattr(args, "mode", "lexical") == "hybrid":
+        from workspace_tools.core.docs.embedding import require_docs_embedder
+
+        embedder = require_docs_embedder(args.embedder)
+        return DocsIndex(args.root, scope=args.scope, embedder=embedder, vector_cache=True)
     return DocsIndex(args.root, scope=args.scope)
 
 

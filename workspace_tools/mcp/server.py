@@ -177,14 +177,10 @@ def _docs_embedder(workspace: Any, embedder: Any) -> tuple[Any, str]:
         return workspace.embedder, "hybrid ranking with the workspace's embedder"
     if embedder is not None and not isinstance(embedder, str):
         return embedder, "hybrid ranking"
-    from workspace_tools.core.extras import missing_vector_packages
+    from workspace_tools.core.docs.embedding import docs_embedder
 
-    missing = missing_vector_packages()
-    if missing:
-        return None, f"keyword ranking: the vector extra is not installed ({', '.join(missing)})"
-    from workspace_tools.core.embedding.embedder import SentenceTransformerEmbedder
-
-    return SentenceTransformerEmbedder(embedder), "hybrid ranking with the packaged model"
+    chosen, what = docs_embedder(embedder)  # "default" and None: the packaged model
+    return chosen, (f"hybrid ranking with {what}" if chosen else f"keyword ranking: {what}")
 
 
 def _open_workspace(

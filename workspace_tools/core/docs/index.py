@@ -15,7 +15,8 @@ kind (guide, reference, example, from its folders) weighs its sections against t
 query asks for (:mod:`workspace_tools.core.docs.kinds`).
 
 Given an embedder, the index is hybrid: each section also gets a vector, and the lexical ranking
-is fused with the cosine ranking (:mod:`workspace_tools.core.docs.vectors`).
+is fused with the cosine ranking (:mod:`workspace_tools.core.docs.vectors`). Reading the tree into
+an immutable snapshot is :mod:`workspace_tools.core.docs.build`.
 """
 
 from __future__ import annotations
@@ -24,37 +25,43 @@ import logging
 import os
 import re
 import threading
-import time
 from concurrent.futures import Future
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Final, Literal
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 from rapidfuzz import process
 
-from workspace_tools.core.convert.formats import DOCS_PAGE_SUFFIXES
-from workspace_tools.core.docs._mdx import DocsPage, first_paragraph, parse_page
-from workspace_tools.core.docs.expand import ExpansionConfig, QueryExpander, surface_map
-from workspace_tools.core.docs.kinds import PagePrior, page_factor, page_kind, query_intent
+from workspace_tools.core.docs._mdx import DocsPage, parse_page
+from workspace_tools.core.docs.build import (
+    DOC_SUFFIXES,
+    FIELDS,
+    MAX_PAGE_BYTES,
+    Section,
+    Snapshot,
+    build_snapshot,
+)
+from workspace_tools.core.docs.expand import ExpansionConfig
+from workspace_tools.core.docs.kinds import PagePrior, page_factor, query_intent
 from workspace_tools.core.docs.results import DocsHit, DocsStats, FieldWeights
 from workspace_tools.core.docs.vectors import (
     HybridConfig,
     SectionVectors,
     default_cache_file,
     fuse_scores,
-    section_text,
 )
 from workspace_tools.core.embedding.embedder import Embedder
 from workspace_tools.core.errors import InvalidInputError, PathOutsideWorkspaceError
-from workspace_tools.core.index.sparse import BM25Config, SparseIndex
-from workspace_tools.core.text.scan import ScanConfig, read_inside, scan
+from workspace_tools.core.index.sparse import BM25Config
 from workspace_tools.core.text.snippets import best_snippet, mark_hits
-from workspace_tools.core.text.tokenizer import WORD_PATTERN, Tokenizer
+from workspace_tools.core.text.tokenizer import Tokenizer
 from workspace_tools.core.text.validate import check_unicode
 
 __all__ = [
+    "DOC_SUFFIXES",
+    "MAX_PAGE_BYTES",
     "DocsHit",
     "DocsIndex",
     "DocsPage",
@@ -66,41 +73,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-DOC_SUFFIXES: Final = DOCS_PAGE_SUFFIXES
-MAX_PAGE_BYTES: Final = 5_000_000
-_DOCS_WALK: Final = ScanConfig(
-    max_depth=32,
-    max_file_bytes=MAX_PAGE_BYTES,
-    excluded_dirs=frozenset({"node_modules", "__pycache__"}),
-)
-"""How a docs tree is walked: hidden and dependency folders skipped, ``.gitignore`` honoured."""
-"""Pages larger than this are skipped (with a warning) instead of read."""
-"""File types indexed as documentation pages."""
-_FIELDS: Final = (("title", True), ("description", True), ("heading", False), ("content", False))
-"""Field names, and whether the field is indexed per page (else per section)."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Section:
-    page: int
-    heading: str
-    line: int  # 1-based file line of the section's first line
-    text: str  # cleaned lines, one per file line
-
-
-@dataclass(frozen=True, slots=True)
-class _Snapshot:
-    pages: tuple[DocsPage, ...]
-    by_path: dict[str, int]
-    sections: tuple[_Section, ...]
-    section_page: npt.NDArray[np.int64]
-    page_kinds: tuple[str, ...]
-    fields: dict[str, SparseIndex | None]
-    expander: QueryExpander
-    stats: DocsStats
-    vectors: npt.NDArray[np.float32] | None = None
-    embed_texts: tuple[str, ...] = ()  # what to embed, while the vectors are pending
 
 
 @dataclass
@@ -187,7 +159,7 @@ class DocsIndex:
         self._builds = 0
         self._lock = threading.Lock()
         self._flight: _Flight | None = None
-        self._snapshot: _Snapshot | None = None
+        self._snapshot: Snapshot | None = None
         self.refresh()
 
     @property
@@ -243,7 +215,7 @@ class DocsIndex:
             ).start()
         return snapshot.stats
 
-    def _embed_later(self, snapshot: _Snapshot) -> None:
+    def _embed_later(self, snapshot: Snapshot) -> None:
         assert self._vectors is not None
         try:
             vectors = self._vectors.embed_sections(snapshot.embed_texts)
@@ -252,7 +224,7 @@ class DocsIndex:
             return
         with self._lock:
             if self._snapshot is snapshot:
-                self._snapshot = replace(snapshot, vectors=vectors, embed_texts=())
+                self._snapshot = snapshot.with_vectors(vectors)
 
     def search(
         self,
@@ -307,7 +279,12 @@ class DocsIndex:
         if hybrid:
             assert snap.vectors is not None
             assert self._vectors is not None
-            cosine = snap.vectors @ self._vectors.query(query)
+            vector = self._vectors.query(query)
+            cosine = snap.vectors @ vector
+            share = self.hybrid.page_weight
+            if share and snap.page_vectors is not None and len(snap.page_vectors):
+                page_cosine = snap.page_vectors @ vector
+                cosine = (1 - share) * cosine + share * page_cosine[snap.section_page]
             if len(factors) and not np.all(factors == 1.0):
                 cosine *= factors[snap.section_page]
         if folder is not None:
@@ -355,7 +332,7 @@ class DocsIndex:
 
     # -- internals -----------------------------------------------------------------------------
 
-    def _snap(self) -> _Snapshot:
+    def _snap(self) -> Snapshot:
         snapshot = self._snapshot
         if snapshot is None:  # only during the first build
             self.refresh()
@@ -391,7 +368,7 @@ class DocsIndex:
             raise PathOutsideWorkspaceError(msg)
         return rel
 
-    def _pages_in(self, snap: _Snapshot, folder: str) -> list[DocsPage]:
+    def _pages_in(self, snap: Snapshot, folder: str) -> list[DocsPage]:
         rel = self._relative(folder, what="Folder")
         if not rel:
             return list(snap.pages)
@@ -406,9 +383,9 @@ class DocsIndex:
             raise InvalidInputError(msg)
         return pages
 
-    def _term_scores(self, snap: _Snapshot, term: str) -> npt.NDArray[np.float32]:
+    def _term_scores(self, snap: Snapshot, term: str) -> npt.NDArray[np.float32]:
         out = np.zeros(len(snap.sections), dtype=np.float32)
-        for name, per_page in _FIELDS:
+        for name, per_page in FIELDS:
             weight = float(getattr(self.weights, name))
             index = snap.fields[name]
             if index is None or weight == 0:
@@ -417,7 +394,7 @@ class DocsIndex:
             out += weight * (scores[snap.section_page] if per_page else scores)
         return out
 
-    def _hit(self, snap: _Snapshot, section: _Section, terms: set[str], score: float) -> DocsHit:
+    def _hit(self, snap: Snapshot, section: Section, terms: set[str], score: float) -> DocsHit:
         page = snap.pages[section.page]
         snippet = best_snippet(section.text, terms, self.tokenizer, window_lines=3, max_chars=300)
         text, line = snippet.text, section.line + snippet.first_line
@@ -432,80 +409,21 @@ class DocsIndex:
             line=line,
         )
 
-    def _scan(self) -> list[tuple[str, Path]]:
-        """Pages under the root (or scope), walked by the one file walker (``.gitignore`` too)."""
-        found = scan(self.root, [self.scope or "."], config=_DOCS_WALK)
-        for skipped in found.skipped:
-            if skipped.path.endswith(self.suffixes) or not skipped.reason.startswith("missing"):
-                logger.warning("Skipping %s: %s", skipped.path, skipped.reason)
-        return sorted(
-            (rel, file) for rel, file in found.files.items() if rel.endswith(self.suffixes)
-        )
+    def _build(self) -> Snapshot:
+        def next_build() -> int:
+            with self._lock:
+                self._builds += 1
+                return self._builds
 
-    def _build(self) -> _Snapshot:
-        started = time.perf_counter()
-        pages: list[DocsPage] = []
-        sections: list[_Section] = []
-        summaries: list[str] = []
-        for rel, file in self._scan():
-            try:  # no link followed out of the root, regular files only (checked on the fd)
-                data, _ = read_inside(self.root, rel, max_bytes=MAX_PAGE_BYTES)
-            except (OSError, InvalidInputError) as exc:
-                logger.warning("Skipping %s: %s", file, exc)
-                continue
-            text = data.decode("utf-8", errors="replace")
-            if "\r" in text:  # universal newlines, as text-mode reading gave
-                text = text.replace("\r\n", "\n").replace("\r", "\n")
-            page, parts = parse_page(rel, text)
-            sections.extend(_Section(len(pages), h, line, body) for h, line, body in parts)
-            pages.append(page)
-            summaries.append(page.description or first_paragraph(body for _, _, body in parts))
-        texts = {
-            "title": [p.title for p in pages],
-            "description": summaries,
-            "heading": [s.heading for s in sections],
-            "content": [s.text for s in sections],
-        }
-        fields: dict[str, SparseIndex | None] = {}
-        words: set[str] = set()
-        for name, field_texts in texts.items():
-            tokens = self.tokenizer.tokenize_many(field_texts)
-            index = None
-            if any(tokens):
-                index = SparseIndex(self.bm25)
-                index.build(tokens)
-            fields[name] = index
-            for text in field_texts:
-                words.update(WORD_PATTERN.findall(text))
-        expander = QueryExpander(
-            surface_map(words, self.tokenizer), self.tokenizer, config=self.expansion
-        )
-        vectors: npt.NDArray[np.float32] | None = None
-        later: tuple[str, ...] = ()
-        if self._vectors is not None:
-            to_embed = tuple(section_text(pages[s.page].title, s.heading, s.text) for s in sections)
-            if self.embed_in_background and to_embed:
-                later = to_embed
-            else:
-                vectors = self._vectors.embed_sections(to_embed)
-        with self._lock:
-            self._builds += 1
-            build = self._builds
-        stats = DocsStats(
-            pages=len(pages),
-            sections=len(sections),
-            seconds=time.perf_counter() - started,
-            build=build,
-        )
-        return _Snapshot(
-            pages=tuple(pages),
-            by_path={p.path: i for i, p in enumerate(pages)},
-            sections=tuple(sections),
-            section_page=np.array([s.page for s in sections], dtype=np.int64),
-            page_kinds=tuple(page_kind(p.path) for p in pages),
-            fields=fields,
-            expander=expander,
-            stats=stats,
-            vectors=vectors,
-            embed_texts=later,
+        return build_snapshot(
+            self.root,
+            scope=self.scope,
+            suffixes=self.suffixes,
+            tokenizer=self.tokenizer,
+            bm25=self.bm25,
+            expansion=self.expansion,
+            vectors=self._vectors,
+            embed_in_background=self.embed_in_background,
+            embed_pages=self.hybrid.page_weight > 0,
+            next_build=next_build,
         )

@@ -81,7 +81,7 @@ def test_refresh_embeds_only_changed_sections_and_the_cache_file_is_reused(
     embedder = SynonymEmbedder()
     index = DocsIndex(pets, embedder=embedder, vector_cache=cache)
     first = embedder.texts_embedded
-    assert first == index.stats.sections and cache.is_file()
+    assert first == index.stats.sections and cache.is_file()  # no page vectors by default
     index.refresh()
     assert embedder.texts_embedded == first  # nothing changed
     (pets / "guides" / "cars.md").write_text("# Cars\n\nan automobile guide\n", encoding="utf-8")
@@ -120,3 +120,23 @@ def test_docs_tools_offer_hybrid_search(pets: Path) -> None:
     plain_search, _, _, plain_refresh = make_docs_tools(pets)
     assert "fuses keywords" not in plain_search.description
     assert plain_refresh.invoke({}).endswith("keyword ranking (lexical; no embedder).")
+
+
+def test_the_page_vector_lends_its_meaning_to_every_section(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "pets.md").write_text(
+        "---\ntitle: Pets\ndescription: all about the dog\n---\n# Walks\n\ngo out twice daily\n",
+        encoding="utf-8",
+    )
+    (root / "plain.md").write_text("# Other\n\nnothing to see\n", encoding="utf-8")
+    query = "canine"  # shares a word (dog) with the description only, not with any section
+    words = SynonymEmbedder(dimension=4096)  # no two of these words share a dimension
+    alone = DocsIndex(root, embedder=words)  # the default: the sections' vectors alone
+    assert alone.search(query) == []
+    embedder = SynonymEmbedder(dimension=4096)
+    shared = DocsIndex(root, embedder=embedder, hybrid=HybridConfig(page_weight=0.5))
+    assert embedder.texts_embedded == shared.stats.sections + shared.stats.pages
+    assert [(h.path, h.heading) for h in shared.search(query)] == [("pets.md", "Walks")]
+    with pytest.raises(ValueError, match=r"^page_weight must be between 0 and 1, got 1.5\.$"):
+        HybridConfig(page_weight=1.5)
