@@ -23,6 +23,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from workspace_tools.core.index._rescore import BackgroundRescore, recent_query_postings
 from workspace_tools.core.index._sparse_build import build_scores_from_pairs, count_pairs, make_bm25
 from workspace_tools.core.index.sparse import BM25Config, top_positive
 
@@ -32,6 +33,9 @@ MERGE_FRACTION: Final = 0.1
 """Recent and deleted documents, as a fraction of the live ones, that trigger a merge."""
 MERGE_MINIMUM: Final = 2_000
 """...but never a merge for fewer changes than this (small indexes merge rarely: cheap anyway)."""
+
+RESCORE_MINIMUM: Final = 200_000
+"""Base postings from which pending changes are rescored in the background (``_rescore.py``)."""
 
 IntArray = npt.NDArray[np.int64]
 
@@ -75,6 +79,11 @@ class SparseSegments:
         self._dead = 0
         self._pristine = True
         self._nonoccurrence: Any = None
+        self._stamp = 0
+        """Bumped before and after every change (odd while one is under way): a seqlock."""
+        self._rescored: tuple[int, BaseArrays, Any] | None = None
+        """``(stamp, base, scores)``: the base postings' scores under the live statistics."""
+        self._rescorer = BackgroundRescore(self)
 
     # -- state -----------------------------------------------------------------------------------
 
@@ -128,6 +137,7 @@ class SparseSegments:
 
     def load(self, base: BaseArrays) -> None:
         """Start from a saved base (every row alive)."""
+        self._stamp += 1
         self.base = base
         offsets = np.asarray(base.offsets)
         self._base_lengths = np.diff(offsets).astype(np.int64)
@@ -145,6 +155,7 @@ class SparseSegments:
         self._nonoccurrence = None
         self._pristine = self._model.method not in self._model.methods_requiring_nonoccurrence
         self._invalidate()
+        self._stamp += 1
 
     def build(
         self, keys: Sequence[int], terms: Sequence[npt.NDArray[np.int32]], n_vocab: int
@@ -169,6 +180,8 @@ class SparseSegments:
         copy._alive = self._alive.copy()
         copy._row_of_key = {}  # not needed by live_rows
         copy._df = self._df.copy()
+        copy._rescored = None
+        copy._rescorer = BackgroundRescore(copy)
         copy._invalidate()
         return copy
 
@@ -192,9 +205,10 @@ class SparseSegments:
 
     def add_many(self, keys: Sequence[int], terms: Sequence[npt.NDArray[np.int32]]) -> None:
         """Add documents (one growth of the row arrays for all of them)."""
+        self._stamp += 1
         for key in keys:
             if key in self._row_of_key:
-                self.remove(key)
+                self._remove(key)
         row = len(self.base.keys) + len(self._recent_keys)
         for key, ids in zip(keys, terms, strict=True):
             self._recent_keys.append(key)
@@ -214,21 +228,28 @@ class SparseSegments:
 
     def remove(self, key: int) -> bool:
         """Delete a document; ``False`` when the key is not live."""
-        row = self._row_of_key.pop(key, None)
-        if row is None:
+        if key not in self._row_of_key:
             return False
+        self._stamp += 1
+        self._remove(key)
+        self._changed()
+        return True
+
+    def _remove(self, key: int) -> None:
+        row = self._row_of_key.pop(key)
         terms = self.terms_of_row(row)
         self._alive[row] = False
         self._df[np.unique(terms)] -= 1
         self._live -= 1
         self._total_length -= len(terms)
         self._dead += 1
-        self._changed()
-        return True
 
     def _changed(self) -> None:
         self._pristine = False
         self._invalidate()
+        self._stamp += 1
+        if len(self.base.docs) >= RESCORE_MINIMUM and self._live:
+            self._rescorer.request()
 
     def _invalidate(self) -> None:
         self._recent_postings = None
@@ -273,17 +294,40 @@ class SparseSegments:
         model = self._model
         if not self._pristine and model.method in model.methods_requiring_nonoccurrence:
             self.merge_in_place()  # those variants shift every score: rebuild (exact, slower)
-        if self._pristine:
+        weight_of = dict(zip(ids, weights, strict=True)) if weights is not None else {}
+        rescored = self._rescored
+        if self._pristine or self._rescore_current():
             base = self.base
             limit = len(base.indptr) - 1
             used = [i for i in known if i < limit]
-            query = np.asarray(used, dtype=model.int_dtype)
-            data, indptr, docs = base.scores, base.indptr, base.docs
+            data = base.scores if self._pristine else rescored[2]  # type: ignore[index]
+            scores = self._sum(data, base.indptr, base.docs, used, weight_of, rows)
+            if not self._pristine and self._recent_keys:
+                # The recent rows, scored now with the live statistics; a row is either a base
+                # or a recent one, so adding the two sums adds 0.0 to every row's own sum.
+                data, indptr, docs = recent_query_postings(self, known)
+                scores += self._sum(data, indptr, docs, known, weight_of, rows, columns=True)
+            return scores
+        data, indptr, docs = self._query_postings(known)
+        return self._sum(data, indptr, docs, known, weight_of, rows, columns=True)
+
+    def _sum(
+        self,
+        data: Any,
+        indptr: Any,
+        docs: Any,
+        used: list[int],
+        weight_of: dict[int, float],
+        rows: int,
+        *,
+        columns: bool = False,
+    ) -> npt.NDArray[np.float32]:
+        """bm25s's sum of the postings of the ``used`` terms (``columns``: one column each)."""
+        model = self._model
+        if columns:
+            query = np.arange(len(used), dtype=model.int_dtype)
         else:
-            used = known
-            data, indptr, docs = self._query_postings(known)
-            query = np.arange(len(known), dtype=model.int_dtype)
-        weight_of = dict(zip(ids, weights, strict=True)) if weights is not None else {}
+            query = np.asarray(used, dtype=model.int_dtype)
         if weight_of and any(weight_of[i] != 1 for i in used):
             return self._weighted(data, indptr, docs, query, [weight_of[i] for i in used], rows)
         scores = model._compute_relevance_from_scores(  # bm25s's own summation
@@ -394,6 +438,24 @@ class SparseSegments:
             recent = np.fromiter(map(len, self._recent_terms), dtype=np.int64)
             self._lengths_cache = np.concatenate([self._base_lengths, recent])
         return self._lengths_cache
+
+    # -- rescoring pending changes in the background (core/index/_rescore.py) ------------------
+
+    def _rescore_current(self) -> bool:
+        rescored = self._rescored
+        return rescored is not None and rescored[0] == self._stamp and rescored[1] is self.base
+
+    def _publish_rescore(self, stamp: int, base: BaseArrays, data: Any) -> None:
+        if self._stamp == stamp:
+            self._rescored = (stamp, base, data)
+
+    def wait_for_rescore(self, timeout: float = 10.0) -> bool:
+        """Wait until the background rescore matches the current state (tests, benchmarks).
+
+        Returns:
+            Whether the rescored scores are in use now.
+        """
+        return self._rescorer.wait(self._rescore_current, timeout)
 
     def merge_in_place(self) -> None:
         """Rebuild the base from the live rows (same term ids)."""

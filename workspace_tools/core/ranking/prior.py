@@ -173,7 +173,7 @@ def shape(text: str) -> dict[str, float]:
             prose += 1
     n = len(lines)
     return {
-        "spaces": sum(1 for c in sample if c.isspace()) / len(sample),
+        "spaces": (len(sample) - sum(map(len, sample.split()))) / len(sample),
         "escapes": len(_ESCAPE.findall(sample)) / len(sample),
         "lines": float(n),
         "mean_line": total / n,
@@ -189,6 +189,11 @@ def shape(text: str) -> dict[str, float]:
 def content_kind(source_id: str, text: str, *, fmt: str = "text") -> str:
     """The kind of a source, from its shape and (as a hint) its path.
 
+    The rules read the measures of :func:`shape`, but each measure is taken only when a rule
+    needs it, and the share of prose lines only as far as its threshold is decided (a prose
+    source is told after a few lines, not after matching every word of every line): the same
+    kind as from the full measures (``test_prior_kinds.py``), at a fraction of the cost.
+
     Args:
         source_id: The source's id (a path inside the workspace, or any id).
         text: Its converted text.
@@ -201,31 +206,133 @@ def content_kind(source_id: str, text: str, *, fmt: str = "text") -> str:
     stem = name.split(".", 1)[0]
     suffix = PurePosixPath(name).suffix
     head = "\n".join(text[:2000].splitlines()[:8])
-    m = shape(text)
-    if m["lines"] == 0:
+    m = _Measures(text[:_SHAPE_CHARS])
+    if not m.n:
         return "prose" if fmt not in {"code"} else "code"
-    if name in _LOCKFILES or "lockfileVersion" in head or m["hashes"] >= 0.5:
+    if name in _LOCKFILES or "lockfileVersion" in head or m.hashes() >= 0.5:
         return "lockfile"
     if (
         "<urlset" in head
         or "<sitemapindex" in head
-        or (stem.startswith("sitemap") and m["urls"] >= 0.5)
+        or (stem.startswith("sitemap") and m.urls() >= 0.5)
     ):
         return "sitemap"
-    long_lines = m["mean_line"] >= 200 or (m["longest_share"] >= 0.5 and len(text) >= 2000)
+    long_lines = m.mean_line >= 200 or (m.longest_share >= 0.5 and len(text) >= 2000)
     if name.endswith(_MINIFIED_SUFFIXES) or (
-        long_lines and ((m["spaces"] < 0.1 and m["prose"] < 0.5) or m["escapes"] >= 0.005)
+        long_lines and ((m.spaces() < 0.1 and not m.prose_at_least(0.5)) or m.escapes() >= 0.005)
     ):
         return "minified"
     if _GENERATED.search(head):
         return "generated"
-    if m["prose"] < 0.2 and (m["links"] >= 0.5 or (stem in _NAV_STEMS and m["entries"] >= 0.4)):
+    if not m.prose_at_least(0.2) and (
+        m.links() >= 0.5 or (stem in _NAV_STEMS and m.entries() >= 0.4)
+    ):
         return "navigation"
-    if fmt not in {"code"} and m["prose"] >= 0.2:
+    if fmt not in {"code"} and m.prose_at_least(0.2):
         return "prose"
     if fmt in {"markdown", "pdf", "docx", "pptx", "odt", "html", "epub", "rtf"}:
         return "prose"
     return "data" if suffix in _DATA_SUFFIXES else "code"
+
+
+def _is_prose_line(stripped: str) -> bool:
+    """Whether a line reads as a sentence: five or more plain words, 60% of its tokens.
+
+    Stops matching words as soon as the answer is known either way.
+    """
+    tokens = stripped.split()
+    total = len(tokens)
+    if total < 5:
+        return False
+    match = _PROSE_WORD.match
+    words = 0
+    for seen, token in enumerate(tokens, 1):
+        if match(token):
+            words += 1
+            if words >= 5 and words >= 0.6 * total:
+                return True
+        best = words + total - seen  # every token left a word
+        if best < 5 or best < 0.6 * total:
+            return False
+    return False
+
+
+_HEX_MARKS: Final = bytes(
+    ord("x") if chr(code) in "0123456789abcdef" else ord(" ") for code in range(256)
+)
+_HEX_RUN: Final = b"x" * 32
+_SHA = re.compile(r"sha\d")
+
+
+def _may_hold_a_hash(sample: str) -> bool:
+    """Whether :data:`_HASH` can match: ``sha<digit>``, ``h1:`` or a run of 32 lowercase hex digits.
+
+    The run is found by a byte translation, much faster than the regular expression's scan.
+    """
+    if "h1:" in sample or ("sha" in sample and _SHA.search(sample)):
+        return True
+    return _HEX_RUN in sample.encode("utf-8", "surrogatepass").translate(_HEX_MARKS)
+
+
+class _Measures:
+    """The measures of :func:`shape` for :func:`content_kind`, each taken when first asked."""
+
+    def __init__(self, sample: str) -> None:
+        self.sample = sample
+        self.lines = [line for line in sample.splitlines() if line.strip()]
+        self.n = len(self.lines)
+        if self.n:
+            lengths = [len(line) for line in self.lines]
+            total = sum(lengths)
+            self.mean_line = total / self.n
+            self.longest_share = max(lengths) / total
+        self._stripped: list[str] | None = None
+        self._prose: list[bool] = []
+
+    def stripped(self) -> list[str]:
+        if self._stripped is None:
+            self._stripped = [line.strip() for line in self.lines]
+        return self._stripped
+
+    def _share(self, pattern: re.Pattern[str]) -> float:
+        return sum(1 for line in self.stripped() if pattern.match(line)) / self.n
+
+    def hashes(self) -> float:
+        if not _may_hold_a_hash(self.sample):
+            return 0.0
+        return len(_HASH.findall(self.sample)) / self.n
+
+    def urls(self) -> float:
+        return self._share(_URL)
+
+    def links(self) -> float:
+        return self._share(_LINK)
+
+    def entries(self) -> float:
+        return self._share(_ENTRY)
+
+    def spaces(self) -> float:
+        sample = self.sample  # str.split() and str.isspace() share one notion of whitespace
+        return (len(sample) - sum(map(len, sample.split()))) / len(sample)
+
+    def escapes(self) -> float:
+        if "\\" not in self.sample:  # every escape starts with a backslash
+            return 0.0
+        return len(_ESCAPE.findall(self.sample)) / len(self.sample)
+
+    def prose_at_least(self, share: float) -> bool:
+        """Whether ``prose lines / lines >= share``, reading lines only until that is known."""
+        done, n = self._prose, self.n
+        lines = self.stripped()
+        count = sum(done)
+        while True:
+            if count / n >= share:
+                return True
+            if (count + n - len(done)) / n < share:
+                return False
+            verdict = _is_prose_line(lines[len(done)])
+            done.append(verdict)
+            count += verdict
 
 
 def prior_of(kind: object) -> float:

@@ -15,25 +15,20 @@ that fell behind that horizon reloads in full). Rows carry a checksum, so a dama
 from __future__ import annotations
 
 import contextlib
-import functools
-import importlib.metadata
 import json
 import sqlite3
-import threading
 from collections.abc import Iterable, Iterator, Sequence
-from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.errors import IndexCorruptError, WorkspaceError
-from workspace_tools.core.store._checks import check_database
+from workspace_tools.core.errors import IndexCorruptError
+from workspace_tools.core.store._database_file import DatabaseFile
 from workspace_tools.core.store._rows import (
     CHUNK_COLUMNS,
     DB_NAME,
     FORMAT_VERSION,
-    SCHEMA,
     SOURCE_COLUMNS,
     TERM_SEPARATOR,
     Changes,
@@ -44,7 +39,6 @@ from workspace_tools.core.store._rows import (
     parse_source,
     row_checksum,
     storage_error,
-    translate_error,
 )
 from workspace_tools.core.store._writer import Writer
 
@@ -62,189 +56,11 @@ __all__ = [
 ]
 
 
-PAGE_SIZE: Final = 8192
-"""SQLite page size of a new index database (an existing file keeps its own): three ~2.4 KB chunk
-rows share a page, where a 4 KiB page held one and was 40% empty."""
+class IndexDatabase(DatabaseFile):
+    """The SQLite file of one index. Thread-safe (one connection behind a lock).
 
-
-class IndexDatabase:
-    """The SQLite file of one index. Thread-safe (one connection behind a lock)."""
-
-    def __init__(self, directory: Path, *, read_only: bool, durable: bool = True) -> None:
-        self.directory = directory
-        self.path = directory / DB_NAME
-        self.read_only = read_only
-        self._lock = threading.RLock()
-        self._conn: sqlite3.Connection | None = None
-        self._durable = durable
-        self._immutable: tuple[int, int] | None = None
-        self._reopens = 0
-
-    # -- connection ----------------------------------------------------------------------------
-
-    def exists(self) -> bool:
-        """An index was created here (the file exists and, seen read-only, holds the schema)."""
-        if self._conn is not None:
-            return True
-        if not self.path.exists():
-            return False
-        if not self.read_only:
-            return True
-        with self._lock, self.guard("open"):
-            # A writer killed while creating the file leaves one without tables: no index yet.
-            self._check_file()
-            conn = self._connect_read_only()
-            try:
-                found = check_database(conn, self.path, current=FORMAT_VERSION)
-            except BaseException:
-                conn.close()
-                raise
-            if found is None:
-                conn.close()
-                return False
-            self._conn = conn
-            return True
-
-    def _connect_read_only(self) -> sqlite3.Connection:
-        """A read-only connection that creates no file.
-
-        With no writer around (no ``-wal`` file) the database is opened ``immutable``, so SQLite
-        creates no ``-wal``/``-shm`` files either: a read-only workspace leaves the folder byte
-        for byte as it was. :meth:`data_version` notices when a writer appears (or the file
-        changes) and reopens normally, so later commits are still seen.
-        """
-        stamp = self._stamp()
-        immutable = stamp is not None and not self._wal.exists()
-        uri = f"{self.path.as_uri()}?mode=ro" + ("&immutable=1" if immutable else "")
-        self._immutable = stamp if immutable else None
-        return sqlite3.connect(
-            uri, uri=True, timeout=60, isolation_level=None, check_same_thread=False
-        )
-
-    @property
-    def _wal(self) -> Path:
-        return self.path.with_name(self.path.name + "-wal")
-
-    def _stamp(self) -> tuple[int, int] | None:
-        try:
-            stat = self.path.stat()
-        except FileNotFoundError:
-            return None
-        return (stat.st_mtime_ns, stat.st_size)
-
-    def connection(self) -> sqlite3.Connection:
-        """The open connection (created, with the schema, on first use)."""
-        if self._conn is not None:
-            return self._conn
-        with self._lock, self.guard("open"):
-            if self._conn is not None:
-                return self._conn
-            self._check_file()
-            if self.read_only:
-                conn = self._connect_read_only()
-                try:
-                    check_database(conn, self.path, current=FORMAT_VERSION)
-                except BaseException:
-                    conn.close()
-                    raise
-            else:
-                # Checked through a read-only connection first: a file this version must not
-                # touch (a newer format, a damaged schema) is refused before a byte is written.
-                found = self._probe()
-                self.directory.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(
-                    self.path, timeout=60, isolation_level=None, check_same_thread=False
-                )
-                conn.execute(f"PRAGMA page_size={PAGE_SIZE}")  # before the first table
-                conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
-                conn.execute("PRAGMA secure_delete=ON")
-                conn.executescript(SCHEMA)
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute(f"PRAGMA synchronous={'FULL' if self._durable else 'NORMAL'}")
-                if found is not None and found < FORMAT_VERSION:
-                    # Format 2 rows read as they are (full chunk metadata); new rows are format 3.
-                    conn.execute(
-                        "UPDATE meta SET value=? WHERE key='format_version'", (str(FORMAT_VERSION),)
-                    )
-            self._conn = conn
-            return conn
-
-    def _probe(self) -> int | None:
-        """The format of the existing file, checked (``None``: no file or a new, empty one)."""
-        try:
-            if self.path.stat().st_size == 0:
-                return None
-        except FileNotFoundError:
-            return None
-        # Immutable while no writer is around (no -wal file): the probe leaves no -shm behind.
-        immutable = "" if self._wal.exists() else "&immutable=1"
-        probe = sqlite3.connect(
-            f"{self.path.as_uri()}?mode=ro{immutable}", uri=True, timeout=60, isolation_level=None
-        )
-        try:
-            return check_database(probe, self.path, current=FORMAT_VERSION)
-        finally:
-            probe.close()
-
-    def _check_file(self) -> None:
-        """Refuse a database file that is cut short, or one replaced by something else."""
-        try:
-            size = self.path.stat().st_size
-            with open(self.path, "rb") as handle:
-                header = handle.read(100)
-        except FileNotFoundError:
-            return
-        problem = None
-        if size == 0:
-            # A crash right after creating the file leaves it empty: a new index, unless derived
-            # snapshots show there was a database here.
-            if any(self.directory.glob("snapshot-*")):
-                problem = "the file is empty"
-        elif len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
-            problem = "the file is not an SQLite database"
-        else:
-            page = int.from_bytes(header[16:18], "big")
-            page = 65536 if page == 1 else page
-            if page < 512 or size % page:
-                problem = f"its size ({size} bytes) is not a whole number of {page}-byte pages"
-        if problem is not None:
-            msg = (
-                f"The index database {self.path} is damaged ({problem}). Open the workspace "
-                "with rebuild=True (CLI: --rebuild) to rebuild it."
-            )
-            raise IndexCorruptError(msg)
-
-    def set_durable(self, durable: bool) -> None:  # noqa: FBT001 - a plain switch
-        """``FULL`` (every commit fsynced) or ``NORMAL`` (crash-safe, fsync at checkpoints)."""
-        self._durable = durable
-        if self._conn is not None and not self.read_only:
-            self._conn.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
-
-    def close(self) -> None:
-        """Close the connection (reopened on next use)."""
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-
-    @contextlib.contextmanager
-    def guard(self, action: str) -> Iterator[None]:
-        """Turn SQLite and OS failures into :class:`WorkspaceError` subclasses with advice."""
-        try:
-            yield
-        except WorkspaceError:
-            raise
-        except sqlite3.DatabaseError as exc:
-            raise translate_error(exc, action, path=self.path) from exc
-        except OSError as exc:
-            raise storage_error(exc, self.directory, action) from exc
-        except (ValueError, TypeError, KeyError, IndexError) as exc:
-            # A value the database returned does not parse: the file was altered.
-            msg = (
-                f"The index database {self.path} is damaged ({type(exc).__name__}: {exc}). "
-                "Open the workspace with rebuild=True (CLI: --rebuild) to rebuild it."
-            )
-            raise IndexCorruptError(msg) from exc
+    Opening, checking and connecting are :class:`DatabaseFile`'s (``_database_file.py``).
+    """
 
     # -- reads -----------------------------------------------------------------------------------
 
@@ -564,10 +380,12 @@ class IndexDatabase:
             self.connection().execute("PRAGMA wal_checkpoint(FULL)")
 
 
-@functools.cache
 def _written_by() -> str:
-    """This package's version, recorded with each commit (a newer reader's refusal names it)."""
-    try:
-        return importlib.metadata.version("workspace-tools")
-    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - run from a source tree
-        return "unknown"
+    """This package's version, recorded with each commit (a newer reader's refusal names it).
+
+    The running code's ``__version__`` (what the wheel's metadata is made from): reading the
+    installed metadata instead cost the first write after opening 5-14 ms.
+    """
+    from workspace_tools import __version__
+
+    return __version__

@@ -1,0 +1,90 @@
+"""Pending BM25 changes rescored in the background: the same scores, bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from workspace_tools.core.index import _rescore, segments
+from workspace_tools.core.index.segments import SparseSegments
+from workspace_tools.core.index.sparse import BM25Config
+
+
+def _doc(rng: np.random.Generator) -> np.ndarray:
+    return (rng.zipf(1.3, size=int(rng.integers(3, 60))) % 300).astype(np.int32)
+
+
+def _by_key(seg: SparseSegments, ids: list[int], weights: list[float] | None) -> dict[int, float]:
+    scores = seg.scores(ids, weights)
+    keys = seg.row_keys()
+    assert not scores[~seg.alive_rows()].any()  # a deleted row never scores
+    return {int(keys[r]): float(scores[r]) for r in np.flatnonzero(seg.alive_rows())}
+
+
+@pytest.mark.parametrize("method", ["lucene", "robertson", "atire"])
+def test_rescored_scores_equal_the_query_time_scoring_and_a_fresh_build(
+    method: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(segments, "RESCORE_MINIMUM", 0)
+    monkeypatch.setattr(_rescore, "RESCORE_DELAY", 0.0)
+    rng = np.random.default_rng(26)
+    config = BM25Config(method=method)
+    docs = {key: _doc(rng) for key in range(400)}
+    seg = SparseSegments(config)
+    seg.build(list(docs), list(docs.values()), 300)
+    next_key = 400
+    used = 0
+    for _ in range(6):
+        for _ in range(int(rng.integers(1, 20))):  # a burst of adds, edits and removes
+            if rng.random() < 0.3:
+                key = int(rng.choice(list(docs)))
+                seg.remove(key)
+                del docs[key]
+            else:
+                key = next_key if rng.random() < 0.7 else int(rng.choice(list(docs)))
+                next_key = max(next_key, key + 1)
+                docs[key] = _doc(rng)
+                seg.add(key, docs[key])
+        assert seg.wait_for_rescore()
+        fresh = SparseSegments(config)
+        fresh.build(sorted(docs), [docs[k] for k in sorted(docs)], 300)
+        for _ in range(10):
+            ids = list(dict.fromkeys(rng.integers(0, 320, size=5).tolist()))
+            weights = [float(w) for w in rng.choice([1.0, 0.5, 2.0], size=len(ids))]
+            for w in (None, weights):
+                rescored = _by_key(seg, ids, w)
+                kept, seg._rescored = seg._rescored, None  # the query-time scoring
+                queried = _by_key(seg, ids, w)
+                seg._rescored = kept
+                assert rescored == queried == _by_key(fresh, ids, w)
+                used += 1
+    assert used == 120
+
+
+def test_a_change_after_the_rescore_falls_back_to_query_time_scoring(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(segments, "RESCORE_MINIMUM", 0)
+    rng = np.random.default_rng(3)
+    seg = SparseSegments(BM25Config())
+    seg.build(list(range(50)), [_doc(rng) for _ in range(50)], 300)
+    seg.add(50, _doc(rng))
+    assert seg.wait_for_rescore()
+    stamp = seg._rescored[0]  # type: ignore[index]
+    monkeypatch.setattr(seg._rescorer, "request", lambda: None)  # no new rescore
+    seg.add(51, np.array([7, 7, 8], dtype=np.int32))
+    assert seg._stamp != stamp
+    assert not seg.wait_for_rescore(timeout=0.2)
+    fresh = SparseSegments(BM25Config())
+    live = seg.live_keys().tolist()
+    fresh.build(live, [seg.terms_of_row(seg.row_of(k)) for k in live], 300)  # type: ignore[arg-type]
+    assert _by_key(seg, [7, 8], None) == _by_key(fresh, [7, 8], None)
+
+
+def test_small_bases_are_not_rescored() -> None:
+    rng = np.random.default_rng(4)
+    seg = SparseSegments(BM25Config())
+    seg.build(list(range(50)), [_doc(rng) for _ in range(50)], 300)
+    seg.add(50, _doc(rng))
+    assert not seg.wait_for_rescore(timeout=0.2)
+    assert seg._rescored is None
