@@ -32,6 +32,7 @@ from workspace_tools.core.index.segments import BaseArrays, SparseSegments, buil
 from workspace_tools.core.store.snapshot import Payload, read_pointer, write_snapshot
 
 if TYPE_CHECKING:
+    from workspace_tools.core.backends.embedded import EmbeddedBackend
     from workspace_tools.core.index.dense import DenseIndex, FrozenDense
     from workspace_tools.core.store.database import IndexDatabase
 
@@ -72,7 +73,9 @@ class MergeJob:
     saved: bool = False
 
 
-def freeze(state: Any, *, save: bool, config: dict[str, Any], background: bool) -> MergeJob:
+def freeze(
+    state: EmbeddedBackend, *, save: bool, config: dict[str, Any], background: bool
+) -> MergeJob:
     """Step 1 (workspace lock held): what the merge will fold.
 
     With ``background``, the FAISS index is not written again while the previous snapshot's
@@ -146,7 +149,7 @@ def build(job: MergeJob, db: IndexDatabase) -> None:
     job.saved = True
 
 
-def adopt(state: Any, job: MergeJob) -> bool:
+def adopt(state: EmbeddedBackend, job: MergeJob) -> bool:
     """Step 3 (workspace lock held): swap the new base in and replay later changes on it.
 
     Returns:
@@ -184,7 +187,7 @@ def adopt(state: Any, job: MergeJob) -> bool:
     return True
 
 
-def dense_reusable(state: Any, config: dict[str, Any]) -> bool:
+def dense_reusable(state: EmbeddedBackend, config: dict[str, Any]) -> bool:
     """The previous snapshot's FAISS file may be linked: same embedder, lagging little."""
     info = read_pointer(state.db)
     threshold = max(segments.MERGE_MINIMUM, segments.MERGE_FRACTION * len(state))
