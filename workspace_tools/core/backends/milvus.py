@@ -302,8 +302,7 @@ class MilvusBackend:
 
     def ensure_vectors(self, dimension: int, model_id: str) -> dict[int, str]:
         """Chunks the collection lacks for want of a cached vector."""
-        del dimension, model_id
-        self.follower.refresh()
+        del dimension, model_id  # the Workspace has caught up before asking
         return dict(self._pending)
 
     def add_vectors(self, vectors: Mapping[str, npt.NDArray[np.float32]]) -> None:

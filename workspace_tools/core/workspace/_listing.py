@@ -50,7 +50,7 @@ class ListingPath(WorkspaceBase):
         with self._lock:
             self._follower.refresh()
             state = self._state
-            vectors = state.vector_count() if isinstance(state, VectorBackfill) else 0
+            vectors = state.vector_count() if isinstance(state, VectorBackfill) else None
             if vectors is None:
                 no_vectors = self.embedder is None or self._follower.empty or not self._db.exists()
                 vectors = 0 if no_vectors else self._db.count_embedded()
