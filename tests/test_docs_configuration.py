@@ -14,8 +14,8 @@ from tests.support.doc_blocks import page_blocks
 from tests.support.doc_cli import fake_default_model
 from tests.support.paths import REPO
 from workspace_tools.core.convert.limits import ConversionLimits
-from workspace_tools.core.index.fusion import DEFAULT_FUSION
 from workspace_tools.core.index.sparse import BM25Config
+from workspace_tools.core.ranking.fusion import DEFAULT_FUSION
 from workspace_tools.core.text.chunking import ChunkingConfig
 from workspace_tools.core.text.scan import ScanConfig
 from workspace_tools.core.workspace import Workspace

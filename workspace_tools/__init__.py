@@ -23,7 +23,7 @@ _LAZY: dict[str, str] = {
     "LineRange": "workspace_tools.core.types",
     "SyncReport": "workspace_tools.core.types",
     "WorkspaceError": "workspace_tools.core.errors",
-    "SentenceTransformerEmbedder": "workspace_tools.core.index.embedder",
+    "SentenceTransformerEmbedder": "workspace_tools.core.embedding.embedder",
     "TokenizerConfig": "workspace_tools.core.text.tokenizer",
     "ChunkingConfig": "workspace_tools.core.text.chunking",
     "BM25Config": "workspace_tools.core.index.sparse",

@@ -166,7 +166,7 @@ class CachedEmbedder:
 
 def default_cached_embedder() -> CachedEmbedder:
     """The workspace's default embedder behind the cache."""
-    from workspace_tools.core.index.embedder import SentenceTransformerEmbedder
+    from workspace_tools.core.embedding.embedder import SentenceTransformerEmbedder
 
     inner = SentenceTransformerEmbedder()
     return CachedEmbedder(inner, tag=inner.precision)

@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _scifact import load_scifact, ndcg_at_10, recall_at
 
 from workspace_tools import Workspace
-from workspace_tools.core.index.embedder import SentenceTransformerEmbedder, embed_query
+from workspace_tools.core.embedding.embedder import SentenceTransformerEmbedder, embed_query
 
 SHARED = Path(os.environ.get("WORKSPACE_TOOLS_SHARED") or Path(__file__).parents[3] / "shared")
 TOP_K = 100

@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _scifact import load_scifact, ndcg_at_10, recall_at
 
 from workspace_tools import Workspace
-from workspace_tools.core.index.embedder import SentenceTransformerEmbedder
+from workspace_tools.core.embedding.embedder import SentenceTransformerEmbedder
 
 FUSIONS: list[tuple[str, float]] = [
     ("rrf", 0.5),

@@ -22,7 +22,7 @@ from _mastra_questions import HELD_OUT, TUNE, Question
 from docs_mastra import DEFAULT_ROOT, QUERIES
 
 from workspace_tools.core.docs.index import DocsIndex, HybridConfig
-from workspace_tools.core.index.embedder import SentenceTransformerEmbedder
+from workspace_tools.core.embedding.embedder import SentenceTransformerEmbedder
 
 KEYWORDS: list[Question] = [(query, (expected,)) for query, expected, _ in QUERIES]
 

@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from workspace_tools.core.index.adapters import FunctionEmbedder
+from workspace_tools.core.embedding.adapters import FunctionEmbedder
 from workspace_tools.core.workspace._ingest import embed_texts
 
 SCIFACT = Path(__file__).resolve().parents[3] / "shared" / "benchmarks" / "scifact" / "corpus.jsonl"
@@ -78,7 +78,7 @@ def main() -> None:
         function.max_concurrency = workers
         rows.setdefault("remote-like", {})[str(workers)] = timed(FunctionEmbedder(function), texts)
     if args.local:
-        from workspace_tools.core.index.embedder import SentenceTransformerEmbedder
+        from workspace_tools.core.embedding.embedder import SentenceTransformerEmbedder
 
         lines = SCIFACT.read_text(encoding="utf-8").splitlines()[: args.local]
         docs = {str(i): json.loads(line)["text"] for i, line in enumerate(lines)}

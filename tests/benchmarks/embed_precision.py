@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np
 from _scifact import load_scifact, ndcg_at_10
 
-from workspace_tools.core.index.embedder import SentenceTransformerEmbedder, bf16_supported
+from workspace_tools.core.embedding.embedder import SentenceTransformerEmbedder, bf16_supported
 
 
 def timed_embed(

@@ -180,7 +180,7 @@ def make_encoder(options: dict[str, Any]) -> Any:
             return np.asarray(model.encode(texts, batch_size=32, normalize_embeddings=True))
 
         return encode_backend
-    from workspace_tools.core.index.embedder import SentenceTransformerEmbedder
+    from workspace_tools.core.embedding.embedder import SentenceTransformerEmbedder
 
     embedder = SentenceTransformerEmbedder(
         precision=options.get("precision", "auto"),

@@ -41,7 +41,7 @@ def real_vectors(path: Path | None, n: int) -> np.ndarray:
         return np.load(path).astype(np.float32)
     from _scifact import load_scifact
 
-    from workspace_tools.core.index.embedder import SentenceTransformerEmbedder
+    from workspace_tools.core.embedding.embedder import SentenceTransformerEmbedder
 
     corpus, _, _ = load_scifact()
     return SentenceTransformerEmbedder().embed(list(corpus.values())[:n])

@@ -11,7 +11,7 @@ A second formulation is made by a program, without a model, from each query:
 
 For each collection and mode, nDCG@10 (``top_k=10``, chunk hits deduplicated to documents, as
 ``quality_collections.py``) of: the query alone; ``[query, content]`` fused; ``[query, content,
-lead]`` fused (``Workspace.search`` with a list: reciprocal rank fusion, ``core/index/multi.py``).
+lead]`` fused (``Workspace.search`` with a list: reciprocal rank fusion, ``core/ranking/multi.py``).
 Vectors come from the default model behind the on-disk cache of ``_testsets.CachedEmbedder``
 (``--fake``: the test suite's hashed bag-of-words embedder instead, which needs no model).
 """

@@ -52,7 +52,7 @@ from _testsets import load
 
 from workspace_tools import Workspace
 from workspace_tools.core.distributed import index_on_ray
-from workspace_tools.core.index.embedder import SentenceTransformerEmbedder
+from workspace_tools.core.embedding.embedder import SentenceTransformerEmbedder
 from workspace_tools.core.store.database import IndexDatabase
 from workspace_tools.core.text.hashing import text_hash
 

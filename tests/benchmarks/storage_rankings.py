@@ -45,7 +45,7 @@ class MemoEmbedder:
 
             self._inner: Any = FakeEmbedder(dimension=256, max_batch_size=512)
         else:
-            from workspace_tools.core.index.embedder import SentenceTransformerEmbedder
+            from workspace_tools.core.embedding.embedder import SentenceTransformerEmbedder
 
             self._inner = SentenceTransformerEmbedder()
         self._memo: dict[str, np.ndarray] = {}

@@ -30,7 +30,37 @@ def test_no_import_cycle_between_core_parts() -> None:
 def test_core_has_its_parts() -> None:
     graph = read_imports(PACKAGE)
     parts = {m.split(".")[2] for m in graph.modules if m.startswith("workspace_tools.core.")}
-    assert {"text", "convert", "index", "store", "workspace", "docs", "skills"} <= parts
+    assert {
+        "text",
+        "convert",
+        "embedding",
+        "index",
+        "ranking",
+        "store",
+        "workspace",
+        "docs",
+        "skills",
+    } <= parts
+
+
+def test_index_embedding_and_ranking_stay_apart() -> None:
+    # The indexes, the embedders and the ranking are separate parts: none imports another.
+    graph = read_imports(PACKAGE)
+    split = ("index", "embedding", "ranking")
+    crossings = sorted(
+        f"{module} imports {target}"
+        for module, targets in graph.edges.items()
+        for target in targets
+        if (source := _core_part(module)) in split
+        and (dest := _core_part(target)) in split
+        and source != dest
+    )
+    assert crossings == []
+
+
+def _core_part(module: str) -> str | None:
+    prefix = "workspace_tools.core."
+    return module[len(prefix) :].split(".")[0] if module.startswith(prefix) else None
 
 
 def _copy(tmp_path: Path) -> Path:

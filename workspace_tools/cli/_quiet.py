@@ -12,7 +12,6 @@ console), before any of them is imported, and keeps warnings of this package fro
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import logging
 import os
 import sys
@@ -63,10 +62,9 @@ def silence_third_party() -> Iterator[None]:
         # bm25s and nncf set their logger's level when imported, after this: a filter stays
         logging.getLogger(name).addFilter(_errors_only)
     console = None
-    if importlib.util.find_spec("rich") is not None:
-        import rich
-
-        console = rich.get_console()  # NNCF draws its progress on rich's global console
+    rich = sys.modules.get("rich")  # not imported here (18 ms): the model conversion quiets
+    if rich is not None:  # nncf's bars itself while the workspace_tools logger is at ERROR
+        console = rich.get_console()
     was_quiet = console.quiet if console is not None else False
     if console is not None:
         console.quiet = True

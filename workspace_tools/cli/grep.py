@@ -33,7 +33,7 @@ def add_grep_parser(
     Returns:
         The ``grep`` parser.
     """
-    from workspace_tools.core.grep import DEFAULT_MAX_MATCHES
+    from workspace_tools.core.grep_limits import DEFAULT_MAX_MATCHES
 
     p = subparsers.add_parser(
         "grep",

@@ -7,39 +7,13 @@ Wire into the main parser with :func:`add_skills_parser`; each parsed namespace 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import json
-import logging
-import os
-import sys
-from collections.abc import Iterator
-from pathlib import Path
+import importlib
+from collections.abc import Callable
 from typing import Any
 
-from workspace_tools.core.config import CONFIG_FILE, ProjectConfig
-from workspace_tools.core.errors import InvalidInputError, WorkspaceError
-from workspace_tools.core.skills import (
-    SkillDiagnostic,
-    SkillRegistry,
-    discover,
-    is_glob,
-    list_resources,
-    parse_skill_file,
-    skill_location,
-)
-from workspace_tools.core.skills import registry as registry_module
-from workspace_tools.core.skills.resolved import AGENT_HINT
+from workspace_tools.core.config import CONFIG_FILE
 
-__all__ = [
-    "add_skills_parser",
-    "cmd_add",
-    "cmd_disable",
-    "cmd_enable",
-    "cmd_list",
-    "cmd_remove",
-    "cmd_show",
-    "cmd_validate",
-]
+__all__ = ["add_skills_parser"]
 
 
 def add_skills_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -58,281 +32,55 @@ def add_skills_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = sub.add_parser("list", help="list skills and loading problems")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     _entry_point_flags(p)
-    p.set_defaults(func=cmd_list)
+    p.set_defaults(func=_command("cmd_list"))
 
     p = sub.add_parser("show", help="show one skill (by name or path)")
     p.add_argument("name", help="skill name or path")
     _entry_point_flags(p, shown=False)
-    p.set_defaults(func=cmd_show)
+    p.set_defaults(func=_command("cmd_show"))
 
     p = sub.add_parser("validate", help="check skills against the Agent Skills spec")
     p.add_argument("path", nargs="?", help="skill folder, folder of skills, SKILL.md or glob")
     p.add_argument(
         "--lenient", action="store_true", help="fail only on skipped skills, not on warnings"
     )
-    p.set_defaults(func=cmd_validate)
+    p.set_defaults(func=_command("cmd_validate"))
 
     p = sub.add_parser("add", help=f"register a skills path in {CONFIG_FILE}")
     p.add_argument("path", help="skills folder, skill folder, SKILL.md or glob")
-    p.set_defaults(func=cmd_add)
+    p.set_defaults(func=_command("cmd_add"))
 
     p = sub.add_parser("remove", help=f"unregister a skills path from {CONFIG_FILE}")
     p.add_argument("path", help="a path previously added")
-    p.set_defaults(func=cmd_remove)
+    p.set_defaults(func=_command("cmd_remove"))
 
     p = sub.add_parser(
         "disable", help=f"leave a skill out everywhere (disabled_skills in {CONFIG_FILE})"
     )
     p.add_argument("name", help="skill name")
-    p.set_defaults(func=cmd_disable)
+    p.set_defaults(func=_command("cmd_disable"))
 
     p = sub.add_parser("enable", help="use a disabled skill again")
     p.add_argument("name", help="skill name")
-    p.set_defaults(func=cmd_enable)
+    p.set_defaults(func=_command("cmd_enable"))
     for command in sub.choices.values():
         add_root_option(command)
     return skills
 
 
-def cmd_list(args: argparse.Namespace) -> int:
-    """``skills list``: every skill with its source and location, then the problems."""
-    registry = _registry(args)
-    with _registry_quiet():  # its problems are printed below, once
-        catalog = registry.catalog()
-    if getattr(args, "json", False):
-        rows = [
-            {
-                "name": s.name,
-                "source": s.source,
-                "location": skill_location(s, root=registry.root),
-                "description": s.description,
-            }
-            for s in catalog.skills
-        ]
-        problems = [_diag_dict(d) for d in catalog.diagnostics]
-        print(json.dumps({"skills": rows, "diagnostics": problems}, indent=2))
-        return 0 if rows else 1
-    if not catalog.skills:
-        print("No skills found. Add a skills folder with `workspace-tools skills add PATH`.")
-    else:
-        width = max(len(s.name) for s in catalog.skills)
-        for s in catalog.skills:
-            desc = " ".join(s.description.split())
-            desc = desc if len(desc) <= 80 else desc[:77] + "..."
-            print(f"{s.name:<{width}}  {s.source:<8}  {skill_location(s, root=registry.root)}")
-            print(f"{'':<{width}}  {desc}")
-    if catalog.disabled_names:
-        print()
-        print(f"Disabled ({CONFIG_FILE}): {', '.join(sorted(catalog.disabled_names))}")
-    _print_diagnostics(catalog.diagnostics)
-    return 0 if catalog.skills else 1
+def _command(name: str) -> Callable[[argparse.Namespace], int]:
+    """``name`` of :mod:`workspace_tools.cli._skills_commands`, imported when it runs.
 
+    The skills stack (parser, registry, search) costs about 60 ms to import; registering the
+    ``skills`` parser for every command (``search``, ``grep``...) must not pay it.
+    """
 
-def cmd_show(args: argparse.Namespace) -> int:
-    """``skills show NAME``: fields, resources and instructions of one skill."""
-    registry = _registry(args)
-    try:
-        with _registry_quiet():
-            skill = registry.get(args.name)
-    except WorkspaceError as exc:
-        message = str(exc).replace(AGENT_HINT, "See them with `workspace-tools skills list`.")
-        print(f"error: {message}", file=sys.stderr)
-        return 1
-    print(f"name:        {skill.name}")
-    print(f"source:      {skill.source}")
-    print(f"location:    {skill_location(skill, root=registry.root)}")
-    print(f"description: {skill.description}")
-    for label, value in [
-        ("license", skill.license),
-        ("compatibility", skill.compatibility),
-        ("metadata", dict(skill.metadata) or None),
-        ("allowed-tools", " ".join(skill.allowed_tools) or None),
-    ]:
-        if value:
-            print(f"{label + ':':<13}{value}")
-    if skill.user_invocable:
-        print("user-invocable: true")
-    if skill.resources:
-        print("resources:")
-        for rel in skill.resources:
-            print(f"  {rel}")
-    print()
-    print(skill.body)
-    return 0
+    def run(args: argparse.Namespace) -> int:
+        module = importlib.import_module("workspace_tools.cli._skills_commands")
+        command: Callable[[argparse.Namespace], int] = getattr(module, name)
+        return command(args)
 
-
-def cmd_validate(args: argparse.Namespace) -> int:
-    """``skills validate [PATH]``: parse every skill found and print each problem."""
-    root = _root(args)
-    specs = [args.path] if args.path else list(ProjectConfig.load(root).skills)
-    if not args.path:
-        specs.append(".workspace_tools/skills")
-    checked = 0
-    problems: list[SkillDiagnostic] = []
-    for spec in specs:
-        found = discover(spec, base=root)
-        if args.path:
-            problems.extend(found.diagnostics)
-        for skill_md in found.skill_files:
-            checked += 1
-            parsed = parse_skill_file(skill_md, resources=list_resources(skill_md.parent))
-            status = (
-                "ok"
-                if not parsed.diagnostics
-                else ("skipped" if parsed.skill is None else "loaded with warnings")
-            )
-            print(f"{status}: {_rel(skill_md.parent, root)}")
-            for diag in parsed.diagnostics:
-                print(f"  {diag.severity}: {diag.field + ': ' if diag.field else ''}{diag.message}")
-            problems.extend(parsed.diagnostics)
-    if not specs or (checked == 0 and not problems):
-        print(f"No skills found. Give a PATH or add skills paths to {CONFIG_FILE}.")
-        return 1
-    for diag in problems:
-        if diag.path in specs:
-            print(f"{diag.severity}: {diag.message}")
-    errors = sum(d.severity == "error" for d in problems)
-    warnings = len(problems) - errors
-    print(f"{checked} skill(s) checked: {errors} error(s), {warnings} warning(s).")
-    failed = errors > 0 or (warnings > 0 and not args.lenient)
-    return 1 if failed else 0
-
-
-def cmd_add(args: argparse.Namespace) -> int:
-    """``skills add PATH``: add a skills path to the project configuration file."""
-    root = _root(args)
-    config = _load_config(root)
-    if config is None:
-        return 1
-    entry = _normalise(args.path, root)
-    if not is_glob(entry) and not (root / entry).exists():
-        print(
-            f"error: skills path {args.path!r} does not exist (looked for {root / entry}). "
-            "Create it first or fix the path.",
-            file=sys.stderr,
-        )
-        return 2
-    if entry in config.skills:
-        print(f"{entry!r} is already listed in {config.path}.")
-        return 0
-    found = discover(entry, base=root)
-    if not found.skill_files and not is_glob(entry):
-        print(
-            f"error: no skills found in {args.path!r} (looked for */SKILL.md under "
-            f"{root / entry}); nothing added to {config.path}. Point at a folder of skill "
-            "folders, one skill folder or a SKILL.md.",
-            file=sys.stderr,
-        )
-        return 1
-    config.with_skills([*config.skills, entry]).save()
-    parsed = [parse_skill_file(f, resources=()) for f in found.skill_files]
-    loaded = sum(p.skill is not None for p in parsed)
-    print(f"Added {entry!r} to {config.path} ({loaded} skill{'' if loaded == 1 else 's'} found).")
-    skipped = [(f, p) for f, p in zip(found.skill_files, parsed, strict=True) if p.skill is None]
-    for skill_md, result in skipped:
-        errors = [d for d in result.diagnostics if d.severity == "error"]
-        why = (
-            f"{errors[0].field + ': ' if errors[0].field else ''}{errors[0].message}"
-            if errors
-            else ""
-        )
-        print(f"  skipped {_rel(skill_md.parent, root)}: {why}")
-    if skipped:
-        print(f"  Run `workspace-tools skills validate {entry}` for every problem.")
-    return 0
-
-
-def cmd_remove(args: argparse.Namespace) -> int:
-    """``skills remove PATH``: remove a skills path from the project configuration file."""
-    root = _root(args)
-    config = _load_config(root)
-    if config is None:
-        return 1
-    entry = _normalise(args.path, root)
-    if entry not in config.skills:
-        listed = ", ".join(repr(s) for s in config.skills) or "(none)"
-        print(
-            f"error: {entry!r} is not listed in {config.path}. Listed paths: {listed}.",
-            file=sys.stderr,
-        )
-        return 1
-    config.with_skills([s for s in config.skills if s != entry]).save()
-    print(f"Removed {entry!r} from {config.path}.")
-    return 0
-
-
-@contextlib.contextmanager
-def _registry_quiet() -> Iterator[None]:
-    """Keep the registry from logging the problems a command prints itself."""
-    log = logging.getLogger(registry_module.__name__)
-    level = log.level
-    log.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        log.setLevel(level)
-
-
-def cmd_disable(args: argparse.Namespace) -> int:
-    """``skills disable NAME``: add a skill name to ``disabled_skills`` of the project file."""
-    root = _root(args)
-    config = _load_config(root)
-    if config is None:
-        return 1
-    name = args.name.strip()
-    try:
-        disabled = config.disabled_skills
-    except WorkspaceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    if name in disabled:
-        print(f"Skill {name!r} is already disabled in {config.path}.")
-        return 0
-    names = SkillRegistry.from_project(root, entry_points=True).catalog().names()
-    if name not in names:
-        known = ", ".join(names[:20]) or "(none)"
-        print(
-            f"error: no skill named {name!r} in this project; nothing disabled. "
-            f"Skills: {known}. Run `workspace-tools skills list` to see them all.",
-            file=sys.stderr,
-        )
-        return 1
-    config.with_disabled_skills([*disabled, name]).save()
-    print(
-        f"Disabled {name!r} in {config.path}: it is left out of the catalogue, the skill "
-        f"tools and the MCP server. Undo with `workspace-tools skills enable {name}`."
-    )
-    return 0
-
-
-def cmd_enable(args: argparse.Namespace) -> int:
-    """``skills enable NAME``: remove a skill name from ``disabled_skills``."""
-    root = _root(args)
-    config = _load_config(root)
-    if config is None:
-        return 1
-    name = args.name.strip()
-    try:
-        disabled = config.disabled_skills
-    except WorkspaceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    if name not in disabled:
-        shown = ", ".join(disabled) or "(none)"
-        print(f"Skill {name!r} is not disabled in {config.path} (disabled: {shown}).")
-        return 0
-    config.with_disabled_skills([n for n in disabled if n != name]).save()
-    print(f"Enabled {name!r} again in {config.path}.")
-    return 0
-
-
-def _load_config(root: Path) -> ProjectConfig | None:
-    """The project configuration file, or ``None`` after printing why it cannot be read."""
-    try:
-        return ProjectConfig.load(root)
-    except WorkspaceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return None
+    return run
 
 
 def _entry_point_flags(parser: argparse.ArgumentParser, *, shown: bool = True) -> None:
@@ -357,60 +105,3 @@ def _entry_point_flags(parser: argparse.ArgumentParser, *, shown: bool = True) -
 def _usage(parser: argparse.ArgumentParser) -> int:
     parser.print_help()
     return 2
-
-
-def _root(args: argparse.Namespace) -> Path:
-    """The project root of ``--root``.
-
-    Raises:
-        InvalidInputError: it is not an existing folder.
-    """
-    root = Path(getattr(args, "root", None) or ".").expanduser().absolute()
-    if not root.is_dir():
-        msg = f"Project root {str(root)!r} is not a folder. Pass --root with an existing folder."
-        raise InvalidInputError(msg)
-    return root
-
-
-def _registry(args: argparse.Namespace) -> SkillRegistry:
-    entry_points = bool(getattr(args, "entry_points", False))
-    return SkillRegistry.from_project(_root(args), entry_points=entry_points)
-
-
-def _normalise(path: str, root: Path) -> str:
-    text = path.replace("\\", "/").rstrip("/") or "."
-    if is_glob(text):
-        return text
-    candidate = Path(text).expanduser()
-    absolute = candidate if candidate.is_absolute() else root / candidate
-    absolute = Path(os.path.normpath(absolute))
-    try:
-        return absolute.relative_to(root).as_posix() or "."
-    except ValueError:
-        return absolute.as_posix()
-
-
-def _rel(path: Path, root: Path) -> str:
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return str(path)
-
-
-def _diag_dict(diag: SkillDiagnostic) -> dict[str, Any]:
-    return {
-        "severity": diag.severity,
-        "path": diag.path,
-        "field": diag.field,
-        "skill": diag.skill,
-        "message": diag.message,
-    }
-
-
-def _print_diagnostics(diags: tuple[SkillDiagnostic, ...]) -> None:
-    if not diags:
-        return
-    print()
-    print(f"Problems ({len(diags)}):")
-    for diag in diags:
-        print(f"  {diag}")

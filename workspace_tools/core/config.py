@@ -22,10 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-import yaml
-
 from workspace_tools.core.errors import InvalidInputError
-from workspace_tools.core.text.safe_yaml import UnsafeYamlError, load_yaml
 
 __all__ = ["CONFIG_FILE", "ProjectConfig"]
 
@@ -72,6 +69,10 @@ class ProjectConfig:
                 "Save the file as UTF-8 and try again."
             )
             raise InvalidInputError(msg) from None
+        import yaml  # here, not at the top: most commands never read a project file
+
+        from workspace_tools.core.text.safe_yaml import UnsafeYamlError, load_yaml
+
         try:
             data = load_yaml(text)
         except (UnsafeYamlError, yaml.YAMLError) as exc:
@@ -154,6 +155,8 @@ class ProjectConfig:
 
     def save(self) -> Path:
         """Write the file atomically (settings first-level order kept, ``skills`` first)."""
+        import yaml
+
         data: dict[str, Any] = {"skills": list(self.skills), **dict(self.settings)}
         text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False)
         self.root.mkdir(parents=True, exist_ok=True)

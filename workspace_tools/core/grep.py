@@ -21,6 +21,16 @@ import regex  # type: ignore[import-untyped]
 
 from workspace_tools.core.convert import UNIT_FORMATS, Converted, convert_bytes, locate_unit
 from workspace_tools.core.errors import ConversionError, InvalidInputError
+from workspace_tools.core.grep_limits import (
+    DEFAULT_MAX_MATCHES,
+    DEFAULT_MAX_PER_FILE,
+    DEFAULT_WIDTH,
+    FILE_TIMEOUT,
+    MAX_GROUP_DEPTH,
+    MAX_LINE_CHARS,
+    MAX_PATTERN_CHARS,
+    TOTAL_TIMEOUT,
+)
 from workspace_tools.core.text.chunking import is_markdown_heading
 from workspace_tools.core.text.regex_shape import group_depth, recursive_call
 from workspace_tools.core.text.scan import ScanConfig, is_glob, read_inside, resolve_inside, scan
@@ -45,23 +55,6 @@ __all__ = [
     "grep",
     "looks_like_regex",
 ]
-
-DEFAULT_MAX_MATCHES: Final = 200
-"""Matching lines returned by default before the search stops (``truncated`` is then set)."""
-DEFAULT_MAX_PER_FILE: Final = 50
-"""Matching lines taken from one file by default."""
-MAX_LINE_CHARS: Final = 10_000
-"""Only this many leading characters of a line are searched."""
-MAX_GROUP_DEPTH: Final = 100
-"""Deepest group nesting a regex may have (deeper patterns exhaust the compiler's stack)."""
-MAX_PATTERN_CHARS: Final = 1000
-"""Longest pattern accepted."""
-FILE_TIMEOUT: Final = 1.0
-"""Seconds of matching allowed per file; a file over budget is reported in ``timed_out``."""
-TOTAL_TIMEOUT: Final = 10.0
-"""Seconds of matching allowed for the whole search; over it, the search stops (truncated)."""
-DEFAULT_WIDTH: Final = 200
-"""Characters of a line shown around its hits."""
 
 _FENCE: Final = re.compile(r"^\s*(```|~~~)")
 _REGEX_HINT: Final = re.compile(

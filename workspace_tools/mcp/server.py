@@ -182,7 +182,7 @@ def _docs_embedder(workspace: Any, embedder: Any) -> tuple[Any, str]:
     missing = missing_vector_packages()
     if missing:
         return None, f"keyword ranking: the vector extra is not installed ({', '.join(missing)})"
-    from workspace_tools.core.index.embedder import SentenceTransformerEmbedder
+    from workspace_tools.core.embedding.embedder import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder(embedder), "hybrid ranking with the packaged model"
 

@@ -21,7 +21,7 @@ from pydantic import (
 )
 
 from workspace_tools.core.errors import InvalidInputError, ReadOnlyWorkspaceError
-from workspace_tools.core.index.multi import MAX_QUERIES
+from workspace_tools.core.ranking.multi import MAX_QUERIES
 from workspace_tools.core.text.scan import is_glob, resolve_inside
 from workspace_tools.core.types import SearchResult
 from workspace_tools.core.workspace import MAX_QUERY_CHARS

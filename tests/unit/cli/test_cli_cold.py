@@ -17,7 +17,7 @@ import pytest
 
 from tests.support.fakes import FakeEmbedder
 from workspace_tools import Workspace
-from workspace_tools.core.index.embedder import DEFAULT_MODEL_ID, accelerator_possible
+from workspace_tools.core.embedding.embedder import DEFAULT_MODEL_ID, accelerator_possible
 
 VECTOR_STACK = ("faiss", "openvino", "tokenizers", "nncf")
 TORCH_STACK = ("torch", "sentence_transformers", "transformers")
@@ -32,13 +32,16 @@ import json, sys
 from workspace_tools.cli import main
 code = main(sys.argv[1:])
 sys.stdout.flush()
-print("\\nMODULES " + json.dumps(sorted({m.split(".")[0] for m in sys.modules})))
+print("\\nMODULES " + json.dumps(sorted(sys.modules)))
 raise SystemExit(code)
 """
 
 
-def cold_search(root: Path, *args: str) -> tuple[str, set[str]]:
-    """Run `workspace-tools --root ROOT -q search ...` in a new process: output, top modules."""
+def cold_search(root: Path, *args: str, full: bool = False) -> tuple[str, set[str]]:
+    """Run `workspace-tools --root ROOT -q search ...` in a new process: output, modules.
+
+    The modules are the top-level packages imported, or with ``full`` every module's full name.
+    """
     done = subprocess.run(
         [sys.executable, "-c", PROBE, "--root", str(root), "-q", "search", *args],
         capture_output=True,
@@ -48,7 +51,8 @@ def cold_search(root: Path, *args: str) -> tuple[str, set[str]]:
     )
     assert done.returncode == 0, done.stderr
     out, _, modules = done.stdout.rpartition("\nMODULES ")
-    return out, set(json.loads(modules))
+    names = set(json.loads(modules))
+    return out, names if full else {name.split(".")[0] for name in names}
 
 
 @pytest.fixture
@@ -58,6 +62,22 @@ def vector_index(tree: Path) -> Path:
     ws.sync()
     assert "hybrid" in ws.modes
     return tree
+
+
+CLI_EXTRAS = (
+    "workspace_tools.core.skills",  # registered for `skills ...`: imported when one runs
+    "workspace_tools.core.grep",  # `grep` shows its limits in --help from core.grep_limits
+    "yaml",  # read only when the project has a workspace-tools.yaml
+    "rich",  # only to quiet nncf's progress bars while a model is converted
+)
+
+
+def test_a_cold_bm25_search_skips_the_other_commands_stacks(tree: Path) -> None:
+    Workspace(tree, embedder=None).sync()
+    out, modules = cold_search(tree, "install package", "--mode", "bm25", full=True)
+    assert "docs/guide.md:5-7" in out
+    assert "workspace_tools.cli.skills" in modules  # its parser is registered...
+    assert modules.isdisjoint(CLI_EXTRAS), sorted(modules & set(CLI_EXTRAS))  # ...lazily
 
 
 @needs_vector_extra
@@ -73,7 +93,7 @@ def test_a_cold_bm25_search_loads_nothing_it_does_not_use(vector_index: Path) ->
 def test_next_to_a_gpu_driver_the_device_is_asked_only_when_needed(vector_index: Path) -> None:
     code = f"""
 import sys
-from workspace_tools.core.index import embedder
+from workspace_tools.core.embedding import embedder
 embedder.accelerator_possible = lambda: True  # as on a machine with an NVIDIA driver
 from workspace_tools import Workspace
 ws = Workspace({str(vector_index)!r})
@@ -91,7 +111,7 @@ print("ok")
 @needs_vector_extra
 @pytest.mark.requires_model
 def test_a_cold_hybrid_search_embeds_its_query_without_torch(vector_index: Path) -> None:
-    from workspace_tools.core.index.embedder import SentenceTransformerEmbedder
+    from workspace_tools.core.embedding.embedder import SentenceTransformerEmbedder
 
     if accelerator_possible():
         pytest.skip("a GPU driver is present: the default model runs on torch there")

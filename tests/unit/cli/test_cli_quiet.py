@@ -30,8 +30,11 @@ NOISY = textwrap.dedent(
         from nncf.common.logging import nncf_logger
         from nncf.common.logging.track_progress import track
         nncf_logger.info("Statistics collection")
-        for _ in track(range(3), description="Applying Smooth Quant"):
-            pass
+        # as the model conversion runs nncf (openvino_model._convert_quietly)
+        from workspace_tools.core.embedding.openvino_model import _rich_quiet_if_nncf_is
+        with _rich_quiet_if_nncf_is():
+            for _ in track(range(3), description="Applying Smooth Quant"):
+                pass
         from transformers.utils import logging as transformers_logging
         transformers_logging.get_logger("transformers.modeling_utils").warning(
             "loss_type=None was set in the config but it is unrecognised. Using the default "
@@ -40,7 +43,7 @@ NOISY = textwrap.dedent(
         from tqdm import tqdm
         for _ in tqdm(range(3), desc="Batches"):
             pass
-        logging.getLogger("workspace_tools.core.index.openvino_model").warning(
+        logging.getLogger("workspace_tools.core.embedding.openvino_model").warning(
             "Converting the embedding model for OpenVINO (int8, once)"
         )
         print("the result")
@@ -67,7 +70,13 @@ def _noisy(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_quiet_keeps_only_the_result(tmp_path: Path) -> None:
     loud = _noisy(tmp_path, "stats")
     assert loud.returncode == 0, loud.stderr
-    for text in ("Building index from tokens", "ForCausalLMLoss", "Batches", "Converting"):
+    for text in (
+        "Building index from tokens",
+        "Smooth Quant",
+        "ForCausalLMLoss",
+        "Batches",
+        "Converting",
+    ):
         assert text in loud.stdout + loud.stderr  # so the quiet run below can fail
     quiet = _noisy(tmp_path, "-q", "stats")
     assert quiet.returncode == 0
@@ -93,15 +102,17 @@ def test_skipped_files_are_one_line_per_reason(
 
     def missing(module: str, *, suffix: str) -> object:
         msg = (
-            f"missing extra: pip install 'workspace-tools[documents]' to read {suffix} files "
+            f'missing extra: pip install "workspace-tools[documents]" to read {suffix} files '
             "(the Python module 'pdfminer' is not installed: No module named 'pdfminer')"
         )
         raise ConversionError(msg)
 
     monkeypatch.setattr(_pdf, "require", missing)
-    (tmp_path / "workspace-tools.yaml").write_text(
-        "workspace:\n  conversion: {isolate: false}\n", encoding="utf-8"
-    )
+    # in this process, where the patch holds (the project file may not turn isolation off)
+    from workspace_tools.core.convert.limits import ConversionLimits
+    from workspace_tools.core.workspace import _workspace
+
+    monkeypatch.setattr(_workspace, "DEFAULT_LIMITS", ConversionLimits(isolate=False))
     for name in "abcde":
         (tmp_path / f"{name}.pdf").write_bytes(b"%PDF-1.4\n%%EOF\n")
     (tmp_path / "notes.md").write_text("# Notes\n", encoding="utf-8")
@@ -111,7 +122,7 @@ def test_skipped_files_are_one_line_per_reason(
     assert out.count("missing extra: pip install") == 1
     assert (
         "  5 files (a.pdf, b.pdf, c.pdf and 2 more): missing extra: pip install "
-        "'workspace-tools[documents]' to read .pdf files" in out
+        '"workspace-tools[documents]" to read .pdf files' in out
     )
     assert main(["--root", str(tmp_path), "--embedder", "none", "-q", "index"]) == 0
     out = capsys.readouterr().out
@@ -155,3 +166,19 @@ def test_a_base_install_says_vectors_are_off_once(tree: Path) -> None:
         "error: --mode vector needs vectors, but the 'vector' extra is not installed (missing "
         "faiss-cpu, sentence-transformers)"
     )
+
+
+def test_quiet_hides_nncf_progress_only_while_a_model_is_converted() -> None:
+    # nncf draws its bars on rich's global console; `-q` no longer imports rich for every
+    # command, so the conversion quiets the console itself while nncf's logger is at ERROR.
+    rich = pytest.importorskip("rich")
+    from workspace_tools.cli._quiet import silence_third_party
+    from workspace_tools.core.embedding.openvino_model import _rich_quiet_if_nncf_is
+
+    console = rich.get_console()
+    assert not console.quiet
+    with _rich_quiet_if_nncf_is():
+        assert not console.quiet  # not quiet: the bars show
+    with silence_third_party(), _rich_quiet_if_nncf_is():
+        assert console.quiet
+    assert not console.quiet  # put back

@@ -13,8 +13,8 @@ import pytest
 
 from tests.support.tools import call
 from workspace_tools.core.errors import InvalidInputError
-from workspace_tools.core.index import filters
-from workspace_tools.core.index.filters import (
+from workspace_tools.core.ranking import filters
+from workspace_tools.core.ranking.filters import (
     MAX_FILTER_DEPTH,
     MAX_FILTER_VALUES,
     compile_filter,

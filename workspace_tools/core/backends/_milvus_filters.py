@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from workspace_tools.core.errors import InvalidInputError
-from workspace_tools.core.index.filters import compile_filter
+from workspace_tools.core.ranking.filters import compile_filter
 from workspace_tools.core.text.validate import check_unicode
 
 __all__ = ["ALWAYS", "MAX_MILVUS_IN_VALUES", "NEVER", "milvus_expression"]

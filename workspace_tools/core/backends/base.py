@@ -27,7 +27,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.index.filters import Filter
+from workspace_tools.core.ranking.filters import Filter
 from workspace_tools.core.store.database import Changes
 from workspace_tools.core.store.snapshot import ChunkFields
 from workspace_tools.core.types import Chunk

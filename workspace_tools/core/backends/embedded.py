@@ -24,9 +24,9 @@ from workspace_tools.core.backends import _merge
 from workspace_tools.core.backends.base import BackendHits, BackendQuery, Hit
 from workspace_tools.core.backends.follow import ChangeFollower
 from workspace_tools.core.index.dense import DenseIndex
-from workspace_tools.core.index.filters import Filter, missing
 from workspace_tools.core.index.segments import SparseSegments
 from workspace_tools.core.index.sparse import BM25Config, query_tf_weights
+from workspace_tools.core.ranking.filters import Filter, missing
 from workspace_tools.core.store.database import TERM_SEPARATOR, Changes
 from workspace_tools.core.store.snapshot import (
     ChunkFields,

@@ -11,6 +11,7 @@ from types import ModuleType
 from typing import Any, Final
 
 from workspace_tools.core.errors import ConversionError
+from workspace_tools.core.extras import install_hint
 
 __all__ = [
     "EXTRA_HINT",
@@ -26,7 +27,7 @@ __all__ = [
     "require",
 ]
 
-EXTRA_HINT: Final = "pip install 'workspace-tools[documents]'"
+EXTRA_HINT: Final = install_hint("documents")
 OLE_MAGIC: Final = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 """Compound File header: legacy .doc/.xls/.ppt, and password-protected OOXML files."""
 

@@ -3,7 +3,7 @@
 PDF (pdfminer.six), DOCX (python-docx), PPTX (python-pptx), XLSX (openpyxl), HTML and EPUB
 (BeautifulSoup + markdownify), ODT (BeautifulSoup) and EML (standard library). The libraries load
 only when a document of their format is converted; without the extra a conversion fails with a
-``missing extra: pip install 'workspace-tools[documents]' ...`` message.
+``missing extra: pip install "workspace-tools[documents]" ...`` message.
 
 Every failure is a :class:`~workspace_tools.core.errors.ConversionError` whose message starts with
 a reason word and a colon: ``corrupt:``, ``encrypted:``, ``unsupported:`` or ``missing extra:``.

@@ -20,8 +20,8 @@ from workspace_tools.core.convert import ConversionLimits
 from workspace_tools.core.distributed._extras import require_ray
 from workspace_tools.core.distributed._plan import FileWork
 from workspace_tools.core.distributed._work import EmbedActor, chunk_batch
+from workspace_tools.core.embedding.embedder import Embedder
 from workspace_tools.core.errors import InvalidInputError
-from workspace_tools.core.index.embedder import Embedder
 from workspace_tools.core.text.chunking import ChunkingConfig
 
 __all__ = ["Cluster", "chunk_on_cluster", "embed_on_cluster"]

@@ -20,12 +20,12 @@ from workspace_tools.core.convert import (
     convert_bytes,
 )
 from workspace_tools.core.distributed._plan import converted_from_json, converted_to_json
-from workspace_tools.core.errors import ConversionError, InvalidInputError
-from workspace_tools.core.index.embedder import (
+from workspace_tools.core.embedding.embedder import (
     DEFAULT_MODEL_ID,
     Embedder,
     SentenceTransformerEmbedder,
 )
+from workspace_tools.core.errors import ConversionError, InvalidInputError
 from workspace_tools.core.text.chunking import ChunkingConfig
 from workspace_tools.core.text.hashing import text_hash
 from workspace_tools.core.workspace._ingest import chunk_converted

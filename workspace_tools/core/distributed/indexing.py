@@ -25,8 +25,8 @@ import numpy.typing as npt
 
 from workspace_tools.core.distributed._extras import require_ray
 from workspace_tools.core.distributed._plan import converted_from_json, file_work, scan_files
+from workspace_tools.core.embedding.embedder import Embedder
 from workspace_tools.core.errors import InvalidInputError, ReadOnlyWorkspaceError
-from workspace_tools.core.index.embedder import Embedder
 from workspace_tools.core.store.database import IndexDatabase
 from workspace_tools.core.types import SyncReport
 from workspace_tools.core.workspace._ingest import progress_bar

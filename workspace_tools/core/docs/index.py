@@ -46,8 +46,8 @@ from workspace_tools.core.docs.vectors import (
     fuse_scores,
     section_text,
 )
+from workspace_tools.core.embedding.embedder import Embedder
 from workspace_tools.core.errors import InvalidInputError, PathOutsideWorkspaceError
-from workspace_tools.core.index.embedder import Embedder
 from workspace_tools.core.index.sparse import BM25Config, SparseIndex
 from workspace_tools.core.text.scan import ScanConfig, read_inside, scan
 from workspace_tools.core.text.snippets import best_snippet, mark_hits

@@ -6,7 +6,7 @@ and the section's text. Vectors are cached by the hash of that text, so a refres
 the sections that changed; with a cache file (:func:`default_cache_file`) they are also kept on
 disk, checked before use (model, shape, checksum) and rebuilt when they do not match. At query
 time the lexical scores and the cosine similarities each keep their best candidates, and a
-fusion rule of :mod:`workspace_tools.core.index.fusion` merges the two pools.
+fusion rule of :mod:`workspace_tools.core.ranking.fusion` merges the two pools.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.index.embedder import Embedder, embed_query, normalise
-from workspace_tools.core.index.fusion import fusion_rule
-from workspace_tools.core.index.openvino_model import cache_root
+from workspace_tools.core.embedding.embedder import Embedder, embed_query, normalise
+from workspace_tools.core.embedding.openvino_model import cache_root
+from workspace_tools.core.ranking.fusion import fusion_rule
 from workspace_tools.core.text.hashing import text_hash
 
 __all__ = ["HybridConfig", "SectionVectors", "default_cache_file", "fuse_scores", "section_text"]
@@ -43,7 +43,7 @@ class HybridConfig:
     vector_weight: float = 0.4
     """Weight of the vector side (0: lexical only, 1: vectors only)."""
     fusion: str = "weighted"
-    """A fusion rule of :data:`~workspace_tools.core.index.fusion.FUSION_RULES`: by default
+    """A fusion rule of :data:`~workspace_tools.core.ranking.fusion.FUSION_RULES`: by default
     Mastra's ``w * cosine + (1 - w) * minmax(lexical)`` (chosen on the Mastra docs' tuning
     questions, docs/benchmarks.md)."""
     pool: int = 100

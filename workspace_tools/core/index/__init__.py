@@ -1,1 +1,1 @@
-"""Search indexes: bm25s sparse, FAISS dense, the batch embedder, fusion and ranking."""
+"""Search indexes: bm25s sparse (a base plus recent segments) and FAISS dense."""

@@ -13,8 +13,8 @@ from workspace_tools.core.backends.base import SearchBackend, VectorBackfill
 from workspace_tools.core.backends.catalog import SourceCatalog
 from workspace_tools.core.backends.follow import ChangeFollower
 from workspace_tools.core.convert import ConversionCache, ConversionLimits
+from workspace_tools.core.embedding.embedder import Embedder
 from workspace_tools.core.errors import InvalidInputError, ReadOnlyWorkspaceError
-from workspace_tools.core.index.embedder import Embedder
 from workspace_tools.core.index.sparse import BM25Config
 from workspace_tools.core.store.database import IndexDatabase
 from workspace_tools.core.text.chunking import ChunkingConfig

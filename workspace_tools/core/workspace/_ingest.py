@@ -17,9 +17,9 @@ import numpy as np
 import numpy.typing as npt
 
 from workspace_tools.core.convert import UNIT_FORMATS, ConversionCache, Converted
+from workspace_tools.core.embedding.embedder import Embedder
 from workspace_tools.core.errors import ConversionError, InvalidInputError
-from workspace_tools.core.index.embedder import Embedder
-from workspace_tools.core.index.prior import KIND_KEY, content_kind
+from workspace_tools.core.ranking.prior import KIND_KEY, content_kind
 from workspace_tools.core.store.corpus import ChunkRow, SourceRecord
 from workspace_tools.core.text.chunking import ChunkingConfig, chunk_text
 from workspace_tools.core.text.hashing import text_hash
@@ -157,7 +157,7 @@ def chunk_converted(
     """Chunks of a converted source; PDF pages, slides and sheets go into chunk metadata.
 
     Each chunk's metadata also holds the source's kind (``content_kind``: prose, code,
-    navigation, lockfile, minified... from ``core/index/prior.py``), unless the caller set one.
+    navigation, lockfile, minified... from ``core/ranking/prior.py``), unless the caller set one.
     """
     kind = content_kind(source_id, converted.text, fmt=converted.format)
     meta = {KIND_KEY: kind, **converted.metadata, **metadata, "format": converted.format}

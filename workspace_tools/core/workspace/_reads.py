@@ -12,13 +12,13 @@ import numpy.typing as npt
 from workspace_tools.core.adapters import adapter
 from workspace_tools.core.backends.base import BackendQuery, ResultCache
 from workspace_tools.core.convert import Converted
+from workspace_tools.core.embedding.embedder import embed_query
 from workspace_tools.core.errors import ConversionError, InvalidInputError, WorkspaceError
-from workspace_tools.core.index.embedder import embed_query
-from workspace_tools.core.index.filters import Filter
-from workspace_tools.core.index.fusion import FusedHit
-from workspace_tools.core.index.multi import check_queries, fuse_rankings
-from workspace_tools.core.index.prior import KIND_KEY, prior_of, reweigh
-from workspace_tools.core.index.ranking import fuse, resolve_mode
+from workspace_tools.core.ranking.filters import Filter
+from workspace_tools.core.ranking.fusion import FusedHit
+from workspace_tools.core.ranking.multi import check_queries, fuse_rankings
+from workspace_tools.core.ranking.prior import KIND_KEY, prior_of, reweigh
+from workspace_tools.core.ranking.ranking import fuse, resolve_mode
 from workspace_tools.core.text.scan import normalise_id, read_inside, resolve_inside
 from workspace_tools.core.types import Chunk, SearchResult
 from workspace_tools.core.workspace._base import WorkspaceBase
@@ -58,7 +58,7 @@ class ReadPath(WorkspaceBase):
 
         Args:
             query: Words, a question, or code identifiers; or a list of up to
-                :data:`~workspace_tools.core.index.multi.MAX_QUERIES` formulations of the same
+                :data:`~workspace_tools.core.ranking.multi.MAX_QUERIES` formulations of the same
                 need (paraphrases). Each formulation is ranked in ``mode`` and the rankings are
                 fused by reciprocal rank fusion; each result's ``found_by`` names the
                 formulations that found it and ``score`` is the fused score.
@@ -69,7 +69,7 @@ class ReadPath(WorkspaceBase):
             filter: Conditions on chunk metadata (``source_id``, ``format`` and your own keys):
                 plain values for equality (on a list-valued key: one of its elements), or
                 operators ``$eq $ne $in $nin $gt $gte $lt $lte $exists``, combined with
-                ``$and``/``$or`` (see ``core/index/filters.py``); applied before ranking, so
+                ``$and``/``$or`` (see ``core/ranking/filters.py``); applied before ranking, so
                 ``top_k`` matching hits come back.
             vector_weight: Weight of the vector side in hybrid fusion for this call, in [0, 1]
                 (default: the workspace's).
@@ -302,7 +302,7 @@ class ReadPath(WorkspaceBase):
             if plain:
                 break  # every weight is 1.0: the scores stand as they are
             if want == pool:
-                # Each side's scores weighed by the kind of file (core/index/prior.py).
+                # Each side's scores weighed by the kind of file (core/ranking/prior.py).
                 bm25_hits = reweigh(bm25_hits, kinds.get)
                 vector_hits = reweigh(vector_hits, kinds.get)
                 break

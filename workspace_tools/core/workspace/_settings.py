@@ -12,8 +12,8 @@ Example::
       ranking_prior: true                 # weigh scores by kind of file (navigation, lockfile)
       bm25: {k1: 1.35, b: 0.6}
       chunking: {max_chars: 4000, overlap_lines: 3}
-      scan: {max_depth: 10, max_file_bytes: 20971520, include_hidden: false}
-      conversion: {seconds: 10, memory_bytes: 536870912, per_format: {pdf: {seconds: 30}}}
+      scan: {max_depth: 8, max_file_bytes: 10485760, include_hidden: false}
+      conversion: {seconds: 5, memory_bytes: 268435456, per_format: {pdf: {seconds: 8}}}
       read_only: false
       backend: embedded                   # embedded | milvus | {type: milvus, analyzer: ...}
 
@@ -24,6 +24,10 @@ The file belongs to the indexed folder, which is not trusted (docs/security.md, 
 what"): it may shape how its own content is indexed, but not move data or credentials. So
 ``index_dir`` must stay inside the root, and ``backend`` may not name a server ``uri``, a
 ``token`` or a Lite file outside the root: those come from the API, the CLI or the environment.
+Nor may it raise a limit that protects the reader: ``scan`` depth and file size and the
+``conversion`` budgets may be lowered there, never raised above the defaults, and conversion
+stays isolated in worker processes; a caller raises them with ``scan_config=`` and
+``conversion_limits=``.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from typing import Any, Final
 from workspace_tools.core.backends.config import backend_config
 from workspace_tools.core.backends.registry import UntrustedSettingError, backend_spec
 from workspace_tools.core.config import ProjectConfig
-from workspace_tools.core.convert.limits import ConversionLimits
+from workspace_tools.core.convert.limits import DEFAULT_LIMITS, ConversionLimits
 from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.core.index.sparse import BM25Config
 from workspace_tools.core.text.chunking import ChunkingConfig
@@ -102,6 +106,7 @@ def workspace_options(config: ProjectConfig) -> tuple[dict[str, Any], list[str] 
             except (TypeError, ValueError) as exc:
                 msg = f"Invalid '{key}' settings under {where}: {exc}"
                 raise InvalidInputError(msg.rstrip(".") + ".") from exc
+    _limits_not_raised(config, options)
     if "scan" in options:
         options["scan_config"] = options.pop("scan")
     if "conversion" in options:
@@ -126,6 +131,43 @@ def _inside_root(config: ProjectConfig, value: str) -> Path:
         )
         raise UntrustedSettingError(msg)
     return target
+
+
+def _limits_not_raised(config: ProjectConfig, options: Mapping[str, Any]) -> None:
+    """Refuse a ``scan`` or ``conversion`` limit of the file above its default.
+
+    Raises:
+        UntrustedSettingError: naming the key, its value, the default and where to raise it.
+    """
+    raised: list[tuple[str, object, object, str]] = []
+    scan = options.get("scan")
+    if scan is not None:
+        default_scan = ScanConfig()
+        for name in ("max_depth", "max_file_bytes"):
+            value, default = getattr(scan, name), getattr(default_scan, name)
+            if value > default:
+                raised.append((f"scan.{name}", value, default, "scan_config=ScanConfig"))
+    limits = options.get("conversion")
+    if limits is not None:
+        if not limits.isolate:
+            raised.append(("conversion.isolate", False, True, "conversion_limits=ConversionLimits"))
+        for fmt in ("", *limits.per_format):
+            budget, default_budget = limits.budget(fmt), DEFAULT_LIMITS.budget(fmt)
+            for name in ("seconds", "memory_bytes", "unpacked_bytes"):
+                value, default = getattr(budget, name), getattr(default_budget, name)
+                if value > default:
+                    key = f"conversion.per_format.{fmt}.{name}" if fmt else f"conversion.{name}"
+                    raised.append((key, value, default, "conversion_limits=ConversionLimits"))
+    if not raised:
+        return
+    key, value, default, api = raised[0]
+    more = f" (and {len(raised) - 1} more)" if len(raised) > 1 else ""
+    msg = (
+        f"'{key}: {value}' in {config.path} is refused{more}: the folder's own file may lower a "
+        f"limit that protects the reader, not raise it above the default ({default}). Pass "
+        f"{api}(...) to Workspace to raise it, or remove the key."
+    )
+    raise UntrustedSettingError(msg)
 
 
 def _backend(config: ProjectConfig, value: Any, where: str) -> Any:

@@ -22,16 +22,16 @@ from workspace_tools.core.convert import (
     ConversionLimits,
     Converted,
 )
+from workspace_tools.core.embedding.adapters import as_embedder
+from workspace_tools.core.embedding.embedder import Embedder, SentenceTransformerEmbedder
 from workspace_tools.core.errors import (
     InvalidInputError,
 )
 from workspace_tools.core.extras import VECTOR_INSTALL, missing_vector_packages, require_vector
-from workspace_tools.core.index.adapters import as_embedder
 from workspace_tools.core.index.dense import HNSW_THRESHOLD
-from workspace_tools.core.index.embedder import Embedder, SentenceTransformerEmbedder
-from workspace_tools.core.index.fusion import DEFAULT_FUSION, FUSION_RULES
-from workspace_tools.core.index.ranking import MODES, SearchMode
 from workspace_tools.core.index.sparse import BM25Config
+from workspace_tools.core.ranking.fusion import DEFAULT_FUSION, FUSION_RULES
+from workspace_tools.core.ranking.ranking import MODES, SearchMode
 from workspace_tools.core.store.corpus import SourceRecord
 from workspace_tools.core.store.database import (
     IndexDatabase,
@@ -122,12 +122,12 @@ class Workspace(ReadPath, SyncPath, ListingPath):
         scan_config: What ``sync()`` walks into.
         conversion_limits: Time, memory and unpacked-size budgets for converting each rich
             document (default 10 s, 512 MB, 512 MB unpacked, in worker processes).
-        fusion: Hybrid fusion rule (``core/index/fusion.py``): ``"zscore"`` (default: both
+        fusion: Hybrid fusion rule (``core/ranking/fusion.py``): ``"zscore"`` (default: both
             sides as standard scores over their candidate pools; best mean and worst case over
             SciFact and three classic collections), ``"weighted"`` (Mastra's), ``"rrf"``,
             ``"minmax"`` or ``"spread"``; see docs/benchmarks.md, "Fusion rules".
         vector_weight: Weight of the vector side in hybrid fusion, in [0, 1] (default 0.5).
-        ranking_prior: Weigh scores by the kind of file (``core/index/prior.py``): navigation
+        ranking_prior: Weigh scores by the kind of file (``core/ranking/prior.py``): navigation
             files, lockfiles, minified bundles, sitemaps and generated files count less than
             the pages that answer (default True; see docs/benchmarks.md, "Ranking prior").
         read_only: Refuse every change to the index (default False).

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from tests.unit.core.backends.conftest import OpenWorkspace
-from workspace_tools.core.index import filters
+from workspace_tools.core.ranking import filters
 
 
 @pytest.mark.parametrize("mode", ["bm25", "vector", "hybrid"])

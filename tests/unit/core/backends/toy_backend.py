@@ -21,7 +21,7 @@ from workspace_tools.core.backends.base import BackendHits, BackendQuery, Hit
 from workspace_tools.core.backends.config import BackendConfig
 from workspace_tools.core.backends.registry import BackendContext, BackendSpec
 from workspace_tools.core.errors import InvalidInputError
-from workspace_tools.core.index.filters import missing
+from workspace_tools.core.ranking.filters import missing
 from workspace_tools.core.store.database import TERM_SEPARATOR, Changes
 
 

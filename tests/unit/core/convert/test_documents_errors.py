@@ -121,7 +121,7 @@ def test_missing_extra_names_the_install_command(monkeypatch: pytest.MonkeyPatch
             convert_document(path, data)
         message = str(error.value)
         assert reason(error) == "missing extra"
-        assert "pip install 'workspace-tools[documents]'" in message
+        assert 'pip install "workspace-tools[documents]"' in message
 
 
 def test_importing_the_layer_loads_no_converter_library() -> None:

@@ -9,9 +9,9 @@ import pytest
 from tests.support.fakes import FakeEmbedder
 from workspace_tools import Workspace
 from workspace_tools.cli import build_parser
+from workspace_tools.core import extras
 from workspace_tools.core.distributed import (
     RayNotInstalledError,
-    _extras,
     index_on_ray,
     require_ray,
 )
@@ -32,20 +32,20 @@ def ws(tmp_path: Path) -> Workspace:
 def test_a_missing_extra_names_the_install_command(
     ws: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_extras, "_installed", lambda module: module != "ray")
+    monkeypatch.setattr(extras, "_installed", lambda module: module != "ray")
     with pytest.raises(RayNotInstalledError) as caught:
         index_on_ray(ws)
     assert isinstance(caught.value, MissingDependencyError)
     assert isinstance(caught.value, WorkspaceError)
     assert str(caught.value) == (
-        "Distributed indexing runs on Ray and needs ray, which is not installed. Install the ray "
-        'extra: pip install "workspace-tools[ray]" (on the driver and on every node of the '
+        "Distributed indexing on Ray needs ray, which is not installed. Install the ray extra: "
+        'pip install "workspace-tools[ray]" (on the driver and on every node of the '
         "cluster), or index locally with Workspace.sync() / `workspace-tools index` without --ray."
     )
 
 
 def test_require_ray_passes_when_both_packages_are_there(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_extras, "_installed", lambda module: True)
+    monkeypatch.setattr(extras, "_installed", lambda module: True)
     require_ray()
 
 

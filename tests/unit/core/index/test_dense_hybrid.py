@@ -9,7 +9,7 @@ from tests.support.fakes import FakeEmbedder
 from workspace_tools import Workspace
 from workspace_tools.core.errors import IndexMismatchError
 from workspace_tools.core.index.dense import DenseIndex
-from workspace_tools.core.index.fusion import reciprocal_rank_fusion, weighted_fusion
+from workspace_tools.core.ranking.fusion import reciprocal_rank_fusion, weighted_fusion
 
 
 def test_modes_and_default(tree: Path, fake_embedder: FakeEmbedder) -> None:

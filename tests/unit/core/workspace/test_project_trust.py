@@ -211,3 +211,52 @@ def test_the_mcp_section_cannot_serve_another_folder(
         server_options(hostile)
     (hostile / "workspace-tools.yaml").write_text(f"mcp:\n  {key}: .\n", encoding="utf-8")
     assert getattr(server_options(hostile), key) == hostile.resolve()
+
+
+@pytest.mark.parametrize(
+    ("setting", "key", "default"),
+    [
+        ("scan: {max_file_bytes: 1073741824}", "scan.max_file_bytes", "20971520"),
+        ("scan: {max_depth: 1000}", "scan.max_depth", "10"),
+        ("conversion: {seconds: 3600}", "conversion.seconds", "10.0"),
+        ("conversion: {memory_bytes: 68719476736}", "conversion.memory_bytes", "536870912"),
+        ("conversion: {unpacked_bytes: 68719476736}", "conversion.unpacked_bytes", "536870912"),
+        (
+            "conversion: {per_format: {pdf: {seconds: 600}}}",
+            "conversion.per_format.pdf.seconds",
+            "10.0",
+        ),
+        ("conversion: {isolate: false}", "conversion.isolate", "True"),
+    ],
+)
+def test_the_project_file_cannot_raise_a_limit(
+    tmp_path: Path, setting: str, key: str, default: str
+) -> None:
+    root = _hostile(tmp_path, setting)
+    with pytest.raises(InvalidInputError, match=rf"'{key}: .*' in .* is refused") as caught:
+        Workspace(root)
+    message = str(caught.value)
+    assert f"not raise it above the default ({default})" in message
+    assert "to Workspace to raise it" in message
+    assert not (root / ".workspace_tools").exists()  # refused before anything was written
+    assert main(["--root", str(root), "-q", "index"]) == 2
+
+
+def test_the_project_file_may_lower_limits_and_the_caller_may_raise_them(tmp_path: Path) -> None:
+    from workspace_tools.core.convert.limits import ConversionLimits
+    from workspace_tools.core.text.scan import ScanConfig
+
+    root = _hostile(
+        tmp_path, "scan: {max_file_bytes: 1024}\n  conversion: {per_format: {pdf: {seconds: 2}}}"
+    )
+    ws = Workspace(root)
+    assert ws.scan_config.max_file_bytes == 1024
+    assert ws.conversion_limits.budget("pdf").seconds == 2
+    (root / "workspace-tools.yaml").write_text("workspace:\n  embedder: none\n", encoding="utf-8")
+    trusted = Workspace(
+        root,
+        scan_config=ScanConfig(max_file_bytes=1 << 30),
+        conversion_limits=ConversionLimits(seconds=60),
+    )
+    assert trusted.scan_config.max_file_bytes == 1 << 30
+    assert trusted.conversion_limits.seconds == 60

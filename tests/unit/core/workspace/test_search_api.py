@@ -12,13 +12,13 @@ import numpy.typing as npt
 import pytest
 
 from tests.support.fakes import FakeEmbedder
-from workspace_tools.core.errors import InvalidInputError
-from workspace_tools.core.index.adapters import (
+from workspace_tools.core.embedding.adapters import (
     DEFAULT_BATCH_LIMIT,
     BatchAdapter,
     FunctionEmbedder,
     as_embedder,
 )
+from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.core.index.sparse import BM25Config, query_tf_weights
 from workspace_tools.core.workspace import Workspace
 
@@ -151,7 +151,7 @@ class PromptModel:
 
 
 def test_sentence_transformer_queries_go_through_encode_query() -> None:
-    from workspace_tools.core.index.embedder import SentenceTransformerEmbedder
+    from workspace_tools.core.embedding.embedder import SentenceTransformerEmbedder
 
     embedder = SentenceTransformerEmbedder(precision="fp32", device="cpu")
     model = PromptModel()

@@ -31,12 +31,12 @@ def test_conversion_budgets_from_the_project_file(tree: Path) -> None:
     write_config(
         tree,
         "workspace:\n  embedder: none\n  conversion:\n    seconds: 4\n"
-        "    per_format: {pdf: {seconds: 30, memory_bytes: 1073741824}}\n",
-    )
+        "    per_format: {pdf: {seconds: 8, memory_bytes: 268435456}}\n",
+    )  # lower than the defaults: the file may not raise them (test_project_trust.py)
     ws = Workspace.from_project(tree)
     assert ws.conversion_limits.seconds == 4
-    assert ws.conversion_limits.budget("pdf").seconds == 30
-    assert ws.conversion_limits.budget("pdf").memory_bytes == 1 << 30
+    assert ws.conversion_limits.budget("pdf").seconds == 8
+    assert ws.conversion_limits.budget("pdf").memory_bytes == 1 << 28
     assert ws.conversion_limits.budget("docx").seconds == 4
     assert ws.conversion_cache.limits is ws.conversion_limits
 

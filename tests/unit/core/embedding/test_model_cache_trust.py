@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workspace_tools.core.index import openvino_model
-from workspace_tools.core.index.embedder import SentenceTransformerEmbedder
-from workspace_tools.core.index.openvino_model import CACHE_ENV, verified_model
+from workspace_tools.core.embedding import openvino_model
+from workspace_tools.core.embedding.embedder import SentenceTransformerEmbedder
+from workspace_tools.core.embedding.openvino_model import CACHE_ENV, verified_model
 
 pytest.importorskip("torch")
 pytestmark = [

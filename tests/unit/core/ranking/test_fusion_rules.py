@@ -8,7 +8,7 @@ import pytest
 
 from tests.support.fakes import FakeEmbedder
 from workspace_tools.core.errors import InvalidInputError
-from workspace_tools.core.index.fusion import (
+from workspace_tools.core.ranking.fusion import (
     FUSION_RULES,
     fusion_rule,
     minmax_fusion,

@@ -10,16 +10,17 @@ from typing import Any
 import numpy as np
 import pytest
 
-from workspace_tools.core.errors import InvalidInputError, MissingDependencyError
-from workspace_tools.core.index import embedder as embedder_module
-from workspace_tools.core.index import openvino_model
-from workspace_tools.core.index.embedder import SentenceTransformerEmbedder
-from workspace_tools.core.index.openvino_model import (
+from workspace_tools.core import extras
+from workspace_tools.core.embedding import embedder as embedder_module
+from workspace_tools.core.embedding import openvino_model
+from workspace_tools.core.embedding.embedder import SentenceTransformerEmbedder
+from workspace_tools.core.embedding.openvino_model import (
     CACHE_ENV,
     OpenVinoEncoder,
     cache_root,
     calibration_texts,
 )
+from workspace_tools.core.errors import InvalidInputError, MissingDependencyError
 
 pytest.importorskip("torch")
 needs_openvino = pytest.mark.skipif(
@@ -79,12 +80,16 @@ def test_bad_backend_and_precision_are_refused() -> None:
 
 def test_without_openvino_auto_falls_back_to_torch(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(embedder_module, "openvino_available", lambda: False)
-    monkeypatch.setattr(openvino_model, "openvino_available", lambda: False)
+    monkeypatch.setattr(extras, "_installed", lambda module: module not in {"openvino", "nncf"})
     embedder = SentenceTransformerEmbedder(device="cpu")
     assert embedder.backend == "torch"
     assert embedder.precision in {"bf16", "fp32"}
-    with pytest.raises(MissingDependencyError, match=r'pip install "workspace-tools\[vector\]"'):
+    with pytest.raises(MissingDependencyError) as caught:
         SentenceTransformerEmbedder(backend="openvino")
+    assert str(caught.value) == (
+        "The 'openvino' embedding backend needs openvino, nncf, which are not installed. Install "
+        'the vector extra: pip install "workspace-tools[vector]" (or pass backend="torch").'
+    )
 
 
 @needs_openvino

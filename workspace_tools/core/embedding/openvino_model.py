@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.util
 import inspect
 import json
 import logging
@@ -42,7 +41,8 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.errors import InvalidInputError, MissingDependencyError
+from workspace_tools.core.errors import InvalidInputError
+from workspace_tools.core.extras import missing_packages, require_extra
 
 __all__ = [
     "CACHE_ENV",
@@ -66,13 +66,14 @@ _FORMAT: Final = 2
 CHECKSUMS: Final = "checksums.json"
 """``file name -> SHA-256`` of the saved model's files, written with them."""
 _MODEL_FILES: Final = ("model.xml", "model.bin")
+_OPENVINO_MODULES: Final = ("openvino", "nncf")
 _CALIBRATION_BATCH: Final = 8
 _SMALL_FILE: Final = 1 << 20
 
 
 def openvino_available() -> bool:
     """True when ``openvino`` and ``nncf`` (its quantiser) are importable."""
-    return all(importlib.util.find_spec(name) is not None for name in ("openvino", "nncf"))
+    return not missing_packages("vector", *_OPENVINO_MODULES)
 
 
 def require_openvino() -> None:
@@ -81,12 +82,12 @@ def require_openvino() -> None:
     Raises:
         MissingDependencyError: one of them is missing.
     """
-    if not openvino_available():
-        msg = (
-            "The 'openvino' embedding backend needs the openvino and nncf packages: "
-            'pip install "workspace-tools[vector]", or pass backend="torch".'
-        )
-        raise MissingDependencyError(msg)
+    require_extra(
+        "vector",
+        purpose="the 'openvino' embedding backend",
+        modules=_OPENVINO_MODULES,
+        instead=' (or pass backend="torch")',
+    )
 
 
 def cache_root() -> Path:
@@ -105,7 +106,7 @@ def cache_root() -> Path:
 
 def calibration_texts() -> list[str]:
     """The 64 passages int8 quantisation is calibrated on (shipped with the package)."""
-    raw = resources.files("workspace_tools.core.index").joinpath("calibration.json").read_text()
+    raw = resources.files("workspace_tools.core.embedding").joinpath("calibration.json").read_text()
     texts = json.loads(raw)
     return [str(text) for text in texts]
 
@@ -305,7 +306,11 @@ class OpenVinoEncoder:
 
     def _convert_quietly(self, sample: dict[str, Any]) -> Any:
         # nncf draws progress bars on stdout, which an MCP stdio server uses for messages.
-        with contextlib.redirect_stdout(sys.stderr), warnings.catch_warnings():
+        with (
+            contextlib.redirect_stdout(sys.stderr),
+            warnings.catch_warnings(),
+            _rich_quiet_if_nncf_is(),
+        ):
             warnings.simplefilter("ignore")  # torch's tracer warnings about the model code
             return self._convert(sample)
 
@@ -404,3 +409,26 @@ def _writable_folder(folder: Path) -> bool:
     except OSError:
         return False
     return folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)
+
+
+@contextlib.contextmanager
+def _rich_quiet_if_nncf_is() -> Any:
+    """Hide nncf's rich progress bars while this package logs errors only (the CLI's ``-q``).
+
+    nncf draws them on rich's global console, not through its logger (whose level nncf resets
+    when imported), so they follow the ``workspace_tools`` logger: a caller that set it to ERROR
+    sees no bars. rich is imported here, with the model conversion, rather than by every quiet
+    command.
+    """
+    if logging.getLogger("workspace_tools").getEffectiveLevel() < logging.ERROR:
+        yield
+        return
+    import rich
+
+    console = rich.get_console()
+    was_quiet = console.quiet
+    console.quiet = True
+    try:
+        yield
+    finally:
+        console.quiet = was_quiet

@@ -9,8 +9,8 @@ import numpy as np
 import numpy.typing as npt
 
 from workspace_tools.core.errors import SearchModeError
-from workspace_tools.core.index.filters import compile_filter, missing
-from workspace_tools.core.index.fusion import FusedHit, fusion_rule
+from workspace_tools.core.ranking.filters import compile_filter, missing
+from workspace_tools.core.ranking.fusion import FusedHit, fusion_rule
 from workspace_tools.core.types import Chunk
 
 __all__ = ["MODES", "SearchMode", "filter_mask", "fuse", "resolve_mode"]

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from workspace_tools import Workspace
-from workspace_tools.core.index.embedder import DEFAULT_MODEL_ID, SentenceTransformerEmbedder
-from workspace_tools.core.index.openvino_model import openvino_available
+from workspace_tools.core.embedding.embedder import DEFAULT_MODEL_ID, SentenceTransformerEmbedder
+from workspace_tools.core.embedding.openvino_model import openvino_available
 
 pytestmark = pytest.mark.requires_model
 

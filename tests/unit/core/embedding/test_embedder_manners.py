@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 from tests.support.fakes import FakeEmbedder
-from workspace_tools.core.errors import InvalidInputError
-from workspace_tools.core.index import embedder as embedder_module
-from workspace_tools.core.index.embedder import (
+from workspace_tools.core.embedding import embedder as embedder_module
+from workspace_tools.core.embedding.embedder import (
     SentenceTransformerEmbedder,
     check_model_available,
     resolve_device,
 )
+from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.core.store.corpus import ChunkRow
 from workspace_tools.core.types import Chunk
 from workspace_tools.core.workspace import _ingest

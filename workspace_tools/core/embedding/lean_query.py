@@ -27,13 +27,14 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.index.openvino_model import (
+from workspace_tools.core.embedding.openvino_model import (
     _writable_folder,
     compile_options,
     model_cache_dir,
     openvino_available,
     verified_model,
 )
+from workspace_tools.core.extras import missing_packages
 
 __all__ = ["LeanQueryEncoder", "ModelLayout", "open_lean_encoder", "read_layout"]
 
@@ -236,6 +237,4 @@ def open_lean_encoder(
 
 
 def _tokenizers_available() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("tokenizers") is not None
+    return not missing_packages("vector", "tokenizers")

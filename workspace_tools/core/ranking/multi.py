@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Final, Generic, TypeVar
 
 from workspace_tools.core.errors import InvalidInputError
-from workspace_tools.core.index.fusion import RRF_K
+from workspace_tools.core.ranking.fusion import RRF_K
 
 __all__ = ["MAX_QUERIES", "MultiHit", "check_queries", "fuse_rankings"]
 

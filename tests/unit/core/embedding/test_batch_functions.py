@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tests.support.fakes import FakeEmbedder
-from workspace_tools.core.index.adapters import FunctionEmbedder, as_embedder
+from workspace_tools.core.embedding.adapters import FunctionEmbedder, as_embedder
 from workspace_tools.core.workspace import Workspace
 from workspace_tools.core.workspace._ingest import embed_texts
 

@@ -10,11 +10,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from workspace_tools.core.index import embedder as embedder_module
-from workspace_tools.core.index import lean_query
-from workspace_tools.core.index.embedder import SentenceTransformerEmbedder
-from workspace_tools.core.index.lean_query import ModelLayout, open_lean_encoder, read_layout
-from workspace_tools.core.index.openvino_model import (
+from workspace_tools.core.embedding import embedder as embedder_module
+from workspace_tools.core.embedding import lean_query
+from workspace_tools.core.embedding.embedder import SentenceTransformerEmbedder
+from workspace_tools.core.embedding.lean_query import ModelLayout, open_lean_encoder, read_layout
+from workspace_tools.core.embedding.openvino_model import (
     CACHE_ENV,
     model_cache_dir,
     openvino_available,

@@ -14,7 +14,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.index.embedder import Embedder, SentenceTransformerEmbedder, normalise
+from workspace_tools.core.embedding.embedder import Embedder, SentenceTransformerEmbedder, normalise
 
 __all__ = [
     "BATCH_FORM",
