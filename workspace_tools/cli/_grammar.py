@@ -66,7 +66,7 @@ def add_global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
             "name or path (default: the config file's, else 'default')",
         ),
     )
-    from workspace_tools.core.backends.registry import backend_names  # light: no backend loaded
+    from workspace_tools.core.backends.config import backend_names  # light: no backend loaded
 
     parser.add_argument(
         "--backend",

@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from workspace_tools.core.backends.registry import (
+    ENTRY_POINT_GROUP,
     BackendContext,
     BackendSpec,
     UntrustedSettingError,
-    backend_names,
-    backend_spec,
     register,
+    registered,
 )
 from workspace_tools.core.errors import InvalidInputError, MissingDependencyError
 
@@ -40,6 +40,8 @@ __all__ = [
     "MILVUS_TOKEN_ENV",
     "BackendConfig",
     "backend_config",
+    "backend_names",
+    "backend_spec",
     "open_backend",
     "register_builtins",
 ]
@@ -284,3 +286,36 @@ def open_backend(config: BackendConfig, context: BackendContext) -> SearchBacken
     """
     spec = backend_spec(config.type)
     return spec.open(context, spec.settings.of(config))
+
+
+def backend_names() -> tuple[str, ...]:
+    """Every registered backend name, built-ins first."""
+    if "embedded" not in registered():
+        register_builtins()
+    return tuple(registered())
+
+
+def backend_spec(name: str) -> BackendSpec:
+    """The backend called ``name`` (entry points are looked at for an unknown name).
+
+    Raises:
+        InvalidInputError: no backend has that name (the message lists the known ones).
+    """
+    specs = registered()
+    if "embedded" not in specs:
+        register_builtins()
+        specs = registered()
+    spec = specs.get(name)
+    if spec is None:
+        import importlib.metadata  # only for a name that is not registered
+
+        for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+            if entry.name == name:
+                loaded = entry.load()
+                if isinstance(loaded, BackendSpec):
+                    register(loaded)
+                    spec = loaded
+    if spec is None:
+        msg = f"Unknown search backend {name!r}. Use one of: {', '.join(specs)}."
+        raise InvalidInputError(msg)
+    return spec

@@ -108,12 +108,7 @@ class ChangeFollower:
         """Catch up after this process's write: from memory when nothing else came between."""
         base = writer.version - 1
         cursors = [part.cursor() for part in self.parts]
-        if (
-            writer.changed
-            and not writer.cleared
-            and self._data_version is not None
-            and all(c is None or c == base for c in cursors)
-        ):
+        if writer.changed and not writer.cleared and all(c is None or c == base for c in cursors):
             for part, cursor in zip(self.parts, cursors, strict=True):
                 if cursor is not None:
                     part.apply(writer.changes)

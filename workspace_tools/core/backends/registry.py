@@ -2,10 +2,11 @@
 
 A backend is one entry: its name, its settings class (which checks the keys a configuration
 gives it and reads them), whether it stores vectors itself, and how to open it. The built-in
-``embedded`` and ``milvus`` entries are registered by ``backends/config.py``; a third-party
-package registers its own with :func:`register`, or exposes a :class:`BackendSpec` under the
-entry-point group :data:`ENTRY_POINT_GROUP` (loaded when a name is not found), so adding a
-backend needs no edit of this package.
+``embedded`` and ``milvus`` entries are registered by ``backends/config.py``, whose
+``backend_spec``/``backend_names`` are the lookups; a third-party package registers its own with
+:func:`register`, or exposes a :class:`BackendSpec` under the entry-point group
+:data:`ENTRY_POINT_GROUP` (loaded when a name is not found), so adding a backend needs no edit
+of this package.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from workspace_tools.core.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from workspace_tools.core.backends.base import SearchBackend
-    from workspace_tools.core.backends.config import BackendConfig
     from workspace_tools.core.backends.follow import ChangeFollower
     from workspace_tools.core.index.sparse import BM25Config
     from workspace_tools.core.store.database import IndexDatabase
@@ -31,9 +31,8 @@ __all__ = [
     "BackendSettings",
     "BackendSpec",
     "UntrustedSettingError",
-    "backend_names",
-    "backend_spec",
     "register",
+    "registered",
     "unregister",
 ]
 
@@ -64,15 +63,15 @@ class BackendContext:
 
 
 class BackendSettings(Protocol):
-    """A backend's own settings, read from a :class:`BackendConfig`."""
+    """A backend's own settings, read from a ``config.BackendConfig`` (``config`` below)."""
 
     @classmethod
-    def of(cls, config: BackendConfig) -> BackendSettings:
+    def of(cls, config: Any) -> BackendSettings:
         """The settings ``config`` gives (raises :class:`InvalidInputError` on a foreign key)."""
         ...
 
     @classmethod
-    def from_project(cls, config: BackendConfig, *, root: Path, path: Path) -> BackendConfig:
+    def from_project(cls, config: Any, *, root: Path, path: Path) -> Any:
         """``config`` as the project file ``path`` may set it (raises UntrustedSettingError)."""
         ...
 
@@ -90,6 +89,12 @@ class BackendSpec:
 
 
 _SPECS: dict[str, BackendSpec] = {}
+"""Registered backends by name (the built-ins are added by ``backends/config.py``)."""
+
+
+def registered() -> dict[str, BackendSpec]:
+    """The registered backends by name (a copy)."""
+    return dict(_SPECS)
 
 
 def register(spec: BackendSpec) -> None:
@@ -100,39 +105,3 @@ def register(spec: BackendSpec) -> None:
 def unregister(name: str) -> None:
     """Remove a backend (no error when absent)."""
     _SPECS.pop(name, None)
-
-
-def backend_names() -> tuple[str, ...]:
-    """Every registered backend name, built-ins first."""
-    _builtins()
-    return tuple(_SPECS)
-
-
-def backend_spec(name: str) -> BackendSpec:
-    """The backend called ``name`` (entry points are looked at for an unknown name).
-
-    Raises:
-        InvalidInputError: no backend has that name (the message lists the known ones).
-    """
-    _builtins()
-    spec = _SPECS.get(name)
-    if spec is None:
-        import importlib.metadata  # only for a name that is not registered
-
-        for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-            if entry.name == name:
-                loaded = entry.load()
-                if isinstance(loaded, BackendSpec):
-                    register(loaded)
-                    spec = loaded
-    if spec is None:
-        msg = f"Unknown search backend {name!r}. Use one of: {', '.join(_SPECS)}."
-        raise InvalidInputError(msg)
-    return spec
-
-
-def _builtins() -> None:
-    if "embedded" not in _SPECS:
-        from workspace_tools.core.backends import config
-
-        config.register_builtins()

@@ -37,8 +37,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from workspace_tools.core.backends.config import backend_config
-from workspace_tools.core.backends.registry import UntrustedSettingError, backend_spec
+from workspace_tools.core.backends.config import backend_config, backend_spec
+from workspace_tools.core.backends.registry import UntrustedSettingError
 from workspace_tools.core.config import ProjectConfig
 from workspace_tools.core.convert.limits import DEFAULT_LIMITS, ConversionLimits
 from workspace_tools.core.errors import InvalidInputError

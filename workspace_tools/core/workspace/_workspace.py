@@ -11,9 +11,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from workspace_tools.core.backends.catalog import SourceCatalog
-from workspace_tools.core.backends.config import BackendConfig, backend_config, open_backend
+from workspace_tools.core.backends.config import (
+    BackendConfig,
+    backend_config,
+    backend_spec,
+    open_backend,
+)
 from workspace_tools.core.backends.follow import ChangeFollower
-from workspace_tools.core.backends.registry import BackendContext, backend_spec
+from workspace_tools.core.backends.registry import BackendContext
 from workspace_tools.core.config import ProjectConfig
 from workspace_tools.core.convert import (
     DEFAULT_LIMITS,
