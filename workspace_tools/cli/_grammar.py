@@ -66,9 +66,11 @@ def add_global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
             "name or path (default: the config file's, else 'default')",
         ),
     )
+    from workspace_tools.core.backends.config import backend_names  # light: no backend loaded
+
     parser.add_argument(
         "--backend",
-        choices=["embedded", "milvus"],
+        choices=backend_names(),
         **kw(
             "search backend (default: the config file's, else 'embedded'); 'milvus' needs "
             'pip install "workspace-tools[milvus]"',

@@ -29,6 +29,8 @@ __all__ = ["MAX_DOCUMENTS_OUTPUT_CHARS", "SearchDocumentsInput", "SearchDocument
 
 MAX_DOCUMENTS_OUTPUT_CHARS: Final = 6000
 """Characters of ``search_documents`` text output; later results are left out with a note."""
+_SCOPE_BATCH: Final = 1_000
+"""Source ids per ``$in`` pre-filter (the most the Milvus backend takes in one list)."""
 
 
 def _known_mode(value: Any) -> Any:
@@ -182,21 +184,24 @@ class SearchDocumentsTool(ThreadedTool):
                 "or not convertible); search them with mode='grep', or index them with "
                 "workspace_index."
             )
-        scope = None if paths is None and recursive else set(files)
+        scope = None if paths is None and recursive else sorted(files)
         # the folders this call may see (MCP roots): a pre-filter, so top_k hits come back
         confine = None
         if self.within is not None:
             sources = {p for p in self.within if ws.source(p) is not None}
             confine = within_filter(self.within, sources=sources)
-        if scope is not None and len(scope) == 1:
-            hits = ws.search(
-                query, top_k=top_k, mode="bm25", filter={"source_id": next(iter(scope))}
-            )
-        else:
-            k = top_k if scope is None else min(len(ws), max(top_k * 20, 200))
-            hits = _within(ws.search(query, top_k=max(k, 1), mode="bm25", filter=confine), scope)
-            if scope is not None and len(hits) < top_k and k < len(ws):
-                hits = _within(ws.search(query, top_k=len(ws), mode="bm25", filter=confine), scope)
+        if scope is None:
+            hits = ws.search(query, top_k=top_k, mode="bm25", filter=confine)
+        else:  # pre-filtered by source id; BM25 scores do not depend on the filter
+            hits = []
+            for start in range(0, len(scope), _SCOPE_BATCH):
+                part = scope[start : start + _SCOPE_BATCH]
+                ids: Any = part[0] if len(part) == 1 else {"$in": part}
+                where: dict[str, Any] = {"source_id": ids}
+                if confine is not None:
+                    where = {"$and": [where, confine]}
+                hits += ws.search(query, top_k=top_k, mode="bm25", filter=where)
+            hits.sort(key=lambda hit: -hit.score)
         return [_keyword_item(hit) for hit in hits[:top_k]], notes, False
 
     def _grep(
@@ -326,10 +331,6 @@ class SearchDocumentsTool(ThreadedTool):
         footer += f", {lines} matching line(s)" if counts else ""
         footer += f" of {report.files_searched} searched (grep, {output_mode})"
         return "\n".join([*rows, footer, *notes]), artifact
-
-
-def _within(hits: list[SearchResult], scope: set[str] | None) -> list[SearchResult]:
-    return hits if scope is None else [h for h in hits if h.source_id in scope]
 
 
 def _keyword_item(hit: SearchResult) -> dict[str, Any]:

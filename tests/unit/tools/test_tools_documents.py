@@ -214,3 +214,23 @@ def test_grep_on_a_read_only_workspace_writes_no_conversion(tree: Path, tmp_path
     found = call(SearchDocumentsTool(workspace=ro), query="never cached", mode="grep").artifact
     assert [r["document_path"] for r in found["results"]] == ["docs/page.html"]
     assert not (tmp_path / "ro").exists()
+
+
+def test_keyword_scope_is_a_source_id_pre_filter(
+    bm25_ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 26: paths become an ``$in`` filter on ``source_id`` (no over-fetch, no post-filter)."""
+    seen: list[dict[str, object]] = []
+    real = bm25_ws.search
+
+    def search(query: str, **options: object) -> object:
+        seen.append(options)
+        return real(query, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(bm25_ws, "search", search)
+    tool = SearchDocumentsTool(workspace=bm25_ws)
+    results = call(tool, query="keyword search query", paths=["docs"], top_k=2).artifact["results"]
+    assert results
+    assert all(r["document_path"].startswith("docs/") for r in results)
+    scoped = sorted(s for s in bm25_ws.source_ids() if s.startswith("docs/"))
+    assert seen == [{"top_k": 2, "mode": "bm25", "filter": {"source_id": {"$in": scoped}}}]

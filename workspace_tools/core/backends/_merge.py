@@ -22,7 +22,7 @@ work in three steps, and only the first and the last hold the workspace lock:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -34,6 +34,7 @@ from workspace_tools.core.store.snapshot import Payload, read_pointer, write_sna
 if TYPE_CHECKING:
     from workspace_tools.core.index.dense import DenseIndex, FrozenDense
     from workspace_tools.core.store.database import IndexDatabase
+    from workspace_tools.core.text.tokenizer import Tokenizer
 
 __all__ = ["MergeJob", "adopt", "build", "dense_reusable", "freeze"]
 
@@ -43,6 +44,24 @@ DENSE_LAG = 3.0
 """A background merge writes the FAISS index again once the saved one lags behind by more rows
 (chunks written or deleted) than this many merge thresholds; below, the saved file is reused and
 a process that loads it catches the rest up from the database."""
+
+
+class MergeState(Protocol):
+    """What a merge reads and replaces of the embedded backend (``backends/embedded.py``)."""
+
+    db: IndexDatabase
+    tokenizer: Tokenizer
+    sparse: SparseSegments
+    payload: Payload | None
+    dense: DenseIndex | None
+    version: int
+    snapshot_version: int
+    snapshot_dense_current: bool
+    generation: int
+
+    def dense_current(self) -> bool: ...
+
+    def __len__(self) -> int: ...
 
 
 @dataclass(slots=True)
@@ -72,7 +91,7 @@ class MergeJob:
     saved: bool = False
 
 
-def freeze(state: Any, *, save: bool, config: dict[str, Any], background: bool) -> MergeJob:
+def freeze(state: MergeState, *, save: bool, config: dict[str, Any], background: bool) -> MergeJob:
     """Step 1 (workspace lock held): what the merge will fold.
 
     With ``background``, the FAISS index is not written again while the previous snapshot's
@@ -146,7 +165,7 @@ def build(job: MergeJob, db: IndexDatabase) -> None:
     job.saved = True
 
 
-def adopt(state: Any, job: MergeJob) -> bool:
+def adopt(state: MergeState, job: MergeJob) -> bool:
     """Step 3 (workspace lock held): swap the new base in and replay later changes on it.
 
     Returns:
@@ -184,7 +203,7 @@ def adopt(state: Any, job: MergeJob) -> bool:
     return True
 
 
-def dense_reusable(state: Any, config: dict[str, Any]) -> bool:
+def dense_reusable(state: MergeState, config: dict[str, Any]) -> bool:
     """The previous snapshot's FAISS file may be linked: same embedder, lagging little."""
     info = read_pointer(state.db)
     threshold = max(segments.MERGE_MINIMUM, segments.MERGE_FRACTION * len(state))

@@ -1,39 +1,87 @@
 """The search-backend seam: what a Workspace asks of the index that answers its searches.
 
 The SQLite database (``store/database.py``) stays the source of truth for sources, chunk texts,
-sync state and the embedding cache. A backend is a derived index kept in step with it through the
-database's change log (:meth:`IndexDatabase.changes_since`): on :meth:`SearchBackend.refresh` it
-applies the rows written and deleted since the version it holds. It answers BM25 and vector
-queries with metadata filters (the operator mapping of ``index/filters.py``), returning
-``(chunk key, score)`` pairs; result texts come from the database, fusion from
+sync state and the embedding cache; the source catalogue over it is ``backends/catalog.py``. A
+backend is a derived index kept in step with the database by the one change-log follower
+(``backends/follow.py``), which owns the cursor: the backend says which version it holds
+(:meth:`SearchBackend.cursor`), applies what changed since (:meth:`SearchBackend.apply`) and
+rebuilds itself from the database when it holds nothing or fell behind the log
+(:meth:`SearchBackend.rebuild`). It answers one typed query (:class:`BackendQuery`) with typed
+hits (:class:`BackendHits`); result texts come from the database, fusion from
 ``index/fusion.py``. Tools, MCP and the CLI never see which backend serves them.
 
-Two backends exist: ``embedded`` (bm25s segments + FAISS in this process, the default) and
-``milvus`` (a Milvus Lite file or a Milvus server; the ``milvus`` extra).
+Beyond the required members, a backend may offer capabilities the Workspace detects with
+``isinstance``: :class:`VectorBackfill` (vectors kept apart from the change log),
+:class:`Compacts` (merge and save after writes), :class:`MergesInBackground` (merges beside
+writes) and :class:`ResultCache` (result chunks held in memory). Backends are found by name in
+``backends/registry.py``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.store.corpus import SourceRecord
+from workspace_tools.core.ranking.filters import Filter
+from workspace_tools.core.store.database import Changes
 from workspace_tools.core.store.snapshot import ChunkFields
 from workspace_tools.core.types import Chunk
 
-__all__ = ["Hits", "MergesInBackground", "SearchBackend"]
+__all__ = [
+    "BackendHits",
+    "BackendQuery",
+    "Compacts",
+    "Hit",
+    "MergesInBackground",
+    "ResultCache",
+    "SearchBackend",
+    "VectorBackfill",
+]
 
-Hits = list[tuple[int, float]]
-"""``(chunk key, score)`` pairs, best first."""
+
+class Hit(NamedTuple):
+    """One chunk a side of the search found."""
+
+    key: int
+    """The chunk's key in the database."""
+    score: float
+    """Raw BM25 score, or the cosine similarity of unit vectors (higher is better)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BackendQuery:
+    """One search, as the backend receives it."""
+
+    text: str
+    """The query text (for an engine that analyses it itself)."""
+    terms: Mapping[str, int] | None
+    """Workspace tokenizer terms and their counts in the query (``None``: no BM25 side)."""
+    vector: npt.NDArray[np.float32] | None
+    """The unit query vector (``None``: no vector side)."""
+    bm25_k: int
+    """Most BM25 hits."""
+    vector_k: int
+    """Most vector hits."""
+    filter: Filter | None = None
+    """The metadata pre-filter, compiled once per search (``index/filters.py``)."""
+
+
+@dataclass(slots=True)
+class BackendHits:
+    """The two sides of one search, each best first."""
+
+    bm25: list[Hit] = field(default_factory=list)
+    vector: list[Hit] = field(default_factory=list)
 
 
 @runtime_checkable
 class SearchBackend(Protocol):
-    """A derived search index kept in step with the index database.
+    """A derived search index kept in step with the index database (seven members).
 
     Scores keep the embedded backend's meaning whatever the engine: BM25 hits carry a positive
     BM25 score (higher is better; chunks sharing no term with the query never come back), vector
@@ -43,66 +91,44 @@ class SearchBackend(Protocol):
 
     name: str
     """Short name (``embedded``, ``milvus``), for ``stats()`` and messages."""
-    empty: bool
-    """Pretend the database is empty (``rebuild=True`` until its first commit)."""
 
-    def refresh(self, *, force: bool = False) -> None:
-        """Apply what the database committed since this backend's version (cheap when nothing)."""
-        ...
-
-    def reset(self) -> None:
-        """Forget what is loaded in this process (the next :meth:`refresh` loads again)."""
-        ...
-
-    def __len__(self) -> int:
-        """Chunks indexed."""
-        ...
-
-    def sources(self) -> dict[str, SourceRecord]:
-        """Every source, by id, as of the last :meth:`refresh`."""
-        ...
-
-    def source(self, source_id: str) -> SourceRecord | None:
-        """One source (without loading them all when possible)."""
-        ...
-
-    def cached_chunks(self, keys: list[int]) -> dict[int, Chunk | ChunkFields]:
-        """Chunks this backend holds itself (the rest are read from the database).
-
-        As :class:`Chunk` objects or as the decoded fields of a snapshot payload row (cheaper:
-        the result builds a :class:`Chunk` only if its snippet is read).
-        """
-        ...
-
-    def search(
-        self,
-        *,
-        query: str,
-        terms: Mapping[str, int] | None,
-        vector: npt.NDArray[np.float32] | None,
-        bm25_k: int,
-        vector_k: int,
-        filter: Mapping[str, Any] | None,  # noqa: A002 - as in Workspace.search
-    ) -> tuple[Hits, Hits]:
-        """BM25 and vector hits among the chunks matching ``filter``.
-
-        Args:
-            query: The query text (for an engine that analyses it itself).
-            terms: Query terms of the workspace tokenizer and their counts in the query
-                (``None`` or empty: no BM25 side).
-            vector: The unit query vector (``None``: no vector side).
-            bm25_k: Most BM25 hits.
-            vector_k: Most vector hits.
-            filter: Conditions of ``index/filters.py`` (already validated), or ``None``.
-
-        Returns:
-            ``(bm25_hits, vector_hits)``, each best first.
+    def search(self, query: BackendQuery) -> BackendHits:
+        """BM25 and vector hits among the chunks matching ``query.filter``.
 
         Raises:
             InvalidInputError: the backend cannot express a condition of the filter (the
                 message names it).
         """
         ...
+
+    def __len__(self) -> int:
+        """Chunks indexed."""
+        ...
+
+    def cursor(self) -> int:
+        """The database version this backend holds (``-1``: nothing yet, rebuild me)."""
+        ...
+
+    def apply(self, changes: Changes) -> None:
+        """Apply what was committed after :meth:`cursor` (``changes.after`` narrows it)."""
+        ...
+
+    def rebuild(self) -> None:
+        """Load (or rebuild) from the database in full (it exists)."""
+        ...
+
+    def reset(self) -> None:
+        """Forget what is loaded in this process (the follower rebuilds it next time)."""
+        ...
+
+    def close(self) -> None:
+        """Release connections (the Workspace may be reopened later)."""
+        ...
+
+
+@runtime_checkable
+class VectorBackfill(Protocol):
+    """A backend whose vectors may lag the change log (the embedding cache fills them in)."""
 
     def vector_count(self) -> int | None:
         """Vectors held (``None``: not loaded yet; the Workspace then counts the cache)."""
@@ -121,6 +147,11 @@ class SearchBackend(Protocol):
         """Vectors (by content hash) for chunks :meth:`ensure_vectors` reported pending."""
         ...
 
+
+@runtime_checkable
+class Compacts(Protocol):
+    """A backend that compacts or persists what it holds after writes and on ``save()``."""
+
     def wants_merge(self, *, snapshot_minimum: int) -> bool:
         """Whether a write that just committed should be followed by :meth:`merge`."""
         ...
@@ -131,10 +162,6 @@ class SearchBackend(Protocol):
 
     def merge(self, *, save: bool, config: dict[str, Any]) -> None:
         """Compact what this backend holds; with ``save``, persist it (``save()``)."""
-        ...
-
-    def close(self) -> None:
-        """Release connections (the Workspace may be reopened later)."""
         ...
 
 
@@ -149,7 +176,7 @@ class MergesInBackground(Protocol):
     def merge_in_background(
         self, *, save: bool, config: dict[str, Any], lock: AbstractContextManager[Any]
     ) -> None:
-        """Like :meth:`SearchBackend.merge`, called without ``lock`` held.
+        """Like :meth:`Compacts.merge`, called without ``lock`` held.
 
         Hold ``lock`` only to read the state and to swap the result in: writes go on meanwhile.
         """
@@ -160,4 +187,13 @@ class MergesInBackground(Protocol):
 
         ``config`` is the snapshot configuration :meth:`merge_in_background` receives.
         """
+        ...
+
+
+@runtime_checkable
+class ResultCache(Protocol):
+    """A backend that holds result chunks itself (the rest are read from the database)."""
+
+    def cached_chunks(self, keys: list[int]) -> dict[int, Chunk | ChunkFields]:
+        """Chunks of these keys it holds, as :class:`Chunk` objects or decoded payload fields."""
         ...

@@ -1,12 +1,13 @@
 """The embedded backend: what one process holds of an index in memory, in step with the database.
 
 The database (``store/database.py``) is the truth. This process holds what search needs: the BM25
-segments (``index/segments.py``), the FAISS index (loaded on the first vector search), the source
-rows (loaded on first use) and chunk metadata (loaded on the first filtered search). Each part
-records the database version it reflects; :meth:`EmbeddedBackend.refresh` applies the rows written
-and deleted since, by this process or any other, so a change another process committed is seen
-on the next search or write without reopening. Chunk texts stay in the database until a result
-needs them. The Workspace holds the locks; this class is not thread-safe on its own.
+segments (``index/segments.py``), the FAISS index (loaded on the first vector search) and chunk
+metadata (loaded on the first filtered search). Each part records the database version it
+reflects; the change-log follower (``backends/follow.py``) hands :meth:`EmbeddedBackend.apply`
+the rows written and deleted since, by this process or any other, so a change another process
+committed is seen on the next search or write without reopening. Chunk texts stay in the
+database until a result needs them. The Workspace holds the locks; this class is not
+thread-safe on its own.
 """
 
 from __future__ import annotations
@@ -14,18 +15,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from workspace_tools.core.backends import _merge
+from workspace_tools.core.backends.base import BackendHits, BackendQuery, Hit
+from workspace_tools.core.backends.follow import ChangeFollower
 from workspace_tools.core.index.dense import DenseIndex
 from workspace_tools.core.index.segments import SparseSegments
 from workspace_tools.core.index.sparse import BM25Config, query_tf_weights
-from workspace_tools.core.ranking.filters import compile_filter, missing
-from workspace_tools.core.store.corpus import SourceRecord
-from workspace_tools.core.store.database import TERM_SEPARATOR, Changes, IndexDatabase, SourceRow
+from workspace_tools.core.ranking.filters import Filter, missing
+from workspace_tools.core.store.database import TERM_SEPARATOR, Changes
 from workspace_tools.core.store.snapshot import (
     ChunkFields,
     Payload,
@@ -37,23 +39,11 @@ from workspace_tools.core.store.snapshot import (
 from workspace_tools.core.text.tokenizer import Tokenizer
 from workspace_tools.core.types import Chunk
 
-__all__ = ["EmbeddedBackend", "record_of"]
+__all__ = ["EmbeddedBackend"]
 
 logger = logging.getLogger(__name__)
-
-
-def record_of(row: SourceRow) -> SourceRecord:
-    """The public source record of a stored row."""
-    return SourceRecord(
-        id=row.id,
-        kind=row.kind,
-        content_hash=row.hash,
-        chunk_ids=row.chunk_ids,
-        metadata=row.metadata,
-        mtime_ns=row.mtime_ns,
-        size=row.size,
-        format=row.format,
-    )
+_hit: Final = tuple.__new__
+"""``_hit(Hit, (key, score))``: a :class:`Hit` without its ``__new__`` (result lists are long)."""
 
 
 class EmbeddedBackend:
@@ -62,7 +52,7 @@ class EmbeddedBackend:
     The default :class:`~workspace_tools.core.backends.base.SearchBackend`.
 
     Args:
-        db: The index database.
+        follower: The workspace's change-log follower (over the index database).
         tokenizer: The workspace tokenizer (its vocabulary numbers the BM25 terms).
         bm25_config: BM25 parameters.
         hnsw_threshold: Vector count above which FAISS switches to HNSW.
@@ -71,12 +61,13 @@ class EmbeddedBackend:
     def __init__(
         self,
         *,
-        db: IndexDatabase,
+        follower: ChangeFollower,
         tokenizer: Tokenizer,
         bm25_config: BM25Config,
         hnsw_threshold: int,
     ) -> None:
-        self.db = db
+        self.follower = follower
+        self.db = follower.db
         self.tokenizer = tokenizer
         self.bm25_config = bm25_config
         self.hnsw_threshold = hnsw_threshold
@@ -94,52 +85,39 @@ class EmbeddedBackend:
         self._dense_version = -1
         self._dense_pending: dict[int, str] = {}
         """Chunks whose vectors the embedding cache lacks (filled by the Workspace)."""
-        self._sources: dict[str, SourceRecord] | None = None
-        self._sources_version = -1
         self._metadata: dict[int, tuple[str, str, dict[str, Any]]] | None = None
         self._metadata_version = -1
-        self._data_version: int | None = None
-        self.empty = False
-        """Pretend the database is empty (``rebuild=True`` until its first commit)."""
         self.generation = 0
         """Bumped whenever the BM25 state is replaced (a merge in progress then gives up)."""
+        follower.follow(self)
 
     name = "embedded"
 
+    @property
+    def empty(self) -> bool:
+        """The database counts as empty (``rebuild=True`` until its first commit)."""
+        return self.follower.empty
+
     # -- catching up -------------------------------------------------------------------------
 
-    def refresh(self, *, force: bool = False) -> None:
-        """Apply what was committed since each part was loaded (cheap when nothing was)."""
-        if self.empty:
-            return
-        if not self.db.exists():
-            if self.version < 0:
-                self.version = 0
-            return
-        data_version = self.db.data_version()
-        if not force and self.version >= 0 and data_version == self._data_version:
-            return
-        self._data_version = data_version
+    def cursor(self) -> int:
+        """The oldest version of the parts loaded (``-1``: nothing yet)."""
         if self.version < 0:
-            self._load_sparse()
-        for _ in range(3):
-            parts = [self.version, self._sources_version, self._metadata_version]
-            if self.dense is not None:
-                parts.append(self._dense_version)
-            low = min(p for p in parts if p >= 0)
-            changes = self.db.changes_since(low)
-            if changes is not None:
-                self._apply(changes)
-                return
-            self._reset()  # fell behind the pruned deletion log: reload
-            self._load_sparse()
-        msg = "The index changed too fast to catch up with; retry."
-        raise RuntimeError(msg)
+            return -1
+        parts = [self.version]
+        if self._metadata is not None:
+            parts.append(self._metadata_version)
+        if self.dense is not None:
+            parts.append(self._dense_version)
+        return min(parts)
+
+    def rebuild(self) -> None:
+        """Load the BM25 segments: the snapshot's base, else every row of the database."""
+        self._load_sparse()
 
     def reset(self) -> None:
-        """Forget everything loaded (the next :meth:`refresh` loads again)."""
+        """Forget everything loaded (the follower rebuilds it next time)."""
         self._reset()
-        self._data_version = None
 
     def _reset(self) -> None:
         self.generation += 1
@@ -147,7 +125,6 @@ class EmbeddedBackend:
         self.sparse = SparseSegments(self.bm25_config)
         self.version = self.snapshot_version = -1
         self.dense, self._dense_version = None, -1
-        self._sources, self._sources_version = None, -1
         self._metadata, self._metadata_version = None, -1
 
     def _load_sparse(self) -> None:
@@ -180,70 +157,30 @@ class EmbeddedBackend:
             (setdefault(t, len(vocab)) for t in text.split(TERM_SEPARATOR)), dtype=np.int32
         )
 
-    def _apply(self, changes: Changes) -> None:
-        dead_keys = [(v, int(i)) for v, k, i in changes.removed if k == "c"]
-        dead_sources = [(v, i) for v, k, i in changes.removed if k == "s"]
-        # BM25 rows.
-        if self.version < changes.version:
-            for version, key in dead_keys:
-                if version > self.version:
-                    self.sparse.remove(key)
-            for key, _source, _hash, terms, version in changes.chunks:
-                if version > self.version:
-                    self.sparse.add(key, self._term_ids(terms))
+    def apply(self, changes: Changes) -> None:
+        """Apply each part what was committed after its own version."""
+        if self.version < changes.version:  # BM25 rows
+            fresh = changes.after(self.version)
+            for removed in fresh.removed_chunks:
+                self.sparse.remove(removed.key)
+            for chunk in fresh.chunks:
+                self.sparse.add(chunk.key, self._term_ids(chunk.terms))
             self.version = changes.version
-        # Vectors.
-        if self.dense is not None and self._dense_version < changes.version:
-            gone = [k for v, k in dead_keys if v > self._dense_version]
+        if self.dense is not None and self._dense_version < changes.version:  # vectors
+            fresh = changes.after(self._dense_version)
+            gone = [removed.key for removed in fresh.removed_chunks]
             for key in gone:
                 self._dense_pending.pop(key, None)
             self.dense.remove(np.asarray(gone, dtype=np.int64))
-            fresh = {k: h for k, _s, h, _t, v in changes.chunks if v > self._dense_version}
-            self._add_vectors(fresh)
+            self._add_vectors({chunk.key: chunk.hash for chunk in fresh.chunks})
             self._dense_version = changes.version
-        # Sources.
-        if self._sources is not None and self._sources_version < changes.version:
-            for version, source_id in dead_sources:
-                if version > self._sources_version:
-                    self._sources.pop(source_id, None)
-            for row, version in zip(changes.sources, changes.source_versions, strict=True):
-                if version > self._sources_version:
-                    self._sources[row.id] = record_of(row)
-            self._sources_version = changes.version
-        # Chunk metadata (filters).
-        if self._metadata is not None and self._metadata_version < changes.version:
-            for version, key in dead_keys:
-                if version > self._metadata_version:
-                    self._metadata.pop(key, None)
-            fresh_keys = [k for k, _s, _h, _t, v in changes.chunks if v > self._metadata_version]
-            for key, record in self.db.chunks(fresh_keys).items():
+        if self._metadata is not None and self._metadata_version < changes.version:  # filters
+            fresh = changes.after(self._metadata_version)
+            for removed in fresh.removed_chunks:
+                self._metadata.pop(removed.key, None)
+            for key, record in self.db.chunks([c.key for c in fresh.chunks]).items():
                 self._metadata[key] = (record.id, record.source, record.metadata)
             self._metadata_version = changes.version
-
-    # -- sources -------------------------------------------------------------------------------
-
-    def sources(self) -> dict[str, SourceRecord]:
-        """Every source (loaded on first use, then kept up to date by :meth:`refresh`)."""
-        if self.empty:
-            return {}
-        if self._sources is None:
-            if not self.db.exists():
-                return {}
-            version, rows = self.db.sources_at()
-            self._sources = {r.id: record_of(r) for r in rows}
-            self._sources_version = version
-            if version > self.version:
-                self.refresh(force=True)
-        return self._sources
-
-    def source(self, source_id: str) -> SourceRecord | None:
-        """One source, without loading them all."""
-        if self.empty or not self.db.exists():
-            return None
-        if self._sources is not None:
-            return self._sources.get(source_id)
-        row = self.db.source(source_id)
-        return None if row is None else record_of(row)
 
     # -- search --------------------------------------------------------------------------------
 
@@ -266,15 +203,15 @@ class EmbeddedBackend:
     def __len__(self) -> int:
         return len(self.sparse)
 
-    def filter_mask(self, conditions: Mapping[str, Any]) -> npt.NDArray[np.bool_]:
+    def filter_mask(self, conditions: Filter) -> npt.NDArray[np.bool_]:
         """Rows (of ``sparse.row_keys()``) whose metadata and ``source_id`` match all conditions."""
         if self._metadata is None:
             version, self._metadata = self.db.metadata_at()
             self._metadata_version = version
             if version != self.version:
-                self.refresh(force=True)
+                self.follower.refresh(force=True)
         metadata = self._metadata
-        holds = compile_filter(conditions)
+        holds = conditions.holds
         absent = missing()
         keys = self.sparse.row_keys()
         alive = self.sparse.alive_rows()
@@ -291,26 +228,19 @@ class EmbeddedBackend:
             mask[row] = holds(lookup)
         return mask
 
-    def search(
-        self,
-        *,
-        query: str,
-        terms: Mapping[str, int] | None,
-        vector: npt.NDArray[np.float32] | None,
-        bm25_k: int,
-        vector_k: int,
-        filter: Mapping[str, Any] | None,  # noqa: A002 - as in Workspace.search
-    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
-        """BM25 and vector hits (see :meth:`SearchBackend.search`)."""
-        del query  # the terms are what bm25s scores
-        mask = self.filter_mask(filter) if filter else None
-        bm25_hits = self.bm25_top(terms, k=bm25_k, mask=mask) if terms else []
-        vector_hits = self.vector_top(vector, k=vector_k, mask=mask) if vector is not None else []
-        return bm25_hits, vector_hits
+    def search(self, query: BackendQuery) -> BackendHits:
+        """BM25 and vector hits (see :meth:`SearchBackend.search`); the query text is unused."""
+        mask = self.filter_mask(query.filter) if query.filter is not None else None
+        hits = BackendHits()
+        if query.terms:
+            hits.bm25 = self.bm25_top(query.terms, k=query.bm25_k, mask=mask)
+        if query.vector is not None:
+            hits.vector = self.vector_top(query.vector, k=query.vector_k, mask=mask)
+        return hits
 
     def bm25_top(
         self, terms: Mapping[str, int], *, k: int, mask: npt.NDArray[np.bool_] | None
-    ) -> list[tuple[int, float]]:
+    ) -> list[Hit]:
         """Best ``(key, raw BM25 score)`` pairs, optionally among the rows of ``mask``.
 
         ``terms`` maps each distinct query term to its count in the query; the BM25 config's
@@ -321,18 +251,19 @@ class EmbeddedBackend:
         weights = None  # every rule weighs a term that occurs once by exactly 1
         if any(n != 1 for n in repeats):
             weights = query_tf_weights(repeats, self.sparse.config.query_tf).tolist()
-        return self.sparse.top(list(counts), k=k, mask=mask, weights=weights)
+        found = self.sparse.top(list(counts), k=k, mask=mask, weights=weights)
+        return [_hit(Hit, pair) for pair in found]
 
     def vector_top(
         self, vector: npt.NDArray[np.float32], *, k: int, mask: npt.NDArray[np.bool_] | None
-    ) -> list[tuple[int, float]]:
+    ) -> list[Hit]:
         """Nearest ``(key, cosine)`` pairs, optionally among the rows of ``mask`` (pre-filter)."""
         if self.dense is None:
             return []
         allowed = None
         if mask is not None:
             allowed = self.sparse.row_keys()[mask & self.sparse.alive_rows()]
-        return self.dense.search(vector, k=k, allowed=allowed)
+        return [_hit(Hit, pair) for pair in self.dense.search(vector, k=k, allowed=allowed)]
 
     # -- vectors ---------------------------------------------------------------------------------
 
@@ -357,7 +288,7 @@ class EmbeddedBackend:
         if dense is not None and info is not None:
             self.dense, self._dense_version = dense, info.dense_version
             self._dense_pending = {}
-            self.refresh(force=True)
+            self.follower.refresh(force=True)
             return dict(self._dense_pending)
         self.dense = DenseIndex(dimension, hnsw_threshold=self.hnsw_threshold)
         self._dense_pending = {}
@@ -367,7 +298,7 @@ class EmbeddedBackend:
         version, rows = self.db.snapshot_of_rows()
         self._dense_version = version
         self._add_vectors({int(r[0]): str(r[2]) for r in rows})
-        self.refresh(force=True)
+        self.follower.refresh(force=True)
         return dict(self._dense_pending)
 
     def _add_vectors(self, hashes: dict[int, str]) -> None:

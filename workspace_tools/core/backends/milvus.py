@@ -5,10 +5,11 @@ collection holds one row per chunk key: ``source_id``, ``metadata`` (JSON, for f
 BM25 scores (``text``, turned into a sparse vector by a server-side ``FunctionType.BM25``
 function) and the dense vector from our embedder. Its properties record the database it follows
 (``workspace_tools.database``), the settings it was built with (``workspace_tools.settings``) and
-the database version it has applied (``workspace_tools.version``): :meth:`MilvusBackend.refresh`
-applies the change log since that version, so a reopened workspace catches up incrementally; a
-collection built from another database, with other settings, ahead of the database, or behind
-the change log's horizon is dropped and rebuilt from the database, never trusted.
+the database version it has applied (``workspace_tools.version``): the change-log follower hands
+:meth:`MilvusBackend.apply` the change log since that version, so a reopened workspace catches
+up incrementally; a collection built from another database, with other settings, ahead of the
+database, or behind the change log's horizon is dropped and rebuilt from the database, never
+trusted.
 
 BM25 analysis: with ``analyzer="workspace"`` (the default) the text field holds this workspace's
 own tokenizer terms (stemmed words, identifier parts, CJK bigrams), each written as a 12-hex-digit
@@ -30,14 +31,11 @@ import numpy.typing as npt
 
 from workspace_tools.core.backends._milvus_filters import milvus_expression
 from workspace_tools.core.backends._milvus_schema import SCHEMA_VERSION, connect, create_collection
-from workspace_tools.core.backends.base import Hits
-from workspace_tools.core.backends.embedded import record_of
+from workspace_tools.core.backends.base import BackendHits, BackendQuery, Hit
+from workspace_tools.core.backends.follow import ChangeFollower
 from workspace_tools.core.errors import StorageError
 from workspace_tools.core.index.sparse import BM25Config
-from workspace_tools.core.store.corpus import SourceRecord
-from workspace_tools.core.store.database import TERM_SEPARATOR, Changes, ChunkRecord, IndexDatabase
-from workspace_tools.core.store.snapshot import ChunkFields
-from workspace_tools.core.types import Chunk
+from workspace_tools.core.store.database import TERM_SEPARATOR, Changes, ChunkRecord
 
 __all__ = ["MilvusBackend", "term_token"]
 
@@ -59,7 +57,7 @@ class MilvusBackend:
     """A Milvus collection kept in step with the index database (see the module docstring).
 
     Args:
-        db: The index database.
+        follower: The workspace's change-log follower (over the index database).
         uri: A Milvus Lite file path or a server URI.
         token: The server token, if any.
         collection: Collection name (default: derived from the index folder).
@@ -76,7 +74,7 @@ class MilvusBackend:
     def __init__(
         self,
         *,
-        db: IndexDatabase,
+        follower: ChangeFollower,
         uri: str,
         token: str | None,
         collection: str | None,
@@ -86,7 +84,8 @@ class MilvusBackend:
         embedder: tuple[str, int] | None,
         read_only: bool,
     ) -> None:
-        self.db = db
+        self.follower = follower
+        self.db = follower.db
         self.uri = uri
         self.analyzer = analyzer
         self.bm25_config = bm25_config
@@ -98,14 +97,11 @@ class MilvusBackend:
         self._client: Any = None
         self.version = -1
         """Database version the collection reflects (``-1``: not checked yet)."""
-        self.empty = False
-        self._data_version: int | None = None
-        self._sources: dict[str, SourceRecord] | None = None
-        self._sources_version = -1
         self._count = 0
         self._pending: dict[int, str] = {}
         """Chunks whose vectors the embedding cache lacks (not in the collection yet)."""
         self._saved = -1
+        follower.follow(self)
 
     @property
     def client(self) -> Any:
@@ -163,7 +159,7 @@ class MilvusBackend:
             trusted = (
                 props.get(_PREFIX + "database") == self._database_id()
                 and props.get(_PREFIX + "settings") == self._settings()
-                and 0 <= recorded <= self.db.version()
+                and int(self.db.meta("horizon") or 0) <= recorded <= self.db.version()
             )
             if trusted:
                 self.version = recorded
@@ -187,60 +183,39 @@ class MilvusBackend:
         for batch in _chunks([int(r[0]) for r in rows], 2000):
             self._upsert(batch)
         self._record(version)
+        self._count = len(rows)
 
-    # -- catching up -------------------------------------------------------------------------
+    # -- following the change log ----------------------------------------------------------
 
-    def refresh(self, *, force: bool = False) -> None:
-        """Apply what the database committed since the collection's version."""
-        if self.empty:
-            return
-        if not self.db.exists():
-            return
-        data_version = self.db.data_version()
-        if not force and self.version >= 0 and data_version == self._data_version:
-            return
-        self._data_version = data_version
+    def cursor(self) -> int:
+        """The database version the collection reflects (``-1``: not checked yet)."""
+        return self.version
+
+    def rebuild(self) -> None:
+        """Trust the collection's recorded version when it follows this database, else rebuild."""
         self._open_collection()
-        for _ in range(3):
-            low = self.version
-            if self._sources is not None:
-                low = min(low, self._sources_version)
-            changes = self.db.changes_since(low)
-            if changes is not None:
-                self._apply(changes)
-                return
-            self._sources, self._sources_version = None, -1
-            self._rebuild()
-        msg = "The index changed too fast to catch up with; retry."
-        raise RuntimeError(msg)
+        self._count = self.db.count("chunks")
 
     def reset(self) -> None:
         """Forget what this process loaded (the collection is checked again on next use)."""
         self.version = -1
-        self._data_version = None
-        self._sources, self._sources_version = None, -1
 
-    def _apply(self, changes: Changes) -> None:
-        if self.version < changes.version:
-            dead = [int(i) for v, k, i in changes.removed if k == "c" and v > self.version]
-            for key in dead:
-                self._pending.pop(key, None)
-            if dead:
-                with self._guard("delete chunks"):
-                    self.client.delete(self.collection, ids=dead)
-            fresh = [k for k, _s, _h, _t, v in changes.chunks if v > self.version]
-            for batch in _chunks(fresh, 2000):
-                self._upsert(batch)
-            self._record(changes.version)
-        if self._sources is not None and self._sources_version < changes.version:
-            for version, kind, source_id in changes.removed:
-                if kind == "s" and version > self._sources_version:
-                    self._sources.pop(source_id, None)
-            for row, version in zip(changes.sources, changes.source_versions, strict=True):
-                if version > self._sources_version:
-                    self._sources[row.id] = record_of(row)
-            self._sources_version = changes.version
-            self._count = sum(len(r.chunk_ids) for r in self._sources.values())
+    def apply(self, changes: Changes) -> None:
+        """Delete and upsert the chunks written after the collection's version."""
+        if self.version < 0 or self.version >= changes.version:  # < 0: no collection opened
+            return
+        fresh = changes.after(self.version)
+        dead = [removed.key for removed in fresh.removed_chunks]
+        for key in dead:
+            self._pending.pop(key, None)
+        if dead:
+            with self._guard("delete chunks"):
+                self.client.delete(self.collection, ids=dead)
+        for batch in _chunks([chunk.key for chunk in fresh.chunks], 2000):
+            self._upsert(batch)
+        self._record(changes.version)
+        if dead or fresh.chunks:
+            self._count = self.db.count("chunks")
 
     def _upsert(self, keys: list[int]) -> None:
         records = self.db.chunks(keys)
@@ -275,68 +250,36 @@ class MilvusBackend:
             row["dense"] = np.asarray(vector, dtype=np.float32).tolist()
         return row
 
-    # -- sources -------------------------------------------------------------------------------
-
-    def sources(self) -> dict[str, SourceRecord]:
-        """Every source (loaded from the database on first use, then followed)."""
-        if self.empty or not self.db.exists():
-            return {}
-        if self._sources is None:
-            version, rows = self.db.sources_at()
-            self._sources = {r.id: record_of(r) for r in rows}
-            self._sources_version = version
-            self._count = sum(len(r.chunk_ids) for r in self._sources.values())
-            self.refresh(force=True)
-        return self._sources
-
-    def source(self, source_id: str) -> SourceRecord | None:
-        """One source, without loading them all."""
-        if self.empty or not self.db.exists():
-            return None
-        if self._sources is not None:
-            return self._sources.get(source_id)
-        row = self.db.source(source_id)
-        return None if row is None else record_of(row)
-
     def __len__(self) -> int:
-        self.sources()
-        return self._count
-
-    def cached_chunks(self, keys: list[int]) -> dict[int, Chunk | ChunkFields]:
-        """None: result texts come from the database."""
-        del keys
-        return {}
+        return self._count if self.version >= 0 else 0
 
     # -- search --------------------------------------------------------------------------------
 
-    def search(
-        self,
-        *,
-        query: str,
-        terms: Mapping[str, int] | None,
-        vector: npt.NDArray[np.float32] | None,
-        bm25_k: int,
-        vector_k: int,
-        filter: Mapping[str, Any] | None,  # noqa: A002 - as in Workspace.search
-    ) -> tuple[Hits, Hits]:
+    def search(self, query: BackendQuery) -> BackendHits:
         """BM25 and vector hits from the collection (see :meth:`SearchBackend.search`)."""
-        expression = milvus_expression(filter) if filter else ""  # "": no per-row check
-        bm25_hits: Hits = []
-        vector_hits: Hits = []
+        conditions = query.filter.conditions if query.filter is not None else None
+        expression = milvus_expression(conditions) if conditions else ""  # "": no per-row check
+        hits = BackendHits()
         if self.empty or self.version < 0:
-            return bm25_hits, vector_hits
-        if terms and self.bm25_config is not None:
+            return hits
+        if query.terms and self.bm25_config is not None:
+            text = query.text
             if self.analyzer == "workspace":
-                query = " ".join(term_token(t) for t in terms)
-            found = self._search(query, "sparse", "BM25", bm25_k, expression)
+                text = " ".join(term_token(t) for t in query.terms)
+            found = self._search(text, "sparse", "BM25", query.bm25_k, expression)
             # Milvus Lite returns BM25 scores negated; a server returns them positive.
-            bm25_hits = [(key, abs(score)) for key, score in found if score != 0]
-        if vector is not None and self.embedder is not None:
-            query_vector = np.asarray(vector, dtype=np.float32).tolist()
-            vector_hits = self._search(query_vector, "dense", "COSINE", vector_k, expression)
-        return bm25_hits, vector_hits
+            hits.bm25 = [Hit(key, abs(score)) for key, score in found if score != 0]
+        if query.vector is not None and self.embedder is not None:
+            query_vector = np.asarray(query.vector, dtype=np.float32).tolist()
+            hits.vector = self._search(query_vector, "dense", "COSINE", query.vector_k, expression)
+        return hits
 
-    def _search(self, data: Any, field: str, metric: str, k: int, expression: str) -> Hits:
+    @property
+    def empty(self) -> bool:
+        """The database counts as empty (``rebuild=True`` until its first commit)."""
+        return self.follower.empty
+
+    def _search(self, data: Any, field: str, metric: str, k: int, expression: str) -> list[Hit]:
         with self._guard("search"):
             found = self.client.search(
                 self.collection,
@@ -347,7 +290,7 @@ class MilvusBackend:
                 search_params={"metric_type": metric},
                 output_fields=["key"],
             )
-        return [(int(hit["key"]), float(hit["distance"])) for hit in found[0]]
+        return [Hit(int(hit["key"]), float(hit["distance"])) for hit in found[0]]
 
     # -- vectors -------------------------------------------------------------------------------
 
@@ -359,8 +302,7 @@ class MilvusBackend:
 
     def ensure_vectors(self, dimension: int, model_id: str) -> dict[int, str]:
         """Chunks the collection lacks for want of a cached vector."""
-        del dimension, model_id
-        self.refresh()
+        del dimension, model_id  # the Workspace has caught up before asking
         return dict(self._pending)
 
     def add_vectors(self, vectors: Mapping[str, npt.NDArray[np.float32]]) -> None:

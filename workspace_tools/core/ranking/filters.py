@@ -24,6 +24,7 @@ one hash lookup per chunk.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from workspace_tools.core.errors import InvalidInputError
@@ -33,6 +34,7 @@ __all__ = [
     "LOGICAL_OPERATORS",
     "MAX_FILTER_DEPTH",
     "MAX_FILTER_VALUES",
+    "Filter",
     "compile_filter",
     "filter_shape",
 ]
@@ -128,6 +130,21 @@ def compile_filter(conditions: Any) -> Predicate:
     """
     filter_shape(conditions)
     return _compile(conditions)
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    """A filter checked and compiled once (per search): its conditions and their predicate."""
+
+    conditions: Mapping[str, Any]
+    """As given (a backend that translates filters, such as Milvus, reads these)."""
+    holds: Predicate
+    """The compiled predicate (see :func:`compile_filter`)."""
+
+    @classmethod
+    def of(cls, conditions: Mapping[str, Any]) -> Filter:
+        """Check and compile ``conditions`` (raises as :func:`compile_filter` does)."""
+        return cls(conditions, compile_filter(conditions))
 
 
 def filter_shape(conditions: Any) -> tuple[int, int]:

@@ -34,6 +34,19 @@ class FusedHit:
     bm25_rank: int | None
     vector_rank: int | None
 
+    def details(self) -> dict[str, float]:
+        """The raw scores and ranks behind :attr:`score` (``SearchResult.score_details``)."""
+        details: dict[str, float] = {}
+        if self.bm25 is not None:
+            details["bm25"] = self.bm25
+            if self.bm25_rank is not None:
+                details["bm25_rank"] = float(self.bm25_rank)
+        if self.vector is not None:
+            details["vector"] = self.vector
+            if self.vector_rank is not None:
+                details["vector_rank"] = float(self.vector_rank)
+        return details
+
 
 def _check_weight(vector_weight: float) -> None:
     if not 0.0 <= vector_weight <= 1.0:

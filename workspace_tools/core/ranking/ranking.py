@@ -10,7 +10,7 @@ import numpy.typing as npt
 
 from workspace_tools.core.errors import SearchModeError
 from workspace_tools.core.ranking.filters import compile_filter, missing
-from workspace_tools.core.ranking.fusion import fusion_rule
+from workspace_tools.core.ranking.fusion import FusedHit, fusion_rule
 from workspace_tools.core.types import Chunk
 
 __all__ = ["MODES", "SearchMode", "filter_mask", "fuse", "resolve_mode"]
@@ -18,8 +18,6 @@ __all__ = ["MODES", "SearchMode", "filter_mask", "fuse", "resolve_mode"]
 SearchMode = Literal["bm25", "vector", "hybrid"]
 MODES: Final[tuple[str, ...]] = ("bm25", "vector", "hybrid")
 """Every search mode there is."""
-
-Ranked = list[tuple[int, float, dict[str, float]]]
 
 
 def resolve_mode(mode: str | None, available: Sequence[str]) -> str:
@@ -64,27 +62,16 @@ def filter_mask(chunks: Sequence[Chunk], conditions: Mapping[str, Any]) -> npt.N
 
 def fuse(
     mode: str,
-    bm25_hits: list[tuple[int, float]],
-    vector_hits: list[tuple[int, float]],
+    bm25_hits: Sequence[tuple[int, float]],
+    vector_hits: Sequence[tuple[int, float]],
     *,
     k: int,
     fusion: str,
     vector_weight: float,
-) -> Ranked:
-    """``(key, score, score_details)`` best first: one side's hits, or both fused."""
+) -> list[FusedHit]:
+    """The ``k`` best hits: one side's (without ranks), or both sides fused."""
     if mode == "bm25":
-        return [(key, s, {"bm25": s}) for key, s in bm25_hits[:k]]
+        return [FusedHit(key, s, s, None, None, None) for key, s in bm25_hits[:k]]
     if mode == "vector":
-        return [(key, s, {"vector": s}) for key, s in vector_hits[:k]]
-    rule = fusion_rule(fusion)
-    ranked: Ranked = []
-    for hit in rule(bm25_hits, vector_hits, vector_weight=vector_weight)[:k]:
-        details: dict[str, float] = {}
-        if hit.bm25 is not None:
-            details["bm25"] = hit.bm25
-            details["bm25_rank"] = float(hit.bm25_rank or 0)
-        if hit.vector is not None:
-            details["vector"] = hit.vector
-            details["vector_rank"] = float(hit.vector_rank or 0)
-        ranked.append((hit.key, hit.score, details))
-    return ranked
+        return [FusedHit(key, s, None, s, None, None) for key, s in vector_hits[:k]]
+    return fusion_rule(fusion)(bm25_hits, vector_hits, vector_weight=vector_weight)[:k]

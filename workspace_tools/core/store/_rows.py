@@ -7,11 +7,12 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from workspace_tools.core.errors import IndexCorruptError, StorageError
+from workspace_tools.core.types import Chunk
 
 __all__ = [
     "CHUNK_COLUMNS",
@@ -20,9 +21,13 @@ __all__ = [
     "SCHEMA",
     "SOURCE_COLUMNS",
     "TERM_SEPARATOR",
+    "ChangedChunk",
+    "ChangedSource",
     "Changes",
     "ChunkRecord",
-    "SourceRow",
+    "RemovedChunk",
+    "RemovedSource",
+    "SourceRecord",
     "chunk_metadata",
     "dumps",
     "join_metadata",
@@ -81,17 +86,45 @@ def row_checksum(*fields: Any) -> str:
 
 
 @dataclass(slots=True)
-class SourceRow:
-    """A source as stored."""
+class SourceRecord:
+    """A file or string in the index (a ``sources`` row; ``Workspace.source()`` returns it)."""
 
     id: str
     kind: str
-    hash: str
+    """``file`` (kept in sync with the disk) or ``text`` (indexed by the program)."""
+    content_hash: str
     chunk_ids: list[str]
-    metadata: dict[str, Any]
-    mtime_ns: int
-    size: int
-    format: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    mtime_ns: int = 0
+    size: int = 0
+    format: str = "text"
+
+    def to_json(self) -> dict[str, Any]:
+        """Format-1 manifest row."""
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "hash": self.content_hash,
+            "chunks": self.chunk_ids,
+            "metadata": self.metadata,
+            "mtime_ns": self.mtime_ns,
+            "size": self.size,
+            "format": self.format,
+        }
+
+    @classmethod
+    def from_json(cls, row: dict[str, Any]) -> SourceRecord:
+        """Inverse of :meth:`to_json`."""
+        return cls(
+            id=row["id"],
+            kind=row["kind"],
+            content_hash=row["hash"],
+            chunk_ids=list(row["chunks"]),
+            metadata=dict(row.get("metadata") or {}),
+            mtime_ns=int(row.get("mtime_ns", 0)),
+            size=int(row.get("size", 0)),
+            format=row.get("format", "text"),
+        )
 
 
 @dataclass(slots=True)
@@ -110,19 +143,94 @@ class ChunkRecord:
     text: str
     terms: str
 
+    @classmethod
+    def of(cls, chunk: Chunk, *, hash: str, terms: str, key: int = -1) -> ChunkRecord:  # noqa: A002
+        """The row of ``chunk`` (``key`` -1: the database assigns it)."""
+        return cls(
+            key=key,
+            id=chunk.id,
+            source=chunk.source_id,
+            start_line=chunk.start_line,
+            end_line=chunk.end_line,
+            headings=list(chunk.headings),
+            levels=list(chunk.heading_levels),
+            hash=hash,
+            metadata=dict(chunk.metadata),
+            text=chunk.text,
+            terms=terms,
+        )
+
+    def chunk(self) -> Chunk:
+        """The :class:`Chunk` this row stores."""
+        return Chunk(
+            id=self.id,
+            source_id=self.source,
+            text=self.text,
+            start_line=self.start_line,
+            end_line=self.end_line,
+            headings=tuple(self.headings),
+            heading_levels=tuple(self.levels),
+            metadata=self.metadata,
+        )
+
+
+class ChangedSource(NamedTuple):
+    """A source row written after a version."""
+
+    version: int
+    """The version that wrote it."""
+    record: SourceRecord
+
+
+class ChangedChunk(NamedTuple):
+    """A chunk row written after a version (what a derived index needs of it)."""
+
+    version: int
+    key: int
+    source_id: str
+    hash: str
+    terms: str
+    """Its tokenizer terms, :data:`TERM_SEPARATOR`-joined."""
+
+
+class RemovedSource(NamedTuple):
+    """A source deleted after a version."""
+
+    version: int
+    source_id: str
+
+
+class RemovedChunk(NamedTuple):
+    """A chunk deleted after a version."""
+
+    version: int
+    key: int
+
 
 @dataclass(slots=True)
 class Changes:
-    """What changed after a version: upserted rows and deleted ids, in commit order."""
+    """What changed after a version: written rows and deletions, in commit order.
+
+    :meth:`after` narrows it to a later version, so each part of a derived index that follows
+    the log from its own version applies only what it lacks.
+    """
 
     version: int
-    sources: list[SourceRow]
-    source_versions: list[int]
-    """Version that wrote each of ``sources``."""
-    removed: list[tuple[int, str, str]]
-    """``(version, kind, ident)`` of every deletion: kind ``s`` (source id) or ``c`` (chunk key)."""
-    chunks: list[tuple[int, str, str, str, int]]
-    """``(key, source, hash, terms, version)`` of every chunk written after the version."""
+    """The database version these changes bring a follower to."""
+    sources: list[ChangedSource] = field(default_factory=list)
+    chunks: list[ChangedChunk] = field(default_factory=list)
+    removed_sources: list[RemovedSource] = field(default_factory=list)
+    removed_chunks: list[RemovedChunk] = field(default_factory=list)
+
+    def after(self, version: int) -> Changes:
+        """Only what was committed after ``version``."""
+        return Changes(
+            version=self.version,
+            sources=[c for c in self.sources if c.version > version],
+            chunks=[c for c in self.chunks if c.version > version],
+            removed_sources=[r for r in self.removed_sources if r.version > version],
+            removed_chunks=[r for r in self.removed_chunks if r.version > version],
+        )
 
 
 SOURCE_COLUMNS: Final = "id, kind, hash, chunk_ids, metadata, mtime_ns, size, format, checksum"
@@ -131,7 +239,7 @@ CHUNK_COLUMNS: Final = (
 )
 
 
-def parse_source(path: Path, row: Sequence[Any]) -> SourceRow:
+def parse_source(path: Path, row: Sequence[Any]) -> SourceRecord:
     """A ``sources`` row (its columns :data:`SOURCE_COLUMNS`), its checksum checked."""
     *fields, checksum = row
     if row_checksum(*fields) != checksum:
@@ -141,10 +249,10 @@ def parse_source(path: Path, row: Sequence[Any]) -> SourceRow:
         )
         raise IndexCorruptError(msg)
     sid, kind, digest, chunk_ids, metadata, mtime_ns, size, fmt = fields
-    return SourceRow(
+    return SourceRecord(
         id=sid,
         kind=kind,
-        hash=digest,
+        content_hash=digest,
         chunk_ids=list(json.loads(chunk_ids)),
         metadata=dict(json.loads(metadata)),
         mtime_ns=int(mtime_ns),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from collections.abc import Sequence
 
@@ -9,8 +10,13 @@ import numpy as np
 import numpy.typing as npt
 
 from workspace_tools.core.store._rows import (
+    ChangedChunk,
+    ChangedSource,
+    Changes,
     ChunkRecord,
-    SourceRow,
+    RemovedChunk,
+    RemovedSource,
+    SourceRecord,
     dumps,
     row_checksum,
     split_metadata,
@@ -26,6 +32,11 @@ class Writer:
         self._conn = conn
         self.version = version
         self.changed = False
+        self.changes = Changes(version=version)
+        """What this transaction wrote, as :meth:`IndexDatabase.changes_since` would read it
+        back (a follower at ``version - 1`` applies it from memory instead)."""
+        self.cleared = False
+        """:meth:`clear` ran: every follower reloads."""
 
     def meta(self, key: str) -> str | None:
         """Read a meta value inside the transaction."""
@@ -52,17 +63,23 @@ class Writer:
         conn = self._conn
         gone = conn.execute("DELETE FROM sources WHERE id=?", (source_id,)).rowcount
         keys = [r[0] for r in conn.execute("SELECT key FROM chunks WHERE source=?", (source_id,))]
+        changes = self.changes
         if keys:
+            dead = set(keys)
+            changes.chunks = [c for c in changes.chunks if c.key not in dead]
+            changes.removed_chunks += [RemovedChunk(self.version, int(k)) for k in keys]
             conn.execute("DELETE FROM chunks WHERE source=?", (source_id,))
             conn.executemany(
                 "INSERT INTO removed VALUES (?, 'c', ?)", [(self.version, str(k)) for k in keys]
             )
         if gone:
+            changes.sources = [c for c in changes.sources if c.record.id != source_id]
+            changes.removed_sources.append(RemovedSource(self.version, source_id))
             conn.execute("INSERT INTO removed VALUES (?, 's', ?)", (self.version, source_id))
         self.changed = self.changed or bool(gone or keys)
         return bool(gone)
 
-    def put_source(self, row: SourceRow, chunks: Sequence[ChunkRecord]) -> list[int]:
+    def put_source(self, row: SourceRecord, chunks: Sequence[ChunkRecord]) -> list[int]:
         """Replace a source and its chunks; returns the new chunk keys."""
         self.remove_source(row.id)
         self._put_source_row(row)
@@ -87,20 +104,22 @@ class Writer:
                 "metadata, text, terms, version, checksum) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (*fields, self.version, row_checksum(*fields)),
             )
-            keys.append(int(cursor.lastrowid or 0))
+            key = int(cursor.lastrowid or 0)
+            keys.append(key)
+            self.changes.chunks.append(ChangedChunk(self.version, key, c.source, c.hash, c.terms))
         self.changed = True
         return keys
 
-    def touch_source(self, row: SourceRow) -> None:
+    def touch_source(self, row: SourceRecord) -> None:
         """Rewrite a source row only (its mtime and size moved, its content did not)."""
         self._put_source_row(row)
         self.changed = True
 
-    def _put_source_row(self, row: SourceRow) -> None:
+    def _put_source_row(self, row: SourceRecord) -> None:
         fields = (
             row.id,
             row.kind,
-            row.hash,
+            row.content_hash,
             dumps(row.chunk_ids),
             dumps(row.metadata),
             row.mtime_ns,
@@ -112,6 +131,10 @@ class Writer:
             "format, version, checksum) VALUES (?,?,?,?,?,?,?,?,?,?)",
             (*fields, self.version, row_checksum(*fields)),
         )
+        changes = self.changes
+        changes.sources = [c for c in changes.sources if c.record.id != row.id]
+        copy = dataclasses.replace(row, chunk_ids=list(row.chunk_ids), metadata=dict(row.metadata))
+        changes.sources.append(ChangedSource(self.version, copy))
 
     def put_vectors(self, vectors: dict[str, npt.NDArray[np.float32]]) -> None:
         """Add vectors to the embedding cache."""
@@ -140,7 +163,7 @@ class Writer:
             conn.execute("DELETE FROM vectors")
         conn.execute("DELETE FROM meta WHERE key='snapshot'")
         self.set_meta("horizon", str(self.version))
-        self.changed = True
+        self.changed = self.cleared = True
 
     def prune_log(self, horizon: int) -> None:
         """Forget deletions at or before ``horizon`` (every snapshot reflects them)."""

@@ -24,52 +24,11 @@ import numpy.typing as npt
 
 from workspace_tools.core.errors import IndexCorruptError
 from workspace_tools.core.store._format1.generations import FORMAT_VERSION, read_json, write_json
+from workspace_tools.core.store._rows import SourceRecord
 from workspace_tools.core.text.hashing import text_hash
 from workspace_tools.core.types import Chunk
 
 __all__ = ["ChunkRow", "Corpus", "SourceRecord", "text_hash"]
-
-
-@dataclass(slots=True)
-class SourceRecord:
-    """A file or string in the index."""
-
-    id: str
-    kind: str
-    """``file`` (kept in sync with the disk) or ``text`` (indexed by the program)."""
-    content_hash: str
-    chunk_ids: list[str]
-    metadata: dict[str, Any] = field(default_factory=dict)
-    mtime_ns: int = 0
-    size: int = 0
-    format: str = "text"
-
-    def to_json(self) -> dict[str, Any]:
-        """Manifest row."""
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "hash": self.content_hash,
-            "chunks": self.chunk_ids,
-            "metadata": self.metadata,
-            "mtime_ns": self.mtime_ns,
-            "size": self.size,
-            "format": self.format,
-        }
-
-    @classmethod
-    def from_json(cls, row: dict[str, Any]) -> SourceRecord:
-        """Inverse of :meth:`to_json`."""
-        return cls(
-            id=row["id"],
-            kind=row["kind"],
-            content_hash=row["hash"],
-            chunk_ids=list(row["chunks"]),
-            metadata=dict(row.get("metadata") or {}),
-            mtime_ns=int(row.get("mtime_ns", 0)),
-            size=int(row.get("size", 0)),
-            format=row.get("format", "text"),
-        )
 
 
 @dataclass(slots=True)

@@ -31,9 +31,13 @@ from workspace_tools.core.store._rows import (
     FORMAT_VERSION,
     SOURCE_COLUMNS,
     TERM_SEPARATOR,
+    ChangedChunk,
+    ChangedSource,
     Changes,
     ChunkRecord,
-    SourceRow,
+    RemovedChunk,
+    RemovedSource,
+    SourceRecord,
     chunk_metadata,
     parse_chunk,
     parse_source,
@@ -49,7 +53,7 @@ __all__ = [
     "Changes",
     "ChunkRecord",
     "IndexDatabase",
-    "SourceRow",
+    "SourceRecord",
     "Writer",
     "row_checksum",
     "storage_error",
@@ -120,7 +124,7 @@ class IndexDatabase(DatabaseFile):
         raw = self.meta("settings")
         return None if raw is None else dict(json.loads(raw))
 
-    def source(self, source_id: str) -> SourceRow | None:
+    def source(self, source_id: str) -> SourceRecord | None:
         """One source row."""
         with self._lock, self.guard("read the index"):
             row = (
@@ -130,7 +134,7 @@ class IndexDatabase(DatabaseFile):
             )
         return None if row is None else parse_source(self.path, row)
 
-    def sources(self) -> list[SourceRow]:
+    def sources(self) -> list[SourceRecord]:
         """Every source row."""
         with self._lock, self.guard("read the index"):
             rows = self.connection().execute(f"SELECT {SOURCE_COLUMNS} FROM sources").fetchall()  # noqa: S608 - constant names, bound values
@@ -282,15 +286,19 @@ class IndexDatabase(DatabaseFile):
                     ).fetchall()
                 )
                 chunks = [
-                    (c.key, c.source, c.hash, c.terms, int(r[-1]))
+                    ChangedChunk(int(r[-1]), c.key, c.source, c.hash, c.terms)
                     for c, r in ((parse_chunk(self.path, r[:-1]), r) for r in chunk_rows)
                 ]
         return Changes(
             version=current,
-            sources=[parse_source(self.path, r[:-1]) for r in rows],
-            source_versions=[int(r[-1]) for r in rows],
-            removed=[(int(v), str(k), str(i)) for _rowid, v, k, i in removed],
+            sources=[ChangedSource(int(r[-1]), parse_source(self.path, r[:-1])) for r in rows],
             chunks=chunks,
+            removed_sources=[
+                RemovedSource(int(v), str(i)) for _rowid, v, k, i in removed if k == "s"
+            ],
+            removed_chunks=[
+                RemovedChunk(int(v), int(i)) for _rowid, v, k, i in removed if k == "c"
+            ],
         )
 
     def snapshot_of_rows(self) -> tuple[int, list[tuple[int, str, str, str]]]:
@@ -307,7 +315,7 @@ class IndexDatabase(DatabaseFile):
                 checked = [parse_chunk(self.path, r) for r in rows]
         return current, [(c.key, c.source, c.hash, c.terms) for c in checked]
 
-    def sources_at(self) -> tuple[int, list[SourceRow]]:
+    def sources_at(self) -> tuple[int, list[SourceRecord]]:
         """The version and every source row, read atomically."""
         with self._lock, self.guard("read the index"):
             conn = self.connection()

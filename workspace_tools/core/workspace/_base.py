@@ -9,12 +9,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from workspace_tools.core.backends.base import SearchBackend
+from workspace_tools.core.backends.base import SearchBackend, VectorBackfill
+from workspace_tools.core.backends.catalog import SourceCatalog
+from workspace_tools.core.backends.follow import ChangeFollower
 from workspace_tools.core.convert import ConversionCache, ConversionLimits
 from workspace_tools.core.embedding.embedder import Embedder
 from workspace_tools.core.errors import InvalidInputError, ReadOnlyWorkspaceError
 from workspace_tools.core.index.sparse import BM25Config
-from workspace_tools.core.store.database import ChunkRecord, IndexDatabase
+from workspace_tools.core.store.database import IndexDatabase
 from workspace_tools.core.text.chunking import ChunkingConfig
 from workspace_tools.core.text.scan import ScanConfig, normalise_id
 from workspace_tools.core.text.tokenizer import Tokenizer
@@ -22,7 +24,7 @@ from workspace_tools.core.types import Chunk
 from workspace_tools.core.workspace._ingest import embed_texts
 from workspace_tools.core.workspace.reporting import progress_bar
 
-__all__ = ["WorkspaceBase", "chunk_of"]
+__all__ = ["WorkspaceBase"]
 
 
 class WorkspaceBase:
@@ -51,6 +53,8 @@ class WorkspaceBase:
     _lock: threading.RLock
     _write_lock: threading.RLock
     _state: SearchBackend
+    _follower: ChangeFollower
+    _sources: SourceCatalog
     _clear_on_commit: bool
     _chunk_cache: dict[int, Chunk]
     _kind_cache: dict[int, Any]
@@ -104,7 +108,7 @@ class WorkspaceBase:
 
     def _refresh(self) -> None:
         with self._lock:
-            self._state.refresh()
+            self._follower.refresh()
 
     def _show(self, show: bool | None, /) -> bool:  # noqa: FBT001 - positional-only
         return self.show_progress if show is None else show
@@ -133,19 +137,24 @@ class WorkspaceBase:
             "embedder": embedder,
         }
 
-    def _ensure_vectors(self) -> None:
-        """Ready the backend's vectors and embed chunks indexed before vectors were enabled."""
-        if self.embedder is None:
+    def _ensure_vectors(self, *, refreshed: bool = False) -> None:
+        """Ready the backend's vectors and embed chunks indexed before vectors were enabled.
+
+        ``refreshed``: the caller has just caught up with the database (a search).
+        """
+        state = self._state
+        if self.embedder is None or not isinstance(state, VectorBackfill):
             return
         embedder = self.embedder
         with self._lock:  # without the write lock: a search does not wait for a running sync
-            self._state.refresh()
-            if not self._state.ensure_vectors(embedder.dimension, embedder.model_id):
+            if not refreshed:
+                self._follower.refresh()
+            if not state.ensure_vectors(embedder.dimension, embedder.model_id):
                 return
         with self._write_lock:
             with self._lock:
-                self._state.refresh()
-                pending = self._state.ensure_vectors(embedder.dimension, embedder.model_id)
+                self._follower.refresh()
+                pending = state.ensure_vectors(embedder.dimension, embedder.model_id)
             if not pending:
                 return
             texts = {r.hash: r.text for r in self._db.chunks(list(pending)).values()}
@@ -155,18 +164,4 @@ class WorkspaceBase:
                     writer.put_vectors(vectors)
                     writer.set_meta("settings", json.dumps(self._settings(), sort_keys=True))
             with self._lock:
-                self._state.add_vectors(vectors)
-
-
-def chunk_of(record: ChunkRecord) -> Chunk:
-    """A stored chunk row as a :class:`Chunk`."""
-    return Chunk(
-        id=record.id,
-        source_id=record.source,
-        text=record.text,
-        start_line=record.start_line,
-        end_line=record.end_line,
-        headings=tuple(record.headings),
-        heading_levels=tuple(record.levels),
-        metadata=record.metadata,
-    )
+                state.add_vectors(vectors)

@@ -183,8 +183,8 @@ def pending_changes(workspace: WorkspaceBase) -> PendingChanges:
     except ValueError:
         index_rel = None
     with workspace._lock:
-        workspace._state.refresh()
-        sources = dict(workspace._state.sources())
+        workspace._follower.refresh()
+        sources = dict(workspace._sources.all())
     kept_out = _unindexed(workspace.index_dir)
     pending = PendingChanges()
     seen: set[str] = set()

@@ -10,22 +10,25 @@ import numpy as np
 import numpy.typing as npt
 
 from workspace_tools.core.adapters import adapter
+from workspace_tools.core.backends.base import BackendQuery, ResultCache
 from workspace_tools.core.convert import Converted
 from workspace_tools.core.embedding.embedder import embed_query
 from workspace_tools.core.errors import ConversionError, InvalidInputError, WorkspaceError
+from workspace_tools.core.ranking.filters import Filter
+from workspace_tools.core.ranking.fusion import FusedHit
 from workspace_tools.core.ranking.multi import check_queries, fuse_rankings
 from workspace_tools.core.ranking.prior import KIND_KEY, prior_of, reweigh
-from workspace_tools.core.ranking.ranking import filter_mask, fuse, resolve_mode
+from workspace_tools.core.ranking.ranking import fuse, resolve_mode
 from workspace_tools.core.text.scan import normalise_id, read_inside, resolve_inside
 from workspace_tools.core.types import Chunk, SearchResult
-from workspace_tools.core.workspace._base import WorkspaceBase, chunk_of
+from workspace_tools.core.workspace._base import WorkspaceBase
 from workspace_tools.core.workspace._lines import (
     DEFAULT_READ_CHARS,
     TextPage,
     page_of_lines,
     text_of_chunks,
 )
-from workspace_tools.core.workspace._results import ChunkFields, build_result, metadata_of
+from workspace_tools.core.workspace._results import ChunkFields, build_result
 
 __all__ = ["MAX_QUERY_CHARS", "ReadPath"]
 
@@ -89,12 +92,13 @@ class ReadPath(WorkspaceBase):
             raise InvalidInputError(msg)
         chosen = resolve_mode(mode, self.modes)
         conditions = self._normalise_filter(filter) if filter is not None else None
+        compiled = Filter.of(conditions) if conditions is not None else None  # checked once
         if not queries:
             return []
         options: dict[str, Any] = {
             "chosen": chosen,
             "min_score": min_score,
-            "filter": conditions,
+            "filter": compiled if conditions else None,
             "weight": float(weight),
         }
         if len(queries) == 1:
@@ -127,20 +131,19 @@ class ReadPath(WorkspaceBase):
         top_k: int,
         chosen: str,
         min_score: float | None,
-        filter: Mapping[str, Any] | None,  # noqa: A002 - as in search()
+        filter: Filter | None,  # noqa: A002 - as in search()
         weight: float,
         marked: list[str] | None = None,
     ) -> list[SearchResult]:
         """Results of one checked formulation (see :meth:`search`); ``marked``: snippet terms."""
         counts = self.tokenizer.query_term_counts(query)
         terms = list(counts) if marked is None else marked
+        self._refresh()  # the one catch-up of a search (a retry below catches up again)
         query_vector = None
         if chosen in {"vector", "hybrid"}:
-            self._ensure_vectors()
+            self._ensure_vectors(refreshed=True)
             assert self.embedder is not None
             query_vector = embed_query(self.embedder, query)
-        if filter is not None:
-            filter_mask([], filter)  # validates the conditions
         results: list[SearchResult] = []
         for attempt in range(_SEARCH_ATTEMPTS):
             # Chunk rows never change under a key, so results are consistent with the state the
@@ -148,7 +151,8 @@ class ReadPath(WorkspaceBase):
             # attempt holds one read transaction, so nothing can move under it.
             consistent = self._db.reading() if attempt else contextlib.nullcontext()
             with self._lock, consistent:
-                self._refresh()
+                if attempt:
+                    self._refresh()
                 fetched: dict[int, Chunk | ChunkFields] = {}  # rows the ranking already read
                 ranked = self._rank(
                     query,
@@ -160,15 +164,16 @@ class ReadPath(WorkspaceBase):
                     vector_weight=weight,
                     fetched=fetched,
                 )
-                keys = [key for key, _score, _details in ranked]
-                found = {key: fetched[key] for key in keys if key in fetched}
-                if len(found) < len(keys):
-                    found.update(self._chunks([key for key in keys if key not in found]))
-                if all(key in found for key, _s, _d in ranked) or attempt + 1 == _SEARCH_ATTEMPTS:
+                found = {hit.key: fetched[hit.key] for hit in ranked if hit.key in fetched}
+                if len(found) < len(ranked):
+                    found.update(self._chunks([hit.key for hit in ranked if hit.key not in found]))
+                if len(found) == len(ranked) or attempt + 1 == _SEARCH_ATTEMPTS:
                     results = [
-                        build_result(found[key], score, details, terms, self.tokenizer)
-                        for key, score, details in ranked
-                        if key in found
+                        build_result(
+                            found[hit.key], hit.score, hit.details(), terms, self.tokenizer
+                        )
+                        for hit in ranked
+                        if hit.key in found
                     ]
                     break
         if min_score is not None:
@@ -230,7 +235,10 @@ class ReadPath(WorkspaceBase):
 
         Rows read from the database are kept in memory (a key's chunk never changes).
         """
-        found: dict[int, Chunk | ChunkFields] = dict(self._state.cached_chunks(keys))
+        state = self._state
+        found: dict[int, Chunk | ChunkFields] = {}
+        if isinstance(state, ResultCache):
+            found.update(state.cached_chunks(keys))
         if len(found) == len(keys):
             return found
         cache = self._chunk_cache
@@ -243,7 +251,7 @@ class ReadPath(WorkspaceBase):
                     missing.append(key)
         if missing:
             for key, record in self._db.chunks(missing).items():
-                found[key] = cache[key] = chunk_of(record)
+                found[key] = cache[key] = record.chunk()
             while len(cache) > _CHUNK_CACHE:
                 del cache[next(iter(cache))]
         return found
@@ -256,11 +264,11 @@ class ReadPath(WorkspaceBase):
         chosen: str,
         *,
         top_k: int,
-        filter: Mapping[str, Any] | None,  # noqa: A002 - as in search()
+        filter: Filter | None,  # noqa: A002 - as in search()
         vector_weight: float,
         fetched: dict[int, Chunk | ChunkFields],
-    ) -> list[tuple[int, float, dict[str, float]]]:
-        """``(key, score, details)`` best first, from the search backend (lock held).
+    ) -> list[FusedHit]:
+        """The ranked hits, best first, from the search backend (lock held).
 
         Chunks read to learn their kind are left in ``fetched`` for the results.
         """
@@ -275,17 +283,21 @@ class ReadPath(WorkspaceBase):
         # A prior never raises a score, so when none of a single mode's top k is weighed down,
         # those k are the answer as they are; otherwise the wider pool is fetched and weighed.
         for want in (k, pool) if prior and single else (k if single else pool,):
-            bm25_hits, vector_hits = state.search(
-                query=query,
-                terms=counts if chosen in {"bm25", "hybrid"} else None,
-                vector=query_vector,
-                bm25_k=want,
-                vector_k=want,
-                filter=filter or None,
+            hits = state.search(
+                BackendQuery(
+                    text=query,
+                    terms=counts if chosen in {"bm25", "hybrid"} else None,
+                    vector=query_vector,
+                    bm25_k=want,
+                    vector_k=want,
+                    filter=filter,
+                )
             )
+            bm25_hits: Sequence[tuple[int, float]] = hits.bm25
+            vector_hits: Sequence[tuple[int, float]] = hits.vector
             if not prior:
                 break
-            kinds = self._kinds([key for key, _ in bm25_hits + vector_hits], fetched)
+            kinds = self._kinds([key for key, _ in [*bm25_hits, *vector_hits]], fetched)
             plain = all(prior_of(kind) == 1.0 for kind in kinds.values())
             if plain:
                 break  # every weight is 1.0: the scores stand as they are
@@ -314,7 +326,7 @@ class ReadPath(WorkspaceBase):
             if len(kinds) > _KIND_CACHE:
                 kinds.clear()
             for key, chunk in self._chunks(missing).items():
-                kinds[key] = metadata_of(chunk).get(KIND_KEY)
+                kinds[key] = chunk.metadata.get(KIND_KEY)
                 fetched[key] = chunk
         return {key: kinds.get(key) for key in keys}
 
@@ -353,7 +365,7 @@ class ReadPath(WorkspaceBase):
         source_id = self._normalise_source_id(path)
         with self._lock:
             self._refresh()
-            record = self._state.source(source_id)
+            record = self._sources.get(source_id)
         if record is not None and record.kind == "text":
             text, fmt = text_of_chunks(self._stored_chunks(source_id)), record.format
         else:
@@ -372,9 +384,9 @@ class ReadPath(WorkspaceBase):
     def _stored_chunks(self, source_id: str) -> list[Chunk]:
         """The chunks of a source, in order (none for an unknown id)."""
         with self._lock:
-            if self._state.empty or not self._db.exists():
+            if self._follower.empty or not self._db.exists():
                 return []
-            return [chunk_of(r) for r in self._db.chunks_of(self._normalise_source_id(source_id))]
+            return [r.chunk() for r in self._db.chunks_of(self._normalise_source_id(source_id))]
 
     def _chunk_by_id(self, chunk_id: str, path: str | None) -> Chunk:
         if not isinstance(chunk_id, str) or not chunk_id.strip():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from workspace_tools.core.convert import locate_unit
@@ -12,32 +11,12 @@ from workspace_tools.core.text.snippets import best_snippet
 from workspace_tools.core.text.tokenizer import Tokenizer
 from workspace_tools.core.types import Chunk, LineRange, SearchResult
 
-__all__ = ["ChunkFields", "build_result", "chunk_of_fields", "metadata_of", "snippet_lines"]
+__all__ = ["ChunkFields", "build_result", "snippet_lines"]
 
 _UNIT_KEYS: Final = ("page", "slide", "sheet")
 """Metadata keys of a rich document's unit (``convert/_documents.py`` ``locate_unit``)."""
 _UNIT_MARKS: Final = ("\n<!-- page ", "\n## Slide ", "\n## Sheet: ")
 """A unit starting after a chunk's first line."""
-
-
-def chunk_of_fields(fields: ChunkFields) -> Chunk:
-    """The :class:`Chunk` of decoded payload fields."""
-    cid, source, start, end, headings, levels, metadata, text = fields
-    return Chunk(
-        id=cid,
-        source_id=source,
-        text=text,
-        start_line=start,
-        end_line=end,
-        headings=headings,
-        heading_levels=levels,
-        metadata=metadata,
-    )
-
-
-def metadata_of(chunk: Chunk | ChunkFields) -> Mapping[str, Any]:
-    """The metadata of a :class:`Chunk` or of decoded payload fields."""
-    return chunk.metadata if isinstance(chunk, Chunk) else chunk[6]
 
 
 def snippet_lines(chunk: Chunk, first: int, last: int) -> LineRange:
@@ -59,42 +38,27 @@ def build_result(
     ``chunk`` is a :class:`Chunk` or a snapshot payload's decoded fields (then the
     :class:`Chunk` is only made if the snippet, line range or headings are read).
     """
-    make_chunk: Callable[[], Chunk]
-    if isinstance(chunk, Chunk):
-        made = chunk
-        cid, source, start, end, metadata, text = (
-            made.id,
-            made.source_id,
-            made.start_line,
-            made.end_line,
-            made.metadata,
-            made.text,
-        )
+    cid, source, start, end = chunk.id, chunk.source_id, chunk.start_line, chunk.end_line
+    metadata, text = chunk.metadata, chunk.text
 
-        def make_chunk() -> Chunk:
-            return made
-    else:
-        fields = chunk
-        cid, source, start, end, _headings, _levels, metadata, text = fields
-
-        def make_chunk() -> Chunk:
-            return chunk_of_fields(fields)
+    def make_chunk() -> Chunk:
+        return chunk if isinstance(chunk, Chunk) else chunk.chunk()
 
     def resolve() -> tuple[str, LineRange | None, tuple[str, ...]]:
-        chunk = make_chunk()
-        snippet = best_snippet(chunk.text, terms, tokenizer)
-        headings = chunk.headings
-        if chunk.metadata.get("format") == "markdown" or chunk.headings:
-            lines = chunk.text.split("\n")
-            skip_first = bool(chunk.headings) and is_markdown_heading(lines[0]) is not None
+        made = make_chunk()
+        snippet = best_snippet(made.text, terms, tokenizer)
+        headings = made.headings
+        if made.metadata.get("format") == "markdown" or made.headings:
+            lines = made.text.split("\n")
+            skip_first = bool(made.headings) and is_markdown_heading(lines[0]) is not None
             headings = heading_path_at(
                 lines,
                 snippet.first_line + 1,
-                start=chunk.headings,
-                start_levels=chunk.heading_levels,
+                start=made.headings,
+                start_levels=made.heading_levels,
                 skip_first=skip_first,
             )
-        return snippet.text, snippet_lines(chunk, snippet.first_line, snippet.last_line), headings
+        return snippet.text, snippet_lines(made, snippet.first_line, snippet.last_line), headings
 
     extra: dict[str, Any] = {}
     resolved: dict[str, Any] = {"resolver": resolve}

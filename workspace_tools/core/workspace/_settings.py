@@ -32,13 +32,13 @@ stays isolated in worker processes; a caller raises them with ``scan_config=`` a
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from workspace_tools.core.backends.config import MILVUS_TOKEN_ENV, backend_config
+from workspace_tools.core.backends.config import backend_config, backend_spec
+from workspace_tools.core.backends.registry import UntrustedSettingError
 from workspace_tools.core.config import ProjectConfig
 from workspace_tools.core.convert.limits import DEFAULT_LIMITS, ConversionLimits
 from workspace_tools.core.errors import InvalidInputError
@@ -73,10 +73,6 @@ _SECTIONS: Final[dict[str, Any]] = {
     "scan": ScanConfig,
     "conversion": ConversionLimits,
 }
-
-
-class UntrustedSettingError(InvalidInputError):
-    """The project file sets something only the caller may set (it would move data or keys)."""
 
 
 def workspace_options(config: ProjectConfig) -> tuple[dict[str, Any], list[str] | None]:
@@ -175,38 +171,10 @@ def _limits_not_raised(config: ProjectConfig, options: Mapping[str, Any]) -> Non
 
 
 def _backend(config: ProjectConfig, value: Any, where: str) -> Any:
-    """The file's backend: a type and an analyzer, a local Lite file, never a server or key."""
-    label = f"'backend' under {where}"
-    backend = backend_config(value, where=label)
-    if backend.token is not None:
-        msg = (
-            f"'backend.token' in {config.path} is refused: the folder's own file may not hold "
-            f"a credential. Set ${MILVUS_TOKEN_ENV} or pass backend={{'token': ...}} to Workspace."
-        )
-        raise UntrustedSettingError(msg)
-    uri = backend.uri
-    if uri is None:
-        return backend
-    if "\x00" in uri:
-        msg = f"'backend.uri' in {config.path} must not contain a NUL character, got {uri!r}."
-        raise InvalidInputError(msg)
-    if "://" in uri or uri.startswith("unix:"):
-        msg = (
-            f"'backend.uri: {uri}' in {config.path} is refused: the folder's own file may not "
-            "send the index (and your Milvus token) to a server. Pass it with --backend-uri on "
-            "the CLI or backend={'type': 'milvus', 'uri': ...} to Workspace."
-        )
-        raise UntrustedSettingError(msg)
-    root = config.root.resolve()
-    resolved = Path(config.root, uri).resolve()
-    if root not in resolved.parents:
-        msg = (
-            f"'backend.uri: {uri}' in {config.path} is refused: a Milvus Lite file outside the "
-            "project root. Keep it inside the root, or pass it with --backend-uri on the CLI or "
-            "backend={'type': 'milvus', 'uri': ...} to Workspace."
-        )
-        raise UntrustedSettingError(msg)
-    return dataclasses.replace(backend, uri=str(Path(config.root, uri)))
+    """The file's backend, as its registry entry lets a project file set it (no server, no key)."""
+    backend = backend_config(value, where=f"'backend' under {where}")
+    settings = backend_spec(backend.type).settings
+    return settings.from_project(backend, root=config.root, path=config.path)
 
 
 def _build(cls: Any, key: str, section: Mapping[str, Any]) -> Any:

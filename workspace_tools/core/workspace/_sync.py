@@ -39,7 +39,9 @@ class SyncPath(WritePath):
             row = self._db.source(probe.id)
         except Exception:  # only a better count is at stake
             return
-        if row is not None and (row.hash, row.mtime_ns) == (probe.content_hash, probe.mtime_ns):
+        if row is None:
+            return
+        if (row.content_hash, row.mtime_ns) == (probe.content_hash, probe.mtime_ns):
             self._tracker.committed()
 
     @property
@@ -57,7 +59,7 @@ class SyncPath(WritePath):
     ) -> None:
         """Stage and commit ``files`` in bounded batches; removals go with the last one."""
         with self._lock:
-            sources = dict(self._state.sources())
+            sources = dict(self._sources.all())
         kept: set[str] = set()
         staged: list[tuple[SourceRecord, list[Chunk]]] = []
         touched: list[SourceRecord] = []

@@ -10,7 +10,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from workspace_tools.core.backends.config import BackendConfig, backend_config, open_backend
+from workspace_tools.core.backends.catalog import SourceCatalog
+from workspace_tools.core.backends.config import (
+    BackendConfig,
+    backend_config,
+    backend_spec,
+    open_backend,
+)
+from workspace_tools.core.backends.follow import ChangeFollower
+from workspace_tools.core.backends.registry import BackendContext
 from workspace_tools.core.config import ProjectConfig
 from workspace_tools.core.convert import (
     DEFAULT_LIMITS,
@@ -43,7 +51,6 @@ from workspace_tools.core.text.scan import (
 )
 from workspace_tools.core.text.tokenizer import Tokenizer, TokenizerConfig
 from workspace_tools.core.types import Chunk, SyncReport
-from workspace_tools.core.workspace._base import chunk_of
 from workspace_tools.core.workspace._freshness import record_removed, record_skipped
 from workspace_tools.core.workspace._ingest import (
     DocumentLike,
@@ -51,6 +58,7 @@ from workspace_tools.core.workspace._ingest import (
     make_record,
     unpack_document,
 )
+from workspace_tools.core.workspace._listing import ListingPath
 from workspace_tools.core.workspace._progress import (
     BATCH_CHUNKS,
     BATCH_FILES,
@@ -98,7 +106,7 @@ def _make_embedder(embedder: Any) -> Embedder | None:
     return as_embedder(embedder)
 
 
-class Workspace(ReadPath, SyncPath):
+class Workspace(ReadPath, SyncPath, ListingPath):
     """A folder of files (and any strings you add) indexed for BM25, vector and hybrid search.
 
     Settings not passed here come from the project's ``workspace-tools.yaml`` (its
@@ -236,16 +244,21 @@ class Workspace(ReadPath, SyncPath):
         self._converted_live: frozenset[str] | None = None
         self._lock = threading.RLock()
         self._write_lock = threading.RLock()
-        e, named = self.embedder, self.backend_config.type != "embedded"
+        e, spec = self.embedder, backend_spec(self.backend_config.type)
+        self._follower = ChangeFollower(self._db)
+        self._sources = SourceCatalog(self._follower)
         self._state = open_backend(
             self.backend_config,
-            db=self._db,
-            index_dir=self.index_dir,
-            tokenizer=self.tokenizer,
-            bm25_config=self.bm25_config if bm25 else None,
-            embedder=(e.model_id, e.dimension) if named and e is not None else None,
-            hnsw_threshold=hnsw_threshold,
-            read_only=read_only,
+            BackendContext(
+                db=self._db,
+                follower=self._follower,
+                index_dir=self.index_dir,
+                tokenizer=self.tokenizer,
+                bm25_config=self.bm25_config if bm25 else None,
+                embedder=(e.model_id, e.dimension) if spec.stores_vectors and e else None,
+                hnsw_threshold=hnsw_threshold,
+                read_only=read_only,
+            ),
         )
         self._clear_on_commit = False
         self._chunk_cache: dict[int, Chunk] = {}
@@ -266,7 +279,7 @@ class Workspace(ReadPath, SyncPath):
             self._clear_on_commit = clear_index(self._db)
             if self._clear_on_commit:
                 self._saved_settings = self._db.settings()
-            self._state.empty = True
+            self._follower.empty = True
         else:
             self._load()
 
@@ -294,55 +307,6 @@ class Workspace(ReadPath, SyncPath):
     def has_index(self) -> bool:
         """An index was created here (it may hold nothing: every source removed)."""
         return self._db.exists()
-
-    def __len__(self) -> int:
-        with self._lock:
-            self._state.refresh()
-            return len(self._state)
-
-    def __repr__(self) -> str:
-        return (
-            f"Workspace(root={str(self.root)!r}, sources={len(self.source_ids())}, "
-            f"chunks={len(self)}, modes={self.modes})"
-        )
-
-    def source_ids(self) -> list[str]:
-        """Ids of every indexed file and string."""
-        with self._lock:
-            self._state.refresh()
-            return list(self._state.sources())
-
-    def source(self, source_id: str) -> SourceRecord | None:
-        """The manifest row of a source, if indexed."""
-        with self._lock:
-            self._state.refresh()
-            return self._state.source(self._normalise_source_id(source_id))
-
-    def chunks_of(self, source_id: str) -> list[Chunk]:
-        """Chunks of a source, in order."""
-        with self._lock:
-            if self._state.empty or not self._db.exists():
-                return []
-            return [chunk_of(r) for r in self._db.chunks_of(self._normalise_source_id(source_id))]
-
-    def stats(self) -> dict[str, Any]:
-        """Counts and settings, for people and tools."""
-        with self._lock:
-            self._state.refresh()
-            vectors = self._state.vector_count()
-            if vectors is None:
-                no_vectors = self.embedder is None or self._state.empty or not self._db.exists()
-                vectors = 0 if no_vectors else self._db.count_embedded()
-            return {
-                "root": str(self.root),
-                "index_dir": str(self.index_dir),
-                "sources": len(self._state.sources()),
-                "chunks": len(self._state),
-                "modes": list(self.modes),
-                "embedder": self.embedder.model_id if self.embedder else None,
-                "vectors": vectors,
-                "backend": self._state.name,
-            }
 
     # -- indexing ------------------------------------------------------------------------------
 
@@ -379,7 +343,7 @@ class Workspace(ReadPath, SyncPath):
             for source_id, (content, metadata) in latest.items():
                 digest = text_hash(content)
                 with self._lock:
-                    previous = self._state.source(source_id)
+                    previous = self._sources.get(source_id)
                 if previous and previous.content_hash == digest and previous.metadata == metadata:
                     report.unchanged += 1
                     continue
@@ -413,7 +377,7 @@ class Workspace(ReadPath, SyncPath):
 
                 spec = pathspec.PathSpec.from_lines("gitignore", ["/" + id_or_prefix.lstrip("./")])
                 with self._lock:
-                    ids = [s for s in self._state.sources() if spec.match_file(s)]
+                    ids = [s for s in self._sources.all() if spec.match_file(s)]
             else:
                 ids = self._matching(target)
             report = SyncReport(removed=ids)
@@ -529,13 +493,3 @@ class Workspace(ReadPath, SyncPath):
             return self.index_dir.relative_to(self.root).as_posix()
         except ValueError:
             return None
-
-    def _matching(self, target: str) -> list[str]:
-        """Sources ``target`` names: itself, or everything under it as a folder."""
-        with self._lock:
-            if target in {"", "."}:
-                return list(self._state.sources())
-            single = self._state.source(target) is not None
-            if single and (self._state.empty or not self._db.has_children(target)):
-                return [target]
-            return [s for s in self._state.sources() if s == target or s.startswith(target + "/")]

@@ -11,14 +11,13 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.backends.base import MergesInBackground
+from workspace_tools.core.backends.base import Compacts, MergesInBackground, VectorBackfill
 from workspace_tools.core.convert import DOCUMENT_FORMAT_NAMES
 from workspace_tools.core.errors import IndexCorruptError
-from workspace_tools.core.store.corpus import SourceRecord
 from workspace_tools.core.store.database import (
     TERM_SEPARATOR,
     ChunkRecord,
-    SourceRow,
+    SourceRecord,
     storage_error,
 )
 from workspace_tools.core.store.migrate import migrate_legacy, remove_legacy
@@ -42,7 +41,7 @@ class WritePath(WorkspaceBase):
     """Commit changes, merge the BM25 segments, keep the conversion cache in step."""
 
     def _prune_conversions(self) -> None:
-        sources = self._state.sources().values()
+        sources = self._sources.all().values()
         live = frozenset(r.content_hash for r in sources if r.format in DOCUMENT_FORMAT_NAMES)
         if live != self._converted_live:  # walk the cache only when its live set moved
             try:
@@ -67,19 +66,12 @@ class WritePath(WorkspaceBase):
     def _records(self, record: SourceRecord, chunks: list[Chunk]) -> list[ChunkRecord]:
         record.chunk_ids = [c.id for c in chunks]
         tokenize = self.tokenizer.tokenize
+        bm25 = self.bm25_enabled
         return [
-            ChunkRecord(
-                key=-1,
-                id=c.id,
-                source=c.source_id,
-                start_line=c.start_line,
-                end_line=c.end_line,
-                headings=list(c.headings),
-                levels=list(c.heading_levels),
+            ChunkRecord.of(
+                c,
                 hash=text_hash(c.text),
-                metadata=dict(c.metadata),
-                text=c.text,
-                terms=TERM_SEPARATOR.join(tokenize(indexed_text(c))) if self.bm25_enabled else "",
+                terms=TERM_SEPARATOR.join(tokenize(indexed_text(c))) if bm25 else "",
             )
             for c in chunks
         ]
@@ -127,7 +119,7 @@ class WritePath(WorkspaceBase):
     ) -> None:
         changed = [*removed, *(record.id for record, _ in rows)]
         # A few sources are looked up one by one: loading every source row costs ~1 s at 50k.
-        lookup = self._state.source if len(changed) <= _LOOKUPS else self._state.sources().get
+        lookup = self._sources.get if len(changed) <= _LOOKUPS else self._sources.all().get
         documents_left = any(
             (old := lookup(source_id)) is not None and old.format in DOCUMENT_FORMAT_NAMES
             for source_id in changed
@@ -140,26 +132,27 @@ class WritePath(WorkspaceBase):
             for source_id in removed:
                 writer.remove_source(source_id)
             for record, records in rows:
-                writer.put_source(_row(record), records)
+                writer.put_source(record, records)
                 report.chunks_indexed += len(records)
             for record in touched:
-                writer.touch_source(_row(record))
+                writer.touch_source(record)
             writer.put_vectors(vectors)
         report.commits += 1
         tracker = getattr(self, "_tracker", None)
         if tracker is not None:
             tracker.committed()
-        if self._state.empty:
+        state = self._state
+        if self._follower.empty:
             self._clear_on_commit = False
-            self._state.empty = False
-            self._state.reset()
+            self._follower.empty = False
+            self._follower.reset()
             remove_legacy(self.index_dir)
-        self._state.refresh(force=True)
-        if vectors:
-            self._state.add_vectors(vectors)
+        self._follower.committed(writer)  # this write from memory, unless another came between
+        if vectors and isinstance(state, VectorBackfill):
+            state.add_vectors(vectors)
         self._prune_due = True  # replaced or removed texts may leave unused cached vectors
-        if self._state.wants_merge(snapshot_minimum=_SNAPSHOT_MINIMUM):
-            if isinstance(self._state, MergesInBackground):
+        if isinstance(state, Compacts) and state.wants_merge(snapshot_minimum=_SNAPSHOT_MINIMUM):
+            if isinstance(state, MergesInBackground):
                 self._merge_soon()
             else:
                 self._merge(prune=bool(removed))
@@ -182,9 +175,10 @@ class WritePath(WorkspaceBase):
     def _merge_in_background(self) -> None:
         state = self._state
         assert isinstance(state, MergesInBackground)
+        assert isinstance(state, Compacts)
         try:
             with self._lock:
-                if self._state.empty or not self._state.wants_merge(
+                if self._follower.empty or not state.wants_merge(
                     snapshot_minimum=_SNAPSHOT_MINIMUM
                 ):
                     return
@@ -204,6 +198,8 @@ class WritePath(WorkspaceBase):
     def _merge(self, *, prune: bool) -> None:
         """Merge and save now; with ``prune``, drop cached vectors no text uses any more."""
         state = self._state
+        if not isinstance(state, Compacts):
+            return
         unsaved = state.has_unsaved()
         if prune and not self.read_only and (self._prune_due or unsaved):
             with self._db.write("forget unused vectors") as writer:
@@ -238,7 +234,7 @@ class WritePath(WorkspaceBase):
         assert self.embedder is not None
         if not texts:
             return {}
-        cached = self._db.vectors(texts) if self._db.exists() and not self._state.empty else {}
+        cached = self._db.vectors(texts) if self._db.exists() and not self._follower.empty else {}
         todo = {h: t for h, t in texts.items() if h not in cached}
         return embed_texts(self.embedder, todo, show_progress=show_progress)
 
@@ -267,17 +263,4 @@ class WritePath(WorkspaceBase):
             index_dir=self.index_dir,
         )
         with self._lock:
-            self._state.refresh(force=True)
-
-
-def _row(record: SourceRecord) -> SourceRow:
-    return SourceRow(
-        id=record.id,
-        kind=record.kind,
-        hash=record.content_hash,
-        chunk_ids=list(record.chunk_ids),
-        metadata=dict(record.metadata),
-        mtime_ns=record.mtime_ns,
-        size=record.size,
-        format=record.format,
-    )
+            self._follower.refresh(force=True)

@@ -1,4 +1,8 @@
-"""The ``backend`` fixture: every behaviour test here runs once per search backend."""
+"""The ``backend`` fixture: every behaviour test here runs once per search backend.
+
+The backends are the registry's built-in ones plus the toy of ``toy_backend.py``, registered
+for the test through the registry API (and removed after it).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,8 @@ from typing import Any
 import pytest
 
 from tests.support.fakes import FakeEmbedder
+from tests.unit.core.backends.toy_backend import TOY_SPEC
+from workspace_tools.core.backends import registry
 from workspace_tools.core.workspace import Workspace
 
 MILVUS_MISSING = [
@@ -29,11 +35,16 @@ MILVUS_MISSING = [
                 reason=f"the milvus extra is not installed (missing {', '.join(MILVUS_MISSING)})",
             ),
         ),
+        "toy",
     ]
 )
-def backend(request: pytest.FixtureRequest) -> str:
+def backend(request: pytest.FixtureRequest) -> Iterator[str]:
     """A backend name (the Milvus one on a Milvus Lite file in the index folder)."""
-    return str(request.param)
+    registry.register(TOY_SPEC)
+    try:
+        yield str(request.param)
+    finally:
+        registry.unregister(TOY_SPEC.name)
 
 
 OpenWorkspace = Callable[..., Workspace]

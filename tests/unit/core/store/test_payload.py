@@ -97,7 +97,7 @@ def test_results_from_the_payload_equal_results_from_the_database(tmp_path: Path
     assert len(from_payload) == 20
     assert any(r[6] for r in from_payload)  # headings were resolved
     plain = Workspace(tmp_path, embedder=None)
-    plain._state.refresh()
+    plain._follower.refresh()
     plain._state.payload = None  # every chunk from the database instead
     assert _results(plain, "install caf\u00e9 steps") == from_payload
 

@@ -18,7 +18,6 @@ from workspace_tools.core.store.database import (
     TERM_SEPARATOR,
     ChunkRecord,
     IndexDatabase,
-    SourceRow,
 )
 
 __all__ = ["migrate_legacy", "remove_legacy"]
@@ -52,33 +51,9 @@ def migrate_legacy(db: IndexDatabase, *, read_only: bool) -> None:
             chunks = []
             for chunk_id in record.chunk_ids:
                 row = corpus.chunks[chunk_id]
-                chunk = row.chunk
-                chunks.append(
-                    ChunkRecord(
-                        key=-1,
-                        id=chunk.id,
-                        source=chunk.source_id,
-                        start_line=chunk.start_line,
-                        end_line=chunk.end_line,
-                        headings=list(chunk.headings),
-                        levels=list(chunk.heading_levels),
-                        hash=row.hash,
-                        metadata=dict(chunk.metadata),
-                        text=chunk.text,
-                        terms=TERM_SEPARATOR.join(vocabulary[t] for t in row.terms),
-                    )
-                )
-            source = SourceRow(
-                id=record.id,
-                kind=record.kind,
-                hash=record.content_hash,
-                chunk_ids=list(record.chunk_ids),
-                metadata=dict(record.metadata),
-                mtime_ns=record.mtime_ns,
-                size=record.size,
-                format=record.format,
-            )
-            converted.append((source, chunks))
+                terms = TERM_SEPARATOR.join(vocabulary[t] for t in row.terms)
+                chunks.append(ChunkRecord.of(row.chunk, hash=row.hash, terms=terms))
+            converted.append((record, chunks))
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
         msg = (
             f"The index in {directory} (format 1) is damaged ({type(exc).__name__}: {exc}). "

@@ -1,0 +1,34 @@
+"""One search catches up with the database once and compiles its filter once (issue 26)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.unit.core.backends.conftest import OpenWorkspace
+from workspace_tools.core.ranking import filters
+
+
+@pytest.mark.parametrize("mode", ["bm25", "vector", "hybrid"])
+def test_one_search_refreshes_once_and_compiles_its_filter_once(
+    open_ws: OpenWorkspace, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = open_ws()
+    ws.index_many([(f"d{i}", f"sun and park number {i}", {"year": 2000 + i}) for i in range(30)])
+    ws.index("package-lock.json", '{"sun": "park"}')  # a kind the prior weighs: a second pool
+    ws.search("warm up", mode=mode)  # loads what a first search loads (vectors, metadata)
+    compiled: list[Any] = []
+    real = filters.compile_filter
+
+    def counting(conditions: Any) -> Any:
+        compiled.append(conditions)
+        return real(conditions)
+
+    monkeypatch.setattr(filters, "compile_filter", counting)
+    before = ws._follower.refreshes
+    results = ws.search("sun park", mode=mode, top_k=5, filter={"year": {"$gte": 2010}})
+    assert results
+    assert all(r.metadata["year"] >= 2010 for r in results)
+    assert ws._follower.refreshes - before == 1
+    assert compiled == [{"year": {"$gte": 2010}}]

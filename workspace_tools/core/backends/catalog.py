@@ -1,0 +1,75 @@
+"""The source catalogue: every indexed source, over the database, whatever the search backend.
+
+Sources are database state, not index state: one :class:`SourceCatalog` per Workspace answers
+``source_ids()``, ``source()``, sync's comparison with the disk and ``remove()``'s matching. It
+loads every row on first use of :meth:`SourceCatalog.all` (one source alone is read by id without
+that) and then follows the change log through the Workspace's
+:class:`~workspace_tools.core.backends.follow.ChangeFollower`.
+"""
+
+from __future__ import annotations
+
+from workspace_tools.core.backends.follow import ChangeFollower
+from workspace_tools.core.store.database import Changes, SourceRecord
+
+__all__ = ["SourceCatalog"]
+
+
+class SourceCatalog:
+    """Sources by id, in step with the database (see the module docstring).
+
+    Args:
+        follower: The change-log follower of the workspace (the catalogue follows through it).
+    """
+
+    def __init__(self, follower: ChangeFollower) -> None:
+        self.follower = follower
+        self.db = follower.db
+        self._sources: dict[str, SourceRecord] | None = None
+        self._version = -1
+        follower.follow(self)
+
+    def all(self) -> dict[str, SourceRecord]:
+        """Every source (loaded on first use, then kept up to date by the follower)."""
+        if self.follower.empty or not self.db.exists():
+            return {}
+        if self._sources is None:
+            self.rebuild()
+            self.follower.refresh(force=True)
+        assert self._sources is not None
+        return self._sources
+
+    def get(self, source_id: str) -> SourceRecord | None:
+        """One source, without loading them all."""
+        if self.follower.empty or not self.db.exists():
+            return None
+        if self._sources is not None:
+            return self._sources.get(source_id)
+        return self.db.source(source_id)
+
+    # -- following the change log ----------------------------------------------------------------
+
+    def cursor(self) -> int | None:
+        """The version of the loaded rows (``None``: none loaded, nothing to follow)."""
+        return None if self._sources is None else self._version
+
+    def apply(self, changes: Changes) -> None:
+        """Apply sources written and deleted after the loaded version."""
+        if self._sources is None or self._version >= changes.version:
+            return
+        fresh = changes.after(self._version)
+        for removed in fresh.removed_sources:
+            self._sources.pop(removed.source_id, None)
+        for changed in fresh.sources:
+            self._sources[changed.record.id] = changed.record
+        self._version = changes.version
+
+    def rebuild(self) -> None:
+        """Read every source row."""
+        version, rows = self.db.sources_at()
+        self._sources = {r.id: r for r in rows}
+        self._version = version
+
+    def reset(self) -> None:
+        """Forget the loaded rows."""
+        self._sources, self._version = None, -1

@@ -1,0 +1,122 @@
+"""The one change-log follower: it owns the cursor that keeps derived state in step.
+
+Everything a process derives from the index database (the source catalogue, a search backend)
+follows the database's change log through one :class:`ChangeFollower`. A follower part says
+which version it holds (``cursor()``: ``None`` when it holds nothing and need not follow, ``-1``
+when it must be built), applies what changed since (``apply``) and rebuilds from the database
+when the log was pruned past it (``rebuild``); the follower reads the log once for all parts.
+
+After a write of this process, :meth:`ChangeFollower.committed` applies the rows the write made
+from memory (:attr:`Writer.changes`), without reading them back, when every part held the
+version just before it; a commit of another process in between (the write's version is not the
+parts' version + 1) or a cleared database falls back to reading the log, so several processes
+stay correct. Another process's later commits change ``PRAGMA data_version``, which the next
+:meth:`refresh` notices.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Protocol
+
+from workspace_tools.core.store.database import Changes, IndexDatabase, Writer
+
+__all__ = ["ChangeFollower", "Follows"]
+
+_ATTEMPTS: Final = 3
+
+
+class Follows(Protocol):
+    """A part of the derived state that follows the change log."""
+
+    def cursor(self) -> int | None:
+        """Version held (``None``: nothing held, skip me; ``-1``: rebuild me)."""
+        ...
+
+    def apply(self, changes: Changes) -> None:
+        """Apply what was committed after :meth:`cursor`."""
+        ...
+
+    def rebuild(self) -> None:
+        """Load from the database in full."""
+        ...
+
+    def reset(self) -> None:
+        """Forget what is loaded."""
+        ...
+
+
+class ChangeFollower:
+    """Keeps its parts at the database's latest version (the Workspace holds the lock).
+
+    Args:
+        db: The index database.
+    """
+
+    def __init__(self, db: IndexDatabase) -> None:
+        self.db = db
+        self.parts: list[Follows] = []
+        self.empty = False
+        """Pretend the database is empty (``rebuild=True`` until its first commit)."""
+        self._data_version: int | None = None
+        self.refreshes = 0
+        """Calls of :meth:`refresh` (tests count them)."""
+
+    def follow(self, part: Follows) -> None:
+        """Keep ``part`` in step from now on."""
+        self.parts.append(part)
+        self._data_version = None
+
+    def refresh(self, *, force: bool = False) -> None:
+        """Apply what the database committed since the parts' versions (cheap when nothing)."""
+        self.refreshes += 1
+        if self.empty:
+            return
+        if not self.db.exists():  # no index yet: a part that holds nothing holds version 0
+            for part in self.parts:
+                if part.cursor() == -1:
+                    part.apply(Changes(version=0))
+            return
+        data_version = self.db.data_version()
+        if (
+            not force
+            and data_version == self._data_version
+            and all(part.cursor() != -1 for part in self.parts)
+        ):
+            return
+        self._data_version = data_version
+        for part in self.parts:
+            if part.cursor() == -1:
+                part.rebuild()
+        for _ in range(_ATTEMPTS):
+            held = [v for v in (part.cursor() for part in self.parts) if v is not None]
+            if not held:
+                return
+            changes = self.db.changes_since(min(held))
+            if changes is not None:
+                for part in self.parts:
+                    if part.cursor() is not None:
+                        part.apply(changes)
+                return
+            for part in self.parts:  # fell behind the pruned deletion log: reload
+                part.reset()
+                if part.cursor() == -1:
+                    part.rebuild()
+        msg = "The index changed too fast to catch up with; retry."
+        raise RuntimeError(msg)
+
+    def committed(self, writer: Writer) -> None:
+        """Catch up after this process's write: from memory when nothing else came between."""
+        base = writer.version - 1
+        cursors = [part.cursor() for part in self.parts]
+        if writer.changed and not writer.cleared and all(c is None or c == base for c in cursors):
+            for part, cursor in zip(self.parts, cursors, strict=True):
+                if cursor is not None:
+                    part.apply(writer.changes)
+            return
+        self.refresh(force=True)
+
+    def reset(self) -> None:
+        """Forget every part's state (the next :meth:`refresh` loads again)."""
+        for part in self.parts:
+            part.reset()
+        self._data_version = None
