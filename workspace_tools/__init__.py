@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from workspace_tools.core.types import LineRange, SearchResult, SyncReport
     from workspace_tools.core.workspace import Workspace
 
-__version__ = "0.1.0"
+from workspace_tools._version import __version__
 
 _LAZY: dict[str, str] = {
     "Workspace": "workspace_tools.core.workspace._workspace",

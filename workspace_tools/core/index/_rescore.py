@@ -27,7 +27,11 @@ import numpy.typing as npt
 from workspace_tools.core.index._sparse_build import _per_value
 
 if TYPE_CHECKING:
-    from workspace_tools.core.index.segments import BaseArrays, SparseSegments
+    from workspace_tools.core.index._base_segment import BaseArrays
+
+SparseSegments = Any
+"""A :class:`~workspace_tools.core.index.segments.SparseSegments`; it imports this module, so
+the name is not imported back (the import graph stays acyclic; its private state is read here)."""
 
 __all__ = ["BackgroundRescore", "recent_query_postings", "rescore_base", "rescore_state"]
 

@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import copy as _copy
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
+from workspace_tools.core.index._base_segment import BaseArrays, build_base, empty_base
 from workspace_tools.core.index._rescore import BackgroundRescore, recent_query_postings
-from workspace_tools.core.index._sparse_build import build_scores_from_pairs, count_pairs, make_bm25
+from workspace_tools.core.index._sparse_build import count_pairs, make_bm25
 from workspace_tools.core.index.sparse import BM25Config, top_positive
 
 __all__ = ["BaseArrays", "SparseSegments", "build_base"]
@@ -40,31 +40,13 @@ RESCORE_MINIMUM: Final = 200_000
 IntArray = npt.NDArray[np.int64]
 
 
-@dataclass(slots=True)
-class BaseArrays:
-    """The base segment, as saved in a snapshot (arrays may be memory-mapped)."""
-
-    keys: npt.NDArray[np.int64]
-    """Chunk key of each base row."""
-    terms: npt.NDArray[np.int32]
-    """Term ids of every row, concatenated."""
-    offsets: npt.NDArray[np.int64]
-    """Row ``i``'s terms are ``terms[offsets[i]:offsets[i + 1]]``."""
-    indptr: npt.NDArray[np.int64]
-    """Postings of term ``t`` are ``docs/tf/scores[indptr[t]:indptr[t + 1]]``."""
-    docs: npt.NDArray[np.int32]
-    tf: npt.NDArray[np.float32]
-    scores: npt.NDArray[np.float32]
-    """bm25s's score of each posting, with the statistics of the base."""
-
-
 class SparseSegments:
     """Live BM25 over chunks identified by int keys (see the module docstring)."""
 
     def __init__(self, config: BM25Config) -> None:
         self.config = config
         self._model = make_bm25(k1=config.k1, b=config.b, method=config.method)
-        self.base = _empty_base()
+        self.base = empty_base()
         self._base_lengths = np.zeros(0, dtype=np.int64)
         self._recent_keys: list[int] = []
         self._recent_terms: list[npt.NDArray[np.int32]] = []
@@ -461,54 +443,3 @@ class SparseSegments:
         """Rebuild the base from the live rows (same term ids)."""
         keys, terms = self.live_rows()
         self.build(keys, terms, len(self._df))
-
-
-def build_base(
-    model: Any, keys: Sequence[int], terms: Sequence[npt.NDArray[np.int32]], n_vocab: int
-) -> tuple[BaseArrays, Any]:
-    """A base segment of these rows and its non-occurrence scores (``None`` for most variants).
-
-    Pure (no shared state): a merge runs it outside every lock.
-    """
-    lengths = np.fromiter(map(len, terms), dtype=np.int64, count=len(terms))
-    flat = (
-        np.concatenate([np.asarray(t, dtype=np.int32) for t in terms])
-        if terms
-        else np.zeros(0, dtype=np.int32)
-    )
-    offsets = np.zeros(len(terms) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    pair_terms, pair_docs, tf = count_pairs(flat, lengths, dtype=model.dtype)
-    df = np.bincount(pair_terms, minlength=n_vocab).astype(np.int64)
-    indptr = np.zeros(n_vocab + 1, dtype=np.int64)
-    np.cumsum(df, out=indptr[1:])
-    docs = pair_docs.astype(np.int32)
-    scores, nonoccurrence = (
-        build_scores_from_pairs(
-            model, pair_terms=pair_terms, pair_docs=docs, tf=tf, lengths=lengths, df=df
-        )
-        if len(terms)
-        else (np.zeros(0, dtype=np.float32), None)
-    )
-    base = BaseArrays(
-        keys=np.asarray(keys, dtype=np.int64),
-        terms=flat,
-        offsets=offsets,
-        indptr=indptr,
-        docs=docs,
-        tf=tf,
-        scores=scores,
-    )
-    return base, nonoccurrence
-
-
-def _empty_base() -> BaseArrays:
-    return BaseArrays(
-        keys=np.zeros(0, dtype=np.int64),
-        terms=np.zeros(0, dtype=np.int32),
-        offsets=np.zeros(1, dtype=np.int64),
-        indptr=np.zeros(1, dtype=np.int64),
-        docs=np.zeros(0, dtype=np.int32),
-        tf=np.zeros(0, dtype=np.float32),
-        scores=np.zeros(0, dtype=np.float32),
-    )

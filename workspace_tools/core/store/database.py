@@ -394,6 +394,6 @@ def _written_by() -> str:
     The running code's ``__version__`` (what the wheel's metadata is made from): reading the
     installed metadata instead cost the first write after opening 5-14 ms.
     """
-    from workspace_tools import __version__
+    from workspace_tools._version import __version__
 
     return __version__
