@@ -31,8 +31,8 @@ NOISY = textwrap.dedent(
         from nncf.common.logging.track_progress import track
         nncf_logger.info("Statistics collection")
         # as the model conversion runs nncf (openvino_model._convert_quietly)
-        from workspace_tools.core.embedding.openvino_model import _rich_quiet_if_nncf_is
-        with _rich_quiet_if_nncf_is():
+        from workspace_tools.core.embedding.openvino_model import _nncf_bars_hidden_when_quiet
+        with _nncf_bars_hidden_when_quiet():
             for _ in track(range(3), description="Applying Smooth Quant"):
                 pass
         from transformers.utils import logging as transformers_logging
@@ -173,12 +173,12 @@ def test_quiet_hides_nncf_progress_only_while_a_model_is_converted() -> None:
     # command, so the conversion quiets the console itself while nncf's logger is at ERROR.
     rich = pytest.importorskip("rich")
     from workspace_tools.cli._quiet import silence_third_party
-    from workspace_tools.core.embedding.openvino_model import _rich_quiet_if_nncf_is
+    from workspace_tools.core.embedding.openvino_model import _nncf_bars_hidden_when_quiet
 
     console = rich.get_console()
     assert not console.quiet
-    with _rich_quiet_if_nncf_is():
+    with _nncf_bars_hidden_when_quiet():
         assert not console.quiet  # not quiet: the bars show
-    with silence_third_party(), _rich_quiet_if_nncf_is():
+    with silence_third_party(), _nncf_bars_hidden_when_quiet():
         assert console.quiet
     assert not console.quiet  # put back

@@ -309,7 +309,7 @@ class OpenVinoEncoder:
         with (
             contextlib.redirect_stdout(sys.stderr),
             warnings.catch_warnings(),
-            _rich_quiet_if_nncf_is(),
+            _nncf_bars_hidden_when_quiet(),
         ):
             warnings.simplefilter("ignore")  # torch's tracer warnings about the model code
             return self._convert(sample)
@@ -412,7 +412,7 @@ def _writable_folder(folder: Path) -> bool:
 
 
 @contextlib.contextmanager
-def _rich_quiet_if_nncf_is() -> Any:
+def _nncf_bars_hidden_when_quiet() -> Any:
     """Hide nncf's rich progress bars while this package logs errors only (the CLI's ``-q``).
 
     nncf draws them on rich's global console, not through its logger (whose level nncf resets
