@@ -32,11 +32,30 @@ class Writer:
         self._conn = conn
         self.version = version
         self.changed = False
-        self.changes = Changes(version=version)
-        """What this transaction wrote, as :meth:`IndexDatabase.changes_since` would read it
-        back (a follower at ``version - 1`` applies it from memory instead)."""
+        # What this transaction wrote, keyed so a replaced source or a deleted chunk is
+        # dropped in O(1), not by a pass over everything written so far (that pass made a
+        # 10,000-source ``index_many`` quadratic: 30 s of a 90 s build at 50k chunks).
+        self._sources: dict[str, ChangedSource] = {}
+        self._chunks: dict[int, ChangedChunk] = {}
+        self._removed_sources: list[RemovedSource] = []
+        self._removed_chunks: list[RemovedChunk] = []
         self.cleared = False
         """:meth:`clear` ran: every follower reloads."""
+
+    @property
+    def changes(self) -> Changes:
+        """What this transaction wrote, in commit order.
+
+        As :meth:`IndexDatabase.changes_since` would read it back: a follower at
+        ``version - 1`` applies it from memory instead.
+        """
+        return Changes(
+            version=self.version,
+            sources=list(self._sources.values()),
+            chunks=list(self._chunks.values()),
+            removed_sources=list(self._removed_sources),
+            removed_chunks=list(self._removed_chunks),
+        )
 
     def meta(self, key: str) -> str | None:
         """Read a meta value inside the transaction."""
@@ -63,18 +82,17 @@ class Writer:
         conn = self._conn
         gone = conn.execute("DELETE FROM sources WHERE id=?", (source_id,)).rowcount
         keys = [r[0] for r in conn.execute("SELECT key FROM chunks WHERE source=?", (source_id,))]
-        changes = self.changes
         if keys:
-            dead = set(keys)
-            changes.chunks = [c for c in changes.chunks if c.key not in dead]
-            changes.removed_chunks += [RemovedChunk(self.version, int(k)) for k in keys]
+            for k in keys:
+                self._chunks.pop(int(k), None)
+            self._removed_chunks += [RemovedChunk(self.version, int(k)) for k in keys]
             conn.execute("DELETE FROM chunks WHERE source=?", (source_id,))
             conn.executemany(
                 "INSERT INTO removed VALUES (?, 'c', ?)", [(self.version, str(k)) for k in keys]
             )
         if gone:
-            changes.sources = [c for c in changes.sources if c.record.id != source_id]
-            changes.removed_sources.append(RemovedSource(self.version, source_id))
+            self._sources.pop(source_id, None)
+            self._removed_sources.append(RemovedSource(self.version, source_id))
             conn.execute("INSERT INTO removed VALUES (?, 's', ?)", (self.version, source_id))
         self.changed = self.changed or bool(gone or keys)
         return bool(gone)
@@ -106,7 +124,7 @@ class Writer:
             )
             key = int(cursor.lastrowid or 0)
             keys.append(key)
-            self.changes.chunks.append(ChangedChunk(self.version, key, c.source, c.hash, c.terms))
+            self._chunks[key] = ChangedChunk(self.version, key, c.source, c.hash, c.terms)
         self.changed = True
         return keys
 
@@ -131,10 +149,9 @@ class Writer:
             "format, version, checksum) VALUES (?,?,?,?,?,?,?,?,?,?)",
             (*fields, self.version, row_checksum(*fields)),
         )
-        changes = self.changes
-        changes.sources = [c for c in changes.sources if c.record.id != row.id]
         copy = dataclasses.replace(row, chunk_ids=list(row.chunk_ids), metadata=dict(row.metadata))
-        changes.sources.append(ChangedSource(self.version, copy))
+        self._sources.pop(row.id, None)  # re-inserted last: commit order, as read back
+        self._sources[row.id] = ChangedSource(self.version, copy)
 
     def put_vectors(self, vectors: dict[str, npt.NDArray[np.float32]]) -> None:
         """Add vectors to the embedding cache."""
