@@ -149,13 +149,17 @@ class EmbeddedBackend:
         self.snapshot_version = -1
 
     def _term_ids(self, text: str) -> npt.NDArray[np.int32]:
+        """Vocabulary ids of a chunk's stored terms; a new term gets the next id, in order."""
         if not text:
             return np.zeros(0, dtype=np.int32)
         vocab = self.tokenizer.vocab
-        setdefault = vocab.setdefault
-        return np.fromiter(
-            (setdefault(t, len(vocab)) for t in text.split(TERM_SEPARATOR)), dtype=np.int32
-        )
+        terms = text.split(TERM_SEPARATOR)
+        distinct = dict.fromkeys(terms)  # first-seen order: new ids as one setdefault each gave
+        new = distinct.keys() - vocab.keys()
+        if new:
+            fresh = [t for t in distinct if t in new]
+            vocab.update(zip(fresh, range(len(vocab), len(vocab) + len(fresh)), strict=True))
+        return np.fromiter(map(vocab.__getitem__, terms), dtype=np.int32, count=len(terms))
 
     def apply(self, changes: Changes) -> None:
         """Apply each part what was committed after its own version."""
@@ -163,8 +167,10 @@ class EmbeddedBackend:
             fresh = changes.after(self.version)
             for removed in fresh.removed_chunks:
                 self.sparse.remove(removed.key)
-            for chunk in fresh.chunks:
-                self.sparse.add(chunk.key, self._term_ids(chunk.terms))
+            term_ids = self._term_ids
+            self.sparse.add_many(
+                [chunk.key for chunk in fresh.chunks], [term_ids(c.terms) for c in fresh.chunks]
+            )
             self.version = changes.version
         if self.dense is not None and self._dense_version < changes.version:  # vectors
             fresh = changes.after(self._dense_version)

@@ -94,6 +94,8 @@ class Tokenizer:
     def __init__(self, config: TokenizerConfig | None = None) -> None:
         self.config = config or TokenizerConfig()
         self._cache: dict[str, tuple[str, ...]] = {}
+        self._joined = _JoinedTerms(self._analyse)
+        """Surface word -> its terms joined by spaces (:meth:`terms_text`), filled on a miss."""
         self._id_cache: dict[str, tuple[int, ...]] = {}
         self._term_ids: dict[str, int] = {}
         """Normalised (unstemmed) term -> vocab id, so each term is stemmed once."""
@@ -116,6 +118,15 @@ class Tokenizer:
                 cache[word] = terms
             out.extend(terms)
         return out
+
+    def terms_text(self, text: str) -> str:
+        """:meth:`tokenize`'s terms joined by single spaces (how the index stores them).
+
+        The same terms in the same order, but each word's terms are cached already joined and
+        the words are looked up by ``map`` (no Python loop per word): what is left is the
+        regular expression that finds the words.
+        """
+        return " ".join(filter(None, map(self._joined.__getitem__, WORD_PATTERN.findall(text))))
 
     def tokenize_ids(self, text: str) -> list[int]:
         """Term ids of one text, adding new terms to :attr:`vocab` (the fast indexing path)."""
@@ -231,6 +242,24 @@ class Tokenizer:
             term = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
             term = unicodedata.normalize("NFC", term)
         return term
+
+
+class _JoinedTerms(dict[str, str]):
+    """Word -> its terms joined by spaces; a missing word is analysed when first looked up.
+
+    ``dict.__getitem__`` stays the C lookup, so ``map`` over it runs no Python code for a
+    word already seen.
+    """
+
+    def __init__(self, analyse: Callable[[str], tuple[str, ...]]) -> None:
+        super().__init__()
+        self._analyse = analyse
+
+    def __missing__(self, word: str) -> str:
+        if len(self) >= _CACHE_LIMIT:
+            self.clear()
+        joined = self[word] = " ".join(self._analyse(word))
+        return joined
 
 
 def _is_single_term(word: str) -> bool:

@@ -15,7 +15,6 @@ from workspace_tools.core.backends.base import Compacts, MergesInBackground, Vec
 from workspace_tools.core.convert import DOCUMENT_FORMAT_NAMES
 from workspace_tools.core.errors import IndexCorruptError
 from workspace_tools.core.store.database import (
-    TERM_SEPARATOR,
     ChunkRecord,
     SourceRecord,
     storage_error,
@@ -65,13 +64,11 @@ class WritePath(WorkspaceBase):
 
     def _records(self, record: SourceRecord, chunks: list[Chunk]) -> list[ChunkRecord]:
         record.chunk_ids = [c.id for c in chunks]
-        tokenize = self.tokenizer.tokenize
+        terms_text = self.tokenizer.terms_text  # TERM_SEPARATOR-joined terms (one space)
         bm25 = self.bm25_enabled
         return [
             ChunkRecord.of(
-                c,
-                hash=text_hash(c.text),
-                terms=TERM_SEPARATOR.join(tokenize(indexed_text(c))) if bm25 else "",
+                c, hash=text_hash(c.text), terms=terms_text(indexed_text(c)) if bm25 else ""
             )
             for c in chunks
         ]
