@@ -155,9 +155,9 @@ class EmbeddedBackend:
         vocab = self.tokenizer.vocab
         terms = text.split(TERM_SEPARATOR)
         distinct = dict.fromkeys(terms)  # first-seen order: new ids as one setdefault each gave
-        new = distinct.keys() - vocab.keys()
+        new = set(distinct).difference(vocab)  # (a set's difference looks up the small side)
         if new:
-            fresh = [t for t in distinct if t in new]
+            fresh = list(filter(new.__contains__, distinct))
             vocab.update(zip(fresh, range(len(vocab), len(vocab) + len(fresh)), strict=True))
         return np.fromiter(map(vocab.__getitem__, terms), dtype=np.int32, count=len(terms))
 

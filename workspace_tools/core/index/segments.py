@@ -212,8 +212,12 @@ class SparseSegments:
             self._grow_df([int(ids.max()) for ids in terms if len(ids)])
             width = len(self._df)
             docs = np.repeat(np.arange(len(terms), dtype=np.int64), lengths)
-            pairs = np.unique(docs * width + flat)  # each (document, term) once
-            self._df += np.bincount(pairs % width, minlength=width)
+            pairs = docs * width + flat
+            pairs.sort()  # each (document, term) once: the first of each run of equal pairs
+            first = np.empty(len(pairs), dtype=bool)
+            first[0] = True
+            np.not_equal(pairs[1:], pairs[:-1], out=first[1:])
+            self._df += np.bincount(pairs[first] % width, minlength=width)
         self._live += len(keys)
         self._total_length += total
         self._alive = np.concatenate([self._alive, np.ones(len(keys), dtype=bool)])
