@@ -78,11 +78,15 @@ version is :data:`FORMAT_VERSION`)."""
 
 def row_checksum(*fields: Any) -> str:
     """Checksum of a row's fields (stored with the row, checked when it is read)."""
-    parts = [
-        value if isinstance(value, bytes) else str(value).encode("utf-8", "surrogatepass")
-        for value in fields
-    ]
-    return hashlib.blake2b(b"\x1f".join(parts), digest_size=8).hexdigest()
+    if any(isinstance(value, bytes) for value in fields):
+        parts = [
+            value if isinstance(value, bytes) else str(value).encode("utf-8", "surrogatepass")
+            for value in fields
+        ]
+        data = b"\x1f".join(parts)
+    else:  # the same bytes, encoded once (UTF-8 encodes each character on its own)
+        data = "\x1f".join(map(str, fields)).encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(data, digest_size=8).hexdigest()
 
 
 @dataclass(slots=True)
@@ -269,6 +273,8 @@ def split_metadata(
     A source's metadata (up to 16 KB) is stored once, on its row; each chunk row keeps only
     ``[own, dropped]`` (its format, kind, page...), where format 2 copied it onto every chunk.
     """
+    if not base:  # nothing to share (strings indexed without metadata, files)
+        return dict(metadata), []
     own = {
         key: value
         for key, value in metadata.items()

@@ -128,9 +128,8 @@ class WritePath(WorkspaceBase):
             writer.set_meta("root", root_record(self.root, self.index_dir))
             for source_id in removed:
                 writer.remove_source(source_id)
-            for record, records in rows:
-                writer.put_source(record, records)
-                report.chunks_indexed += len(records)
+            writer.put_sources(rows)
+            report.chunks_indexed += sum(len(records) for _, records in rows)
             for record in touched:
                 writer.touch_source(record)
             writer.put_vectors(vectors)
