@@ -143,6 +143,8 @@ class WritePath(WorkspaceBase):
             self._follower.empty = False
             self._follower.reset()
             remove_legacy(self.index_dir)
+        if writer.version == 1 and self._sources.cursor() is None:
+            self._sources.start_empty(0)  # the first commit: nothing was stored before it
         self._follower.committed(writer)  # this write from memory, unless another came between
         if vectors and isinstance(state, VectorBackfill):
             state.add_vectors(vectors)
