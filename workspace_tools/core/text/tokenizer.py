@@ -33,6 +33,9 @@ WORD_PATTERN: Final = re.compile(
     # exactly the same words with less backtracking bookkeeping, about 15% faster.
     r"\w++(?:[.\-:']\w++)*+" if sys.version_info >= (3, 11) else r"\w+(?:[.\-:']\w+)*"
 )
+_ASCII_WORD_PATTERN: Final = re.compile(WORD_PATTERN.pattern.encode("ascii"))
+""":data:`WORD_PATTERN` over bytes: on ASCII text the same words (``\\w`` of an ASCII character
+is ``[A-Za-z0-9_]`` either way), found about a third faster."""
 _PART_SPLIT: Final = re.compile(r"[._\-:']+")
 _CAMEL: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_a-zA-Z]+")
 _CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u31f0-\u31ff]+")
@@ -96,6 +99,8 @@ class Tokenizer:
         self._cache: dict[str, tuple[str, ...]] = {}
         self._joined = _JoinedTerms(self._analyse)
         """Surface word -> its terms joined by spaces (:meth:`terms_text`), filled on a miss."""
+        self._joined_ascii = _JoinedTerms(self._analyse_ascii)
+        """The same for the words of ASCII texts, found as bytes."""
         self._id_cache: dict[str, tuple[int, ...]] = {}
         self._term_ids: dict[str, int] = {}
         """Normalised (unstemmed) term -> vocab id, so each term is stemmed once."""
@@ -126,6 +131,9 @@ class Tokenizer:
         the words are looked up by ``map`` (no Python loop per word): what is left is the
         regular expression that finds the words.
         """
+        if text.isascii():  # most texts: the bytes pattern finds the same words faster
+            words = _ASCII_WORD_PATTERN.findall(text.encode("ascii"))
+            return " ".join(filter(None, map(self._joined_ascii.__getitem__, words)))
         return " ".join(filter(None, map(self._joined.__getitem__, WORD_PATTERN.findall(text))))
 
     def tokenize_ids(self, text: str) -> list[int]:
@@ -209,6 +217,9 @@ class Tokenizer:
         stem = self._stem
         return tuple([stem(term) for term in self._unstemmed_terms(word)])
 
+    def _analyse_ascii(self, word: bytes) -> tuple[str, ...]:
+        return self._analyse(word.decode("ascii"))
+
     def _unstemmed_terms(self, word: str) -> Sequence[str]:
         """Normalised terms of one surface word, stop words dropped, before stemming."""
         cfg = self.config
@@ -244,18 +255,18 @@ class Tokenizer:
         return term
 
 
-class _JoinedTerms(dict[str, str]):
+class _JoinedTerms(dict[Any, str]):
     """Word -> its terms joined by spaces; a missing word is analysed when first looked up.
 
     ``dict.__getitem__`` stays the C lookup, so ``map`` over it runs no Python code for a
     word already seen.
     """
 
-    def __init__(self, analyse: Callable[[str], tuple[str, ...]]) -> None:
+    def __init__(self, analyse: Callable[[Any], tuple[str, ...]]) -> None:
         super().__init__()
         self._analyse = analyse
 
-    def __missing__(self, word: str) -> str:
+    def __missing__(self, word: Any) -> str:
         if len(self) >= _CACHE_LIMIT:
             self.clear()
         joined = self[word] = " ".join(self._analyse(word))
