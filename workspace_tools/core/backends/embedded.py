@@ -142,7 +142,7 @@ class EmbeddedBackend:
         version, rows = self.db.snapshot_of_rows()
         self.tokenizer.set_vocabulary([])
         keys = [int(r[0]) for r in rows]
-        terms = [self._term_ids(r[3]) for r in rows]
+        terms = self._term_ids_many([r[3] for r in rows])
         self.sparse.build(keys, terms, len(self.tokenizer.vocab))
         self.payload = None
         self.version = version
@@ -161,15 +161,31 @@ class EmbeddedBackend:
             vocab.update(zip(fresh, range(len(vocab), len(vocab) + len(fresh)), strict=True))
         return np.fromiter(map(vocab.__getitem__, terms), dtype=np.int32, count=len(terms))
 
+    def _term_ids_many(self, texts: list[str]) -> list[npt.NDArray[np.int32]]:
+        """:meth:`_term_ids` of many chunks from one split and one lookup of all their terms.
+
+        New terms get their ids in the order the chunks, one after the other, first use them:
+        the ids one call per chunk gives.
+        """
+        if len(texts) < 2:
+            return [self._term_ids(text) for text in texts]
+        counts = np.fromiter(
+            (text.count(TERM_SEPARATOR) + 1 if text else 0 for text in texts),
+            dtype=np.int64,
+            count=len(texts),
+        )
+        flat = self._term_ids(TERM_SEPARATOR.join(filter(None, texts)))
+        return np.split(flat, np.cumsum(counts[:-1]))
+
     def apply(self, changes: Changes) -> None:
         """Apply each part what was committed after its own version."""
         if self.version < changes.version:  # BM25 rows
             fresh = changes.after(self.version)
             for removed in fresh.removed_chunks:
                 self.sparse.remove(removed.key)
-            term_ids = self._term_ids
             self.sparse.add_many(
-                [chunk.key for chunk in fresh.chunks], [term_ids(c.terms) for c in fresh.chunks]
+                [chunk.key for chunk in fresh.chunks],
+                self._term_ids_many([chunk.terms for chunk in fresh.chunks]),
             )
             self.version = changes.version
         if self.dense is not None and self._dense_version < changes.version:  # vectors
