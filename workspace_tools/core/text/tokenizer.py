@@ -97,10 +97,10 @@ class Tokenizer:
     def __init__(self, config: TokenizerConfig | None = None) -> None:
         self.config = config or TokenizerConfig()
         self._cache: dict[str, tuple[str, ...]] = {}
-        self._joined = _JoinedTerms(self._analyse)
+        self._joined = _JoinedTerms(self._join_terms)
         """Surface word -> its terms joined by spaces (:meth:`terms_text`), filled on a miss."""
-        self._joined_ascii = _JoinedTerms(self._analyse_ascii)
-        """The same for the words of ASCII texts, found as bytes."""
+        self._joined_ascii = _JoinedTerms(self._join_ascii_terms)
+        """The same for the words of ASCII texts, found as bytes (filled from :attr:`_joined`)."""
         self._id_cache: dict[str, tuple[int, ...]] = {}
         self._term_ids: dict[str, int] = {}
         """Normalised (unstemmed) term -> vocab id, so each term is stemmed once."""
@@ -217,8 +217,11 @@ class Tokenizer:
         stem = self._stem
         return tuple([stem(term) for term in self._unstemmed_terms(word)])
 
-    def _analyse_ascii(self, word: bytes) -> tuple[str, ...]:
-        return self._analyse(word.decode("ascii"))
+    def _join_terms(self, word: str) -> str:
+        return " ".join(self._analyse(word))
+
+    def _join_ascii_terms(self, word: bytes) -> str:
+        return self._joined[word.decode("ascii")]  # each word analysed once, whatever its text
 
     def _unstemmed_terms(self, word: str) -> Sequence[str]:
         """Normalised terms of one surface word, stop words dropped, before stemming."""
@@ -262,14 +265,14 @@ class _JoinedTerms(dict[Any, str]):
     word already seen.
     """
 
-    def __init__(self, analyse: Callable[[Any], tuple[str, ...]]) -> None:
+    def __init__(self, join: Callable[[Any], str]) -> None:
         super().__init__()
-        self._analyse = analyse
+        self._join = join
 
     def __missing__(self, word: Any) -> str:
         if len(self) >= _CACHE_LIMIT:
             self.clear()
-        joined = self[word] = " ".join(self._analyse(word))
+        joined = self[word] = self._join(word)
         return joined
 
 
