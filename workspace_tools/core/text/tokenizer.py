@@ -218,6 +218,10 @@ class Tokenizer:
         return tuple([stem(term) for term in self._unstemmed_terms(word)])
 
     def _join_terms(self, word: str) -> str:
+        if _is_single_term(word):  # most words: one term, as _unstemmed_terms gives it
+            cfg = self.config
+            term = word.lower() if cfg.lowercase else word
+            return "" if term in cfg.stopwords else self._stem(term)
         return " ".join(self._analyse(word))
 
     def _join_ascii_terms(self, word: bytes) -> str:
