@@ -77,3 +77,25 @@ def test_floats_and_nested_values_are_not_memoised() -> None:
     for value in ([0.0], [-0.0], [{"x": 1.5}, []], [[1, 2]], [{"x": [1]}, []], ("a",)):
         with pytest.raises(TypeError):
             _frozen(value)
+
+
+def _checksum_field_by_field(*fields: Any) -> str:
+    import hashlib
+
+    parts = [v if isinstance(v, bytes) else str(v).encode("utf-8", "surrogatepass") for v in fields]
+    return hashlib.blake2b(b"\x1f".join(parts), digest_size=8).hexdigest()
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        ("id", "src", 1, 3, "[]", "[]", "ab12", '[{"k":1},[]]', "text é \ud800", "terms"),
+        ("hash", b"\x00\xff\x1f", "a"),
+        (None, 2.5, True, ""),
+        (),
+    ],
+)
+def test_row_checksums_are_the_field_by_field_ones(fields: tuple[Any, ...]) -> None:
+    from workspace_tools.core.store._rows import row_checksum
+
+    assert row_checksum(*fields) == _checksum_field_by_field(*fields)
