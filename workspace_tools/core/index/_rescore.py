@@ -2,7 +2,7 @@
 
 After a change, the live statistics (document count, frequencies, average length) differ from
 those the base's precomputed scores were made with, so a query scores its terms' postings itself
-(``SparseSegments._query_postings``): 3-4x the time of reading precomputed scores at 50,000
+(:func:`base_query_postings`): 3-4x the time of reading precomputed scores at 50,000
 chunks. Once writes pause, :class:`BackgroundRescore` computes every base posting's score under
 the live statistics in one thread (:func:`rescore_base`: the same bm25s functions and float
 operations, so the same bits), and queries read those like precomputed scores, scoring only the
@@ -33,12 +33,20 @@ SparseSegments = Any
 """A :class:`~workspace_tools.core.index.segments.SparseSegments`; it imports this module, so
 the name is not imported back (the import graph stays acyclic; its private state is read here)."""
 
-__all__ = ["BackgroundRescore", "recent_query_postings", "rescore_base", "rescore_state"]
+__all__ = [
+    "BackgroundRescore",
+    "base_query_postings",
+    "recent_query_postings",
+    "rescore_base",
+    "rescore_state",
+]
 
 logger = logging.getLogger(__name__)
 
 RESCORE_DELAY: Final = 0.005
-"""Seconds the thread waits after a change for the next one (a burst is rescored once)."""
+"""Seconds without a change the thread waits for before it rescores (a burst is rescored once)."""
+RESCORE_BLOCK: Final = 1 << 18
+"""Postings scored per numpy pass; between passes the thread checks that its state is current."""
 
 
 class BackgroundRescore:
@@ -48,6 +56,8 @@ class BackgroundRescore:
         self._owner = owner
         self._lock = threading.Lock()
         self._wanted = self._running = False
+        self.passes = 0
+        """Rescores started and finished or dropped (tests count them)."""
 
     def request(self) -> None:
         """Rescore the owner's newest state (after the thread's current pass, if one runs)."""
@@ -79,16 +89,35 @@ class BackgroundRescore:
                     return
                 self._wanted = False
             time.sleep(RESCORE_DELAY)
+            with self._lock:
+                if self._wanted:  # another change came meanwhile: wait for the burst to end
+                    continue
             state = rescore_state(owner)
             if state is None:  # a change is under way: its end asks again
                 continue
-            stamp, base, *stats = state
+            stamp, base, lengths, alive, df, live, total_length = state
             try:
-                data = rescore_base(owner.model, base, *stats)
+                data = rescore_base(
+                    owner.model,
+                    base,
+                    lengths,
+                    alive,
+                    df,
+                    live,
+                    total_length,
+                    stale=_moved_on(owner, stamp),
+                )
             except Exception:  # queries score the pending rows themselves meanwhile
                 logger.warning("rescoring the BM25 base in the background failed", exc_info=True)
                 continue
-            owner._publish_rescore(stamp, base, data)
+            if data is not None:
+                owner._publish_rescore(stamp, base, data)
+            self.passes += 1
+
+
+def _moved_on(owner: SparseSegments, stamp: int) -> Callable[[], bool]:
+    """Whether ``owner`` changed since ``stamp`` (a rescore of that state is then useless)."""
+    return lambda: bool(owner._stamp != stamp)
 
 
 def rescore_base(
@@ -99,12 +128,15 @@ def rescore_base(
     df: npt.NDArray[np.int64],
     live: int,
     total_length: int,
-) -> npt.NDArray[np.float32]:
+    stale: Callable[[], bool] | None = None,
+) -> npt.NDArray[np.float32] | None:
     """bm25s's score of every base posting under the live statistics (0 for a dead row's).
 
     The same bm25s functions and float operations as the query-time scoring of
-    ``SparseSegments._query_postings`` (elementwise, so the values are the same bits), for every
+    :func:`base_query_postings` (elementwise, so the values are the same bits), for every
     posting at once, in blocks. Pure: it runs in a background thread on a copy of the state.
+    ``stale()`` is asked between blocks: once it says the state moved on, the work is dropped
+    (``None``), so a write during a rescore does not wait for a useless pass to end.
     """
     from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
 
@@ -116,27 +148,30 @@ def rescore_base(
     average = total_length / live
     total = int(indptr[-1])
     data = np.empty(total, dtype=model.dtype)
-    block = 1 << 20
-    for start in range(0, total, block):
-        stop = min(start + block, total)
+    every_row_alive = bool(alive.all())
+    for start in range(0, total, RESCORE_BLOCK):
+        stop = min(start + RESCORE_BLOCK, total)
         first = int(np.searchsorted(indptr, start, side="right")) - 1
         last = int(np.searchsorted(indptr, stop - 1, side="right")) - 1
         spans = np.minimum(indptr[first + 1 : last + 2], stop) - np.maximum(
             indptr[first : last + 1], start
         )
-        terms = np.repeat(np.arange(first, last + 1), spans)
         docs = np.asarray(base.docs[start:stop])
         tfc = tfc_fn(
-            tf_array=np.asarray(base.tf[start:stop]).astype(model.dtype),
+            tf_array=np.asarray(base.tf[start:stop]).astype(model.dtype, copy=False),
             l_d=lengths[docs],
             l_avg=average,
             k1=model.k1,
             b=model.b,
             delta=model.delta,
         )
-        values = (idf[terms] * tfc).astype(model.dtype)
-        values[~alive[docs]] = 0
+        # np.repeat(idf[first:last + 1], spans) is idf of each posting's term, without a gather.
+        values = (np.repeat(idf[first : last + 1], spans) * tfc).astype(model.dtype)
+        if not every_row_alive:
+            values[~alive[docs]] = 0
         data[start:stop] = values
+        if stop < total and stale is not None and stale():
+            return None
     return data
 
 
@@ -159,35 +194,78 @@ def rescore_state(seg: SparseSegments) -> tuple[Any, ...] | None:
 
 
 def recent_query_postings(seg: SparseSegments, ids: list[int]) -> tuple[Any, Any, Any]:
-    """``SparseSegments._query_postings`` of the recent rows only, every term in one numpy pass.
+    """The recent rows' postings of the query terms, scored under the live statistics.
+
+    Every term in one numpy pass, one column per id; postings of deleted rows are left out.
 
     The same bm25s functions on the same values, elementwise: the same bits.
+    """
+    indptr, docs, tf = seg._recent()
+    return _scored_columns(seg, ids, indptr, docs, tf, first_row=len(seg.base.keys), alive=True)
+
+
+def base_query_postings(seg: SparseSegments, ids: list[int]) -> tuple[Any, Any, Any]:
+    """The base rows' postings of the query terms, scored under the live statistics.
+
+    Every term in one numpy pass (one column per id, as :func:`recent_query_postings`). Dead
+    rows are kept: their own sums are wrong and the caller zeroes them (a row's sum holds only
+    its own postings, so the live rows' sums are those of a fresh build, bit for bit).
+    """
+    base = seg.base
+    return _scored_columns(seg, ids, base.indptr, base.docs, base.tf, first_row=0, alive=False)
+
+
+def _scored_columns(
+    seg: SparseSegments,
+    ids: list[int],
+    indptr: Any,
+    all_docs: Any,
+    all_tf: Any,
+    *,
+    first_row: int,
+    alive: bool,
+) -> tuple[Any, Any, Any]:
+    """Postings of ``ids`` in a CSC segment, scored with bm25s's functions and the live stats.
+
+    Returns ``(scores, indptr, rows)`` with one column per id (rows offset by ``first_row``);
+    with ``alive``, postings of dead rows are left out.
     """
     from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
 
     model = seg._model
-    recent_indptr, recent_docs, recent_tf = seg._recent()
-    known = len(recent_indptr) - 1
+    known = len(indptr) - 1
     terms = np.asarray(ids, dtype=np.int64)
     inside = terms < known
-    starts = np.where(inside, recent_indptr[np.minimum(terms, known)], 0)
-    counts = np.where(inside, recent_indptr[np.minimum(terms + 1, known)], 0) - starts
-    column = np.repeat(np.arange(len(ids)), counts)
-    first = np.cumsum(counts) - counts
-    offsets = np.repeat(starts - first, counts) + np.arange(int(counts.sum()))
-    docs = recent_docs[offsets] + len(seg.base.keys)
-    keep = seg._alive[docs]
-    docs, column = docs[keep], column[keep]
+    starts = np.where(inside, np.asarray(indptr[np.minimum(terms, known)]), 0)
+    counts = np.where(inside, np.asarray(indptr[np.minimum(terms + 1, known)]), 0) - starts
+    spans = [slice(a, a + n) for a, n in zip(starts.tolist(), counts.tolist(), strict=True) if n]
+    if not spans:
+        docs, tf = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=model.dtype)
+    elif len(spans) == 1:
+        docs, tf = np.asarray(all_docs[spans[0]]), np.asarray(all_tf[spans[0]])
+    else:
+        docs = np.concatenate([all_docs[span] for span in spans])
+        tf = np.concatenate([all_tf[span] for span in spans])
+    if first_row:
+        docs = docs + first_row
     idf_fn = _select_idf_scorer(model.idf_method)
     idf = np.asarray([idf_fn(int(seg._df[t]), N=seg._live) for t in ids], dtype=model.dtype)
+    if alive:
+        keep = seg._alive[docs]
+        if not keep.all():
+            column = np.repeat(np.arange(len(ids)), counts)[keep]
+            docs, tf = docs[keep], tf[keep]
+            counts = np.bincount(column, minlength=len(ids))
     tfc = _select_tfc_scorer(model.method)(
-        tf_array=recent_tf[offsets][keep].astype(model.dtype),
+        tf_array=tf.astype(model.dtype, copy=False),
         l_d=seg._lengths()[docs],
         l_avg=seg._total_length / seg._live,
         k1=model.k1,
         b=model.b,
         delta=model.delta,
     )
-    indptr = np.zeros(len(ids) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(column, minlength=len(ids)), out=indptr[1:])
-    return (idf[column] * tfc).astype(model.dtype), indptr, docs.astype(model.int_dtype)
+    out_indptr = np.zeros(len(ids) + 1, dtype=np.int64)
+    np.cumsum(counts, out=out_indptr[1:])
+    # np.repeat(idf, counts) is idf[column]: the same float32 factors, without the gather.
+    data = (np.repeat(idf, counts) * tfc).astype(model.dtype)
+    return data, out_indptr, docs.astype(model.int_dtype, copy=False)

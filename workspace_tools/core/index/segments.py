@@ -23,7 +23,11 @@ import numpy as np
 import numpy.typing as npt
 
 from workspace_tools.core.index._base_segment import BaseArrays, build_base, empty_base
-from workspace_tools.core.index._rescore import BackgroundRescore, recent_query_postings
+from workspace_tools.core.index._rescore import (
+    BackgroundRescore,
+    base_query_postings,
+    recent_query_postings,
+)
 from workspace_tools.core.index._sparse_build import count_pairs, make_bm25
 from workspace_tools.core.index.sparse import BM25Config, top_positive
 
@@ -55,6 +59,7 @@ class SparseSegments:
         self._row_of_key: dict[int, int] = {}
         self._keys_cache: npt.NDArray[np.int64] | None = None
         self._lengths_cache: npt.NDArray[np.int64] | None = None
+        self._dead_cache: npt.NDArray[np.int64] | None = None
         self._df = np.zeros(0, dtype=np.int64)
         self._live = 0
         self._total_length = 0
@@ -237,6 +242,7 @@ class SparseSegments:
         self._recent_postings = None
         self._keys_cache = None
         self._lengths_cache = None
+        self._dead_cache = None
 
     # -- search ----------------------------------------------------------------------------------
 
@@ -290,8 +296,17 @@ class SparseSegments:
                 data, indptr, docs = recent_query_postings(self, known)
                 scores += self._sum(data, indptr, docs, known, weight_of, rows, columns=True)
             return scores
-        data, indptr, docs = self._query_postings(known)
-        return self._sum(data, indptr, docs, known, weight_of, rows, columns=True)
+        # Every query term's base postings scored now with the live statistics, in one numpy
+        # pass, then the recent rows' (as above); dead base rows are zeroed after the sum.
+        data, indptr, docs = base_query_postings(self, known)
+        scores = self._sum(data, indptr, docs, known, weight_of, rows, columns=True)
+        if self._recent_keys:
+            data, indptr, docs = recent_query_postings(self, known)
+            scores += self._sum(data, indptr, docs, known, weight_of, rows, columns=True)
+        dead = self._dead_base_rows()
+        if len(dead):
+            scores[dead] = 0.0
+        return scores
 
     def _sum(
         self,
@@ -347,57 +362,6 @@ class SparseSegments:
             )
         return out
 
-    def _query_postings(self, ids: list[int]) -> tuple[Any, Any, Any]:
-        """Scored postings of the query terms, with the live statistics (one CSC column each)."""
-        from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
-
-        model = self._model
-        base = self.base
-        recent_indptr, recent_docs, recent_tf = self._recent()
-        base_rows = len(base.keys)
-        lengths = self._lengths()
-        average = self._total_length / self._live
-        idf_fn = _select_idf_scorer(model.idf_method)
-        tfc_fn = _select_tfc_scorer(model.method)
-        datas, docs_all, counts = [], [], []
-        for term in ids:
-            parts_docs, parts_tf = [], []
-            if term < len(base.indptr) - 1:
-                start, stop = int(base.indptr[term]), int(base.indptr[term + 1])
-                docs = np.asarray(base.docs[start:stop])
-                keep = self._alive[docs]
-                parts_docs.append(docs[keep].astype(np.int64))
-                parts_tf.append(np.asarray(base.tf[start:stop])[keep])
-            if term < len(recent_indptr) - 1:
-                start, stop = int(recent_indptr[term]), int(recent_indptr[term + 1])
-                docs = recent_docs[start:stop] + base_rows
-                keep = self._alive[docs]
-                parts_docs.append(docs[keep])
-                parts_tf.append(recent_tf[start:stop][keep])
-            docs = np.concatenate(parts_docs) if parts_docs else np.zeros(0, dtype=np.int64)
-            tf = (np.concatenate(parts_tf) if parts_tf else np.zeros(0, dtype=model.dtype)).astype(
-                model.dtype
-            )
-            idf = np.asarray([idf_fn(int(self._df[term]), N=self._live)], dtype=model.dtype)
-            tfc = tfc_fn(
-                tf_array=tf,
-                l_d=lengths[docs],
-                l_avg=average,
-                k1=model.k1,
-                b=model.b,
-                delta=model.delta,
-            )
-            datas.append((idf * tfc).astype(model.dtype))
-            docs_all.append(docs)
-            counts.append(len(docs))
-        indptr = np.zeros(len(ids) + 1, dtype=np.int64)
-        np.cumsum(counts, out=indptr[1:])
-        return (
-            np.concatenate(datas),
-            indptr,
-            np.concatenate(docs_all).astype(model.int_dtype),
-        )
-
     def _recent(self) -> tuple[Any, Any, Any]:
         if self._recent_postings is None:
             terms = self._recent_terms
@@ -414,6 +378,17 @@ class SparseSegments:
                 empty = np.zeros(0, dtype=np.int64)
                 self._recent_postings = (np.zeros(1, dtype=np.int64), empty, empty)
         return self._recent_postings
+
+    def _dead_base_rows(self) -> npt.NDArray[np.int64]:
+        """Rows of the base segment that were deleted (or replaced) since it was built."""
+        if self._dead_cache is None:
+            base_rows = len(self.base.keys)
+            self._dead_cache = (
+                np.flatnonzero(~self._alive[:base_rows])
+                if self._dead
+                else np.zeros(0, dtype=np.int64)
+            )
+        return self._dead_cache
 
     def _lengths(self) -> npt.NDArray[np.int64]:
         if self._lengths_cache is None:

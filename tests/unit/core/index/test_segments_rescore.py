@@ -88,3 +88,72 @@ def test_small_bases_are_not_rescored() -> None:
     seg.add(50, _doc(rng))
     assert not seg.wait_for_rescore(timeout=0.2)
     assert seg._rescored is None
+
+
+def test_a_burst_of_changes_is_rescored_once_after_it_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(segments, "RESCORE_MINIMUM", 0)
+    rng = np.random.default_rng(5)
+    seg = SparseSegments(BM25Config())
+    seg.build(list(range(200)), [_doc(rng) for _ in range(200)], 300)
+    sleeps = []
+    real_sleep = _rescore.time.sleep
+
+    def sleep(seconds: float) -> None:  # the burst goes on during the thread's first waits
+        sleeps.append(seconds)
+        if len(sleeps) <= 3:
+            seg.add(300 + len(sleeps), _doc(rng))
+        real_sleep(seconds)
+
+    monkeypatch.setattr(_rescore.time, "sleep", sleep)
+    seg.add(200, _doc(rng))
+    assert seg.wait_for_rescore()
+    assert seg._rescorer.passes == 1  # not one per change: the state the burst left, once
+    assert 303 in seg
+
+
+def test_a_rescore_made_stale_by_a_change_is_dropped_between_blocks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_rescore, "RESCORE_BLOCK", 64)
+    rng = np.random.default_rng(6)
+    seg = SparseSegments(BM25Config())
+    seg.build(list(range(100)), [_doc(rng) for _ in range(100)], 300)
+    seg.add(100, _doc(rng))
+    state = _rescore.rescore_state(seg)
+    assert state is not None
+    _stamp, base, *stats = state
+    asked = []
+
+    def stale() -> bool:
+        asked.append(True)
+        return len(asked) == 2  # a change lands while the third block waits
+
+    assert _rescore.rescore_base(seg.model, base, *stats, stale=stale) is None
+    assert len(asked) == 2
+    whole = _rescore.rescore_base(seg.model, base, *stats, stale=lambda: False)
+    assert whole is not None
+    assert np.array_equal(whole, _rescore.rescore_base(seg.model, base, *stats))
+
+
+def test_query_time_scoring_zeroes_deleted_base_rows_and_equals_a_fresh_build(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(segments, "RESCORE_MINIMUM", 10**9)  # query-time scoring only
+    rng = np.random.default_rng(7)
+    docs = {key: _doc(rng) for key in range(300)}
+    seg = SparseSegments(BM25Config())
+    seg.build(list(docs), list(docs.values()), 300)
+    for key in (3, 50, 51, 299):
+        seg.remove(key)
+        del docs[key]
+    for key in (10, 300):  # an edit (a dead base row) and a new recent row, then its removal
+        docs[key] = _doc(rng)
+        seg.add(key, docs[key])
+    seg.remove(300)
+    del docs[300]
+    fresh = SparseSegments(BM25Config())
+    fresh.build(sorted(docs), [docs[k] for k in sorted(docs)], 300)
+    for ids in ([0, 1, 2], [5, 9, 17, 250], [1], [299, 0, 7]):
+        assert _by_key(seg, ids, None) == _by_key(fresh, ids, None)
