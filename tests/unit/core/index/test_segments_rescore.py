@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -94,23 +96,31 @@ def test_a_burst_of_changes_is_rescored_once_after_it_ends(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(segments, "RESCORE_MINIMUM", 0)
+    monkeypatch.setattr(_rescore, "RESCORE_DELAY", 0.5)  # far longer than the burst takes
     rng = np.random.default_rng(5)
     seg = SparseSegments(BM25Config())
     seg.build(list(range(200)), [_doc(rng) for _ in range(200)], 300)
-    sleeps = []
-    real_sleep = _rescore.time.sleep
-
-    def sleep(seconds: float) -> None:  # the burst goes on during the thread's first waits
-        sleeps.append(seconds)
-        if len(sleeps) <= 3:
-            seg.add(300 + len(sleeps), _doc(rng))
-        real_sleep(seconds)
-
-    monkeypatch.setattr(_rescore.time, "sleep", sleep)
-    seg.add(200, _doc(rng))
+    for key in range(200, 204):
+        seg.add(key, _doc(rng))
     assert seg.wait_for_rescore()
     assert seg._rescorer.passes == 1  # not one per change: the state the burst left, once
-    assert 303 in seg
+
+
+def test_changes_reuse_the_one_rescore_thread_of_the_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(segments, "RESCORE_MINIMUM", 0)
+    monkeypatch.setattr(_rescore, "RESCORE_DELAY", 0.0)
+    rng = np.random.default_rng(8)
+    segs = [SparseSegments(BM25Config()) for _ in range(2)]
+    for seg in segs:
+        seg.build(list(range(100)), [_doc(rng) for _ in range(100)], 300)
+    for round_ in range(3):  # each change after the previous rescore ended
+        for seg in segs:
+            seg.add(100 + round_, _doc(rng))
+            assert seg.wait_for_rescore()
+    assert [seg._rescorer.passes for seg in segs] == [3, 3]
+    assert sum(t.name == "bm25-rescore" for t in threading.enumerate()) == 1
 
 
 def test_a_rescore_made_stale_by_a_change_is_dropped_between_blocks(
