@@ -360,9 +360,10 @@ class SparseSegments:
         for column, weight in zip(query.tolist(), weights, strict=True):
             start, stop = int(indptr[column]), int(indptr[column + 1])
             values = np.asarray(data[start:stop], dtype=np.float32) * np.float32(weight)
-            out += np.bincount(np.asarray(docs[start:stop]), weights=values, minlength=rows).astype(
-                np.float32
-            )
+            # A column holds each row once, so adding at its rows adds each value exactly once
+            # (in float32, column after column): the sums a dense per-column add made, without
+            # a pass over every row per query term.
+            out[np.asarray(docs[start:stop])] += values
         if self._nonoccurrence is not None:
             out += np.float32(
                 float(np.dot(self._nonoccurrence[query], np.asarray(weights, dtype=np.float64)))

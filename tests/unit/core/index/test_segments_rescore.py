@@ -167,3 +167,21 @@ def test_query_time_scoring_zeroes_deleted_base_rows_and_equals_a_fresh_build(
     fresh.build(sorted(docs), [docs[k] for k in sorted(docs)], 300)
     for ids in ([0, 1, 2], [5, 9, 17, 250], [1], [299, 0, 7]):
         assert _by_key(seg, ids, None) == _by_key(fresh, ids, None)
+
+
+@pytest.mark.parametrize("pending", [False, True])
+def test_weighted_query_terms_sum_each_terms_scores_times_its_weight(
+    pending: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(segments, "RESCORE_MINIMUM", 10**9)
+    rng = np.random.default_rng(9)
+    seg = SparseSegments(BM25Config())
+    seg.build(list(range(300)), [_doc(rng) for _ in range(300)], 300)
+    if pending:  # query-time scoring, deleted and recent rows
+        seg.remove(4)
+        seg.add(300, _doc(rng))
+    ids, weights = [0, 1, 5, 2], [2.0, 0.5, 1.0, 1.3]
+    expected = np.zeros(len(seg.row_keys()), dtype=np.float32)
+    for term, weight in zip(ids, weights, strict=True):  # one term at a time, in query order
+        expected += seg.scores([term]) * np.float32(weight)
+    assert np.array_equal(seg.scores(ids, weights), expected)
