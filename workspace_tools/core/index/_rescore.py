@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from workspace_tools.core.index._sparse_build import _per_value
+from workspace_tools.core.index._tfc_grid import TfcGrid, grid_of, grid_values, looked_up
 
 if TYPE_CHECKING:
     from workspace_tools.core.index._base_segment import BaseArrays
@@ -34,6 +35,7 @@ SparseSegments = Any
 the name is not imported back (the import graph stays acyclic; its private state is read here)."""
 
 __all__ = [
+    "UNKNOWN_GRID",
     "BackgroundRescore",
     "base_query_postings",
     "recent_query_postings",
@@ -45,6 +47,8 @@ logger = logging.getLogger(__name__)
 
 RESCORE_DELAY: Final = 0.005
 """Seconds without a change the thread waits for before it rescores (a burst is rescored once)."""
+UNKNOWN_GRID: Final[Any] = object()
+"""``SparseSegments._grid_of``: no grid made for this base yet."""
 RESCORE_BLOCK: Final = 1 << 18
 """Postings scored per numpy pass; between passes the thread checks that its state is current."""
 
@@ -88,6 +92,10 @@ class BackgroundRescore:
             if state is None:  # a change is under way: its end asks again
                 return
             stamp, base, lengths, alive, df, live, total_length = state
+            grid = owner._grid_of(base)
+            if grid is UNKNOWN_GRID:  # made once per base, here rather than on a query's time
+                grid = grid_of(lengths, base.tf)
+                owner._grids = (base, grid)
             data = rescore_base(
                 owner.model,
                 base,
@@ -97,6 +105,7 @@ class BackgroundRescore:
                 live,
                 total_length,
                 stale=_moved_on(owner, stamp),
+                grid=grid,
             )
             if data is not None:
                 owner._publish_rescore(stamp, base, data)
@@ -171,6 +180,7 @@ def rescore_base(
     live: int,
     total_length: int,
     stale: Callable[[], bool] | None = None,
+    grid: TfcGrid | None = None,
 ) -> npt.NDArray[np.float32] | None:
     """bm25s's score of every base posting under the live statistics (0 for a dead row's).
 
@@ -191,6 +201,7 @@ def rescore_base(
     total = int(indptr[-1])
     data = np.empty(total, dtype=model.dtype)
     every_row_alive = bool(alive.all())
+    cells = None if grid is None else grid_values(model, grid, average)
     for start in range(0, total, RESCORE_BLOCK):
         stop = min(start + RESCORE_BLOCK, total)
         first = int(np.searchsorted(indptr, start, side="right")) - 1
@@ -199,18 +210,22 @@ def rescore_base(
             indptr[first : last + 1], start
         )
         docs = np.asarray(base.docs[start:stop])
-        tfc = tfc_fn(
-            tf_array=np.asarray(base.tf[start:stop]).astype(model.dtype, copy=False),
-            l_d=lengths[docs],
-            l_avg=average,
-            k1=model.k1,
-            b=model.b,
-            delta=model.delta,
-        )
+        tf = np.asarray(base.tf[start:stop])
+        if cells is not None and grid is not None:
+            tfc = looked_up(grid, cells, docs, tf)
+        else:
+            tfc = tfc_fn(
+                tf_array=tf.astype(model.dtype, copy=False),
+                l_d=np.take(lengths, docs),
+                l_avg=average,
+                k1=model.k1,
+                b=model.b,
+                delta=model.delta,
+            )
         # np.repeat(idf[first:last + 1], spans) is idf of each posting's term, without a gather.
         values = (np.repeat(idf[first : last + 1], spans) * tfc).astype(model.dtype)
         if not every_row_alive:
-            values[~alive[docs]] = 0
+            values[~np.take(alive, docs)] = 0
         data[start:stop] = values
         if stop < total and stale is not None and stale():
             return None
@@ -254,7 +269,9 @@ def base_query_postings(seg: SparseSegments, ids: list[int]) -> tuple[Any, Any, 
     its own postings, so the live rows' sums are those of a fresh build, bit for bit).
     """
     base = seg.base
-    return _scored_columns(seg, ids, base.indptr, base.docs, base.tf, first_row=0, alive=False)
+    return _scored_columns(
+        seg, ids, base.indptr, base.docs, base.tf, first_row=0, alive=False, grid=seg._cells()
+    )
 
 
 def _scored_columns(
@@ -266,6 +283,7 @@ def _scored_columns(
     *,
     first_row: int,
     alive: bool,
+    grid: tuple[TfcGrid, Any] | None = None,
 ) -> tuple[Any, Any, Any]:
     """Postings of ``ids`` in a CSC segment, scored with bm25s's functions and the live stats.
 
@@ -298,14 +316,17 @@ def _scored_columns(
             column = np.repeat(np.arange(len(ids)), counts)[keep]
             docs, tf = docs[keep], tf[keep]
             counts = np.bincount(column, minlength=len(ids))
-    tfc = _select_tfc_scorer(model.method)(
-        tf_array=tf.astype(model.dtype, copy=False),
-        l_d=seg._lengths()[docs],
-        l_avg=seg._total_length / seg._live,
-        k1=model.k1,
-        b=model.b,
-        delta=model.delta,
-    )
+    if grid is not None:
+        tfc = looked_up(grid[0], grid[1], docs, tf)
+    else:
+        tfc = _select_tfc_scorer(model.method)(
+            tf_array=tf.astype(model.dtype, copy=False),
+            l_d=np.take(seg._lengths(), docs),
+            l_avg=seg._total_length / seg._live,
+            k1=model.k1,
+            b=model.b,
+            delta=model.delta,
+        )
     out_indptr = np.zeros(len(ids) + 1, dtype=np.int64)
     np.cumsum(counts, out=out_indptr[1:])
     # np.repeat(idf, counts) is idf[column]: the same float32 factors, without the gather.

@@ -24,11 +24,13 @@ import numpy.typing as npt
 
 from workspace_tools.core.index._base_segment import BaseArrays, build_base, empty_base
 from workspace_tools.core.index._rescore import (
+    UNKNOWN_GRID,
     BackgroundRescore,
     base_query_postings,
     recent_query_postings,
 )
 from workspace_tools.core.index._sparse_build import count_pairs, make_bm25
+from workspace_tools.core.index._tfc_grid import TfcGrid, grid_values
 from workspace_tools.core.index.sparse import BM25Config, top_positive
 
 __all__ = ["BaseArrays", "SparseSegments", "build_base"]
@@ -74,6 +76,10 @@ class SparseSegments:
         self._rescored: tuple[int, BaseArrays, Any] | None = None
         """``(stamp, base, scores)``: the base postings' scores under the live statistics."""
         self._rescorer = BackgroundRescore(self)
+        self._grids: tuple[BaseArrays, TfcGrid | None] | None = None
+        """The base the rescore thread made a term-frequency grid of, and that grid."""
+        self._cells_cache: tuple[int, TfcGrid, Any] | None = None
+        """``(stamp, grid, values)``: the grid's values under the live statistics."""
 
     # -- state -----------------------------------------------------------------------------------
 
@@ -405,6 +411,22 @@ class SparseSegments:
         return self._lengths_cache
 
     # -- rescoring pending changes in the background (core/index/_rescore.py) ------------------
+
+    def _grid_of(self, base: BaseArrays) -> TfcGrid | None:
+        """The term-frequency grid of ``base`` (``UNKNOWN_GRID``: not made yet)."""
+        grids = self._grids
+        return grids[1] if grids is not None and grids[0] is base else UNKNOWN_GRID
+
+    def _cells(self) -> tuple[TfcGrid, Any] | None:
+        """The current base's grid and its values now, once the rescore thread made the grid."""
+        grid = self._grid_of(self.base)
+        if grid is UNKNOWN_GRID or grid is None or not self._live:
+            return None
+        cached = self._cells_cache
+        if cached is None or cached[0] != self._stamp or cached[1] is not grid:
+            values = grid_values(self._model, grid, self._total_length / self._live)
+            cached = self._cells_cache = (self._stamp, grid, values)
+        return cached[1], cached[2]
 
     def _rescore_current(self) -> bool:
         rescored = self._rescored
