@@ -69,6 +69,14 @@ class BackgroundRescore:
         self.passes = 0
         """Rescores started and finished or dropped (tests count them)."""
 
+    @staticmethod
+    def prepare() -> None:
+        """Start the process's rescore thread ahead of the first change (it waits idle).
+
+        Else the first write after opening paid the thread's start, more on a loaded machine.
+        """
+        _SCHEDULER.start()
+
     def request(self) -> None:
         """Rescore the owner's newest state once it has not changed for :data:`RESCORE_DELAY`."""
         _SCHEDULER.schedule(self, time.monotonic() + RESCORE_DELAY)
@@ -127,12 +135,20 @@ class _Scheduler:
     def schedule(self, job: BackgroundRescore, due: float) -> None:
         with self._cond:
             self._due[job] = due
-            thread = self._thread
-            if thread is None or not thread.is_alive():  # first use, or a forked child
-                thread = threading.Thread(target=self._run, name="bm25-rescore", daemon=True)
-                self._thread = thread
-                thread.start()
+            self._start()
             self._cond.notify()
+
+    def start(self) -> None:
+        """Start the thread now (a base large enough to be rescored was loaded)."""
+        with self._cond:
+            self._start()
+
+    def _start(self) -> None:
+        thread = self._thread
+        if thread is None or not thread.is_alive():  # first use, or a forked child
+            thread = threading.Thread(target=self._run, name="bm25-rescore", daemon=True)
+            self._thread = thread
+            thread.start()
 
     def idle(self, job: BackgroundRescore) -> bool:
         with self._cond:

@@ -156,6 +156,8 @@ class SparseSegments:
         self._pristine = self._model.method not in self._model.methods_requiring_nonoccurrence
         self._invalidate()
         self._stamp += 1
+        if len(base.docs) >= RESCORE_MINIMUM:
+            self._rescorer.prepare()
 
     def build(
         self, keys: Sequence[int], terms: Sequence[npt.NDArray[np.int32]], n_vocab: int

@@ -185,3 +185,20 @@ def test_weighted_query_terms_sum_each_terms_scores_times_its_weight(
     for term, weight in zip(ids, weights, strict=True):  # one term at a time, in query order
         expected += seg.scores([term]) * np.float32(weight)
     assert np.array_equal(seg.scores(ids, weights), expected)
+
+
+def test_loading_a_base_worth_rescoring_starts_the_thread_before_the_first_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    started = []
+    monkeypatch.setattr(
+        _rescore.BackgroundRescore, "prepare", staticmethod(lambda: started.append(1))
+    )
+    rng = np.random.default_rng(10)
+    small = SparseSegments(BM25Config())
+    small.build(list(range(50)), [_doc(rng) for _ in range(50)], 300)
+    assert started == []  # below RESCORE_MINIMUM: nothing will run in the background
+    monkeypatch.setattr(segments, "RESCORE_MINIMUM", 0)
+    large = SparseSegments(BM25Config())
+    large.build(list(range(50)), [_doc(rng) for _ in range(50)], 300)
+    assert started == [1]
