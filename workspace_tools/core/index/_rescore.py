@@ -16,6 +16,7 @@ while a change is under way), never the live arrays; the base arrays are never c
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -130,7 +131,8 @@ class _Scheduler:
         self._cond = threading.Condition()
         self._due: dict[BackgroundRescore, float] = {}
         """Rescores asked for, and the monotonic time each may run."""
-        self._thread: threading.Thread | None = None
+        self._pid = 0
+        """The process whose rescore thread runs (0: none started yet)."""
 
     def schedule(self, job: BackgroundRescore, due: float) -> None:
         with self._cond:
@@ -144,11 +146,11 @@ class _Scheduler:
             self._start()
 
     def _start(self) -> None:
-        thread = self._thread
-        if thread is None or not thread.is_alive():  # first use, or a forked child
-            thread = threading.Thread(target=self._run, name="bm25-rescore", daemon=True)
-            self._thread = thread
-            thread.start()
+        if self._pid == os.getpid():  # running (a forked child has no thread: start one)
+            return
+        thread = threading.Thread(target=self._run, name="bm25-rescore", daemon=True)
+        thread.start()
+        self._pid = os.getpid()
 
     def idle(self, job: BackgroundRescore) -> bool:
         with self._cond:
@@ -178,8 +180,16 @@ class _Scheduler:
                 return job
             self._cond.wait(left)
 
+    def forget(self) -> None:
+        """In a forked child: no thread runs, and the lock may have been held at the fork."""
+        self._cond = threading.Condition()
+        self._due = {}
+        self._pid = 0
+
 
 _SCHEDULER: Final = _Scheduler()
+if hasattr(os, "register_at_fork"):  # POSIX; Windows does not fork
+    os.register_at_fork(after_in_child=_SCHEDULER.forget)
 
 
 def _moved_on(owner: SparseSegments, stamp: int) -> Callable[[], bool]:

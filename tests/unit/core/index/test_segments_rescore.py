@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
 import numpy as np
@@ -202,3 +203,20 @@ def test_loading_a_base_worth_rescoring_starts_the_thread_before_the_first_chang
     large = SparseSegments(BM25Config())
     large.build(list(range(50)), [_doc(rng) for _ in range(50)], 300)
     assert started == [1]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX-only")
+def test_a_forked_child_rescores_on_a_thread_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(segments, "RESCORE_MINIMUM", 0)
+    monkeypatch.setattr(_rescore, "RESCORE_DELAY", 0.0)
+    rng = np.random.default_rng(11)
+    seg = SparseSegments(BM25Config())
+    seg.build(list(range(50)), [_doc(rng) for _ in range(50)], 300)
+    seg.add(50, _doc(rng))
+    assert seg.wait_for_rescore()  # the parent's thread runs
+    pid = os.fork()
+    if pid == 0:  # the child: the parent's thread is not here; a change starts its own
+        seg.add(51, _doc(rng))
+        os._exit(0 if seg.wait_for_rescore(timeout=5.0) else 3)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
