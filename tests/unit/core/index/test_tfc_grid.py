@@ -88,3 +88,19 @@ def test_no_grid_for_fractional_frequencies_or_too_many_cells(
     assert grid_of(lengths, np.zeros(0, dtype=np.float32)) is None
     monkeypatch.setattr(_tfc_grid, "GRID_CELLS", 5)  # 3 lengths x tf 0..2 = 9 cells
     assert grid_of(lengths, np.array([1, 2, 1], dtype=np.float32)) is None
+
+
+def test_the_first_change_has_the_grid_made_at_once_and_the_rescore_wait(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(segments, "RESCORE_MINIMUM", 0)
+    monkeypatch.setattr(_rescore, "RESCORE_DELAY", 1.0)
+    rng = np.random.default_rng(33)
+    seg = SparseSegments(BM25Config())
+    seg.build(list(range(100)), [_doc(rng) for _ in range(100)], 200)
+    seg.add(100, _doc(rng))
+    assert seg._rescorer.wait(lambda: seg._grid_of(seg.base) is not _rescore.UNKNOWN_GRID, 5.0)
+    assert seg._rescorer.passes == 0  # the rescore itself waits for the writes to pause
+    assert seg._cells() is not None  # queries meanwhile look the term frequencies up
+    assert seg.wait_for_rescore()
+    assert seg._rescorer.passes == 1
