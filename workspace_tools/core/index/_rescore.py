@@ -16,6 +16,7 @@ while a change is under way), never the live arrays; the base arrays are never c
 from __future__ import annotations
 
 import logging
+import math
 import os
 import threading
 import time
@@ -150,12 +151,18 @@ class _Scheduler:
         """Rescores asked for, and the monotonic time each may run."""
         self._pid = 0
         """The process whose rescore thread runs (0: none started yet)."""
+        self._waking = -math.inf
+        """When the waiting thread wakes by itself (-inf: it is not waiting, inf: no time)."""
 
     def schedule(self, job: BackgroundRescore, due: float) -> None:
         with self._cond:
             self._due[job] = due
             self._start()
-            self._cond.notify()
+            # Wake the thread only for a time before the one it waits for: each write of a
+            # burst moves its job later, and a woken thread takes the GIL from the writer (a
+            # stall of milliseconds when the machine is loaded).
+            if due < self._waking:
+                self._cond.notify()
 
     def start(self) -> None:
         """Start the thread now (a base large enough to be rescored was loaded)."""
@@ -188,13 +195,16 @@ class _Scheduler:
         """Wait (holding the condition) for the first rescore whose time came; take it."""
         while True:
             if not self._due:
+                self._waking = math.inf
                 self._cond.wait()
                 continue
             job, due = min(self._due.items(), key=lambda item: item[1])
             left = due - time.monotonic()
             if left <= 0:
                 del self._due[job]
+                self._waking = -math.inf  # busy: it looks at the queue again when done
                 return job
+            self._waking = due
             self._cond.wait(left)
 
     def forget(self) -> None:
@@ -202,6 +212,7 @@ class _Scheduler:
         self._cond = threading.Condition()
         self._due = {}
         self._pid = 0
+        self._waking = -math.inf
 
 
 _SCHEDULER: Final = _Scheduler()
