@@ -205,14 +205,21 @@ def adopt(state: MergeState, job: MergeJob) -> bool:
 
 def dense_reusable(state: MergeState, config: dict[str, Any]) -> bool:
     """The previous snapshot's FAISS file may be linked: same embedder, lagging little."""
+    lag = dense_lag(state, config)
+    return lag is not None and lag <= DENSE_LAG * merge_threshold(state)
+
+
+def merge_threshold(state: MergeState) -> float:
+    """Changes past which the segments merge (``SparseSegments.wants_merge``)."""
+    return max(segments.MERGE_MINIMUM, segments.MERGE_FRACTION * len(state))
+
+
+def dense_lag(state: MergeState, config: dict[str, Any]) -> int | None:
+    """Chunk rows changed since the last snapshot's FAISS file (``None``: no usable file)."""
     info = read_pointer(state.db)
-    threshold = max(segments.MERGE_MINIMUM, segments.MERGE_FRACTION * len(state))
-    return (
-        info is not None
-        and info.has_dense
-        and info.config.get("embedder") == config.get("embedder")
-        and _rows_changed_since(state.db, info.dense_version) <= DENSE_LAG * threshold
-    )
+    if info is None or not info.has_dense or info.config.get("embedder") != config.get("embedder"):
+        return None
+    return _rows_changed_since(state.db, info.dense_version)
 
 
 def _rows_changed_since(db: IndexDatabase, version: int) -> int:

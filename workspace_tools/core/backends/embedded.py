@@ -92,6 +92,10 @@ class EmbeddedBackend:
         """The rows' sorted source ids, for the row keys and metadata version they were read at."""
         self.generation = 0
         """Bumped whenever the BM25 state is replaced (a merge in progress then gives up)."""
+        self.rows_applied = 0
+        """Chunk rows added and deleted through :meth:`apply` (bounds :meth:`vectors_can_wait`)."""
+        self._can_wait: tuple[tuple[int, int, str], int] | None = None
+        """``((generation, catch-ups, embedder), rows_applied - lag)`` of the last exact check."""
         follower.follow(self)
 
     name = "embedded"
@@ -191,6 +195,7 @@ class EmbeddedBackend:
                 [chunk.key for chunk in fresh.chunks],
                 self._term_ids_many([chunk.terms for chunk in fresh.chunks]),
             )
+            self.rows_applied += len(fresh.removed_chunks) + len(fresh.chunks)
             self.version = changes.version
         if self.dense is not None and self._dense_version < changes.version:  # vectors
             fresh = changes.after(self._dense_version)
@@ -423,7 +428,22 @@ class EmbeddedBackend:
         """
         if self.dense is not None or self.empty or not self.db.exists():
             return False
-        return _merge.dense_reusable(self, config)
+        # The exact answer reads the snapshot record and counts the rows since its FAISS file
+        # (three queries per write). While only this process's own writes came since a check
+        # that said yes, the lag grew by at most the rows applied since: no need to ask again
+        # until that bound reaches the limit (then the exact check decides).
+        key = (self.generation, self.follower.catch_ups, repr(config.get("embedder")))
+        known = self._can_wait
+        if known is not None and known[0] == key:
+            bound = self.rows_applied - known[1]
+            if bound <= _merge.DENSE_LAG * _merge.merge_threshold(self):
+                return True
+        lag = _merge.dense_lag(self, config)
+        if lag is None:
+            self._can_wait = None
+            return False
+        self._can_wait = (key, self.rows_applied - lag)
+        return lag <= _merge.DENSE_LAG * _merge.merge_threshold(self)
 
     def merge_in_background(
         self, *, save: bool, config: dict[str, Any], lock: AbstractContextManager[Any]

@@ -60,6 +60,10 @@ class ChangeFollower:
         self._data_version: int | None = None
         self.refreshes = 0
         """Calls of :meth:`refresh` (tests count them)."""
+        self.catch_ups = 0
+        """Times the parts were caught up from the database rather than from this process's own
+        writes (another process committed, or the state was reloaded): what a part derived from
+        its own writes alone may then be stale."""
 
     def follow(self, part: Follows) -> None:
         """Keep ``part`` in step from now on."""
@@ -84,6 +88,7 @@ class ChangeFollower:
         ):
             return
         self._data_version = data_version
+        self.catch_ups += 1
         for part in self.parts:
             if part.cursor() == -1:
                 part.rebuild()

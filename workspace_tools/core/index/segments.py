@@ -23,8 +23,14 @@ import numpy as np
 import numpy.typing as npt
 
 from workspace_tools.core.index._base_segment import BaseArrays, build_base, empty_base
-from workspace_tools.core.index._rescore import BackgroundRescore, recent_query_postings
+from workspace_tools.core.index._rescore import (
+    UNKNOWN_GRID,
+    BackgroundRescore,
+    base_query_postings,
+    recent_query_postings,
+)
 from workspace_tools.core.index._sparse_build import count_pairs, make_bm25
+from workspace_tools.core.index._tfc_grid import TfcGrid, grid_values
 from workspace_tools.core.index.sparse import BM25Config, top_positive
 
 __all__ = ["BaseArrays", "SparseSegments", "build_base"]
@@ -33,6 +39,9 @@ MERGE_FRACTION: Final = 0.1
 """Recent and deleted documents, as a fraction of the live ones, that trigger a merge."""
 MERGE_MINIMUM: Final = 2_000
 """...but never a merge for fewer changes than this (small indexes merge rarely: cheap anyway)."""
+
+_DF_HEADROOM: Final = 4_096
+"""Unused term ids the document frequencies have room for after a load."""
 
 RESCORE_MINIMUM: Final = 200_000
 """Base postings from which pending changes are rescored in the background (``_rescore.py``)."""
@@ -55,6 +64,7 @@ class SparseSegments:
         self._row_of_key: dict[int, int] = {}
         self._keys_cache: npt.NDArray[np.int64] | None = None
         self._lengths_cache: npt.NDArray[np.int64] | None = None
+        self._dead_cache: npt.NDArray[np.int64] | None = None
         self._df = np.zeros(0, dtype=np.int64)
         self._live = 0
         self._total_length = 0
@@ -66,6 +76,10 @@ class SparseSegments:
         self._rescored: tuple[int, BaseArrays, Any] | None = None
         """``(stamp, base, scores)``: the base postings' scores under the live statistics."""
         self._rescorer = BackgroundRescore(self)
+        self._grids: tuple[BaseArrays, TfcGrid | None] | None = None
+        """The base the rescore thread made a term-frequency grid of, and that grid."""
+        self._cells_cache: tuple[int, TfcGrid, Any] | None = None
+        """``(stamp, grid, values)``: the grid's values under the live statistics."""
 
     # -- state -----------------------------------------------------------------------------------
 
@@ -129,7 +143,11 @@ class SparseSegments:
         self._alive = np.ones(rows, dtype=bool)
         self._row_of_key = dict(zip(np.asarray(base.keys).tolist(), range(rows), strict=True))
         indptr = np.asarray(base.indptr)
-        self._df = np.diff(indptr).astype(np.int64)
+        # Room for new terms: the first write after opening would otherwise copy the whole
+        # array into one twice its size (0.5 ms at 50k chunks, more under load).
+        terms = len(indptr) - 1
+        self._df = np.zeros(terms + max(_DF_HEADROOM, terms // 8), dtype=np.int64)
+        np.subtract(indptr[1:], indptr[:-1], out=self._df[:terms])
         self._live = rows
         self._total_length = int(self._base_lengths.sum())
         self._dead = 0
@@ -138,6 +156,8 @@ class SparseSegments:
         self._pristine = self._model.method not in self._model.methods_requiring_nonoccurrence
         self._invalidate()
         self._stamp += 1
+        if len(base.docs) >= RESCORE_MINIMUM:
+            self._rescorer.prepare()
 
     def build(
         self, keys: Sequence[int], terms: Sequence[npt.NDArray[np.int32]], n_vocab: int
@@ -266,6 +286,7 @@ class SparseSegments:
         self._recent_postings = None
         self._keys_cache = None
         self._lengths_cache = None
+        self._dead_cache = None
 
     # -- search ----------------------------------------------------------------------------------
 
@@ -319,8 +340,17 @@ class SparseSegments:
                 data, indptr, docs = recent_query_postings(self, known)
                 scores += self._sum(data, indptr, docs, known, weight_of, rows, columns=True)
             return scores
-        data, indptr, docs = self._query_postings(known)
-        return self._sum(data, indptr, docs, known, weight_of, rows, columns=True)
+        # Every query term's base postings scored now with the live statistics, in one numpy
+        # pass, then the recent rows' (as above); dead base rows are zeroed after the sum.
+        data, indptr, docs = base_query_postings(self, known)
+        scores = self._sum(data, indptr, docs, known, weight_of, rows, columns=True)
+        if self._recent_keys:
+            data, indptr, docs = recent_query_postings(self, known)
+            scores += self._sum(data, indptr, docs, known, weight_of, rows, columns=True)
+        dead = self._dead_base_rows()
+        if len(dead):
+            scores[dead] = 0.0
+        return scores
 
     def _sum(
         self,
@@ -367,65 +397,15 @@ class SparseSegments:
         for column, weight in zip(query.tolist(), weights, strict=True):
             start, stop = int(indptr[column]), int(indptr[column + 1])
             values = np.asarray(data[start:stop], dtype=np.float32) * np.float32(weight)
-            out += np.bincount(np.asarray(docs[start:stop]), weights=values, minlength=rows).astype(
-                np.float32
-            )
+            # A column holds each row once, so adding at its rows adds each value exactly once
+            # (in float32, column after column): the sums a dense per-column add made, without
+            # a pass over every row per query term.
+            out[np.asarray(docs[start:stop])] += values
         if self._nonoccurrence is not None:
             out += np.float32(
                 float(np.dot(self._nonoccurrence[query], np.asarray(weights, dtype=np.float64)))
             )
         return out
-
-    def _query_postings(self, ids: list[int]) -> tuple[Any, Any, Any]:
-        """Scored postings of the query terms, with the live statistics (one CSC column each)."""
-        from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
-
-        model = self._model
-        base = self.base
-        recent_indptr, recent_docs, recent_tf = self._recent()
-        base_rows = len(base.keys)
-        lengths = self._lengths()
-        average = self._total_length / self._live
-        idf_fn = _select_idf_scorer(model.idf_method)
-        tfc_fn = _select_tfc_scorer(model.method)
-        datas, docs_all, counts = [], [], []
-        for term in ids:
-            parts_docs, parts_tf = [], []
-            if term < len(base.indptr) - 1:
-                start, stop = int(base.indptr[term]), int(base.indptr[term + 1])
-                docs = np.asarray(base.docs[start:stop])
-                keep = self._alive[docs]
-                parts_docs.append(docs[keep].astype(np.int64))
-                parts_tf.append(np.asarray(base.tf[start:stop])[keep])
-            if term < len(recent_indptr) - 1:
-                start, stop = int(recent_indptr[term]), int(recent_indptr[term + 1])
-                docs = recent_docs[start:stop] + base_rows
-                keep = self._alive[docs]
-                parts_docs.append(docs[keep])
-                parts_tf.append(recent_tf[start:stop][keep])
-            docs = np.concatenate(parts_docs) if parts_docs else np.zeros(0, dtype=np.int64)
-            tf = (np.concatenate(parts_tf) if parts_tf else np.zeros(0, dtype=model.dtype)).astype(
-                model.dtype
-            )
-            idf = np.asarray([idf_fn(int(self._df[term]), N=self._live)], dtype=model.dtype)
-            tfc = tfc_fn(
-                tf_array=tf,
-                l_d=lengths[docs],
-                l_avg=average,
-                k1=model.k1,
-                b=model.b,
-                delta=model.delta,
-            )
-            datas.append((idf * tfc).astype(model.dtype))
-            docs_all.append(docs)
-            counts.append(len(docs))
-        indptr = np.zeros(len(ids) + 1, dtype=np.int64)
-        np.cumsum(counts, out=indptr[1:])
-        return (
-            np.concatenate(datas),
-            indptr,
-            np.concatenate(docs_all).astype(model.int_dtype),
-        )
 
     def _recent(self) -> tuple[Any, Any, Any]:
         if self._recent_postings is None:
@@ -444,6 +424,17 @@ class SparseSegments:
                 self._recent_postings = (np.zeros(1, dtype=np.int64), empty, empty)
         return self._recent_postings
 
+    def _dead_base_rows(self) -> npt.NDArray[np.int64]:
+        """Rows of the base segment that were deleted (or replaced) since it was built."""
+        if self._dead_cache is None:
+            base_rows = len(self.base.keys)
+            self._dead_cache = (
+                np.flatnonzero(~self._alive[:base_rows])
+                if self._dead
+                else np.zeros(0, dtype=np.int64)
+            )
+        return self._dead_cache
+
     def _lengths(self) -> npt.NDArray[np.int64]:
         if self._lengths_cache is None:
             recent = np.fromiter(map(len, self._recent_terms), dtype=np.int64)
@@ -451,6 +442,22 @@ class SparseSegments:
         return self._lengths_cache
 
     # -- rescoring pending changes in the background (core/index/_rescore.py) ------------------
+
+    def _grid_of(self, base: BaseArrays) -> TfcGrid | None:
+        """The term-frequency grid of ``base`` (``UNKNOWN_GRID``: not made yet)."""
+        grids = self._grids
+        return grids[1] if grids is not None and grids[0] is base else UNKNOWN_GRID
+
+    def _cells(self) -> tuple[TfcGrid, Any] | None:
+        """The current base's grid and its values now, once the rescore thread made the grid."""
+        grid = self._grid_of(self.base)
+        if grid is UNKNOWN_GRID or grid is None or not self._live:
+            return None
+        cached = self._cells_cache
+        if cached is None or cached[0] != self._stamp or cached[1] is not grid:
+            values = grid_values(self._model, grid, self._total_length / self._live)
+            cached = self._cells_cache = (self._stamp, grid, values)
+        return cached[1], cached[2]
 
     def _rescore_current(self) -> bool:
         rescored = self._rescored

@@ -124,9 +124,13 @@ _SCALARS: Final = frozenset({str, int, bool, type(None)})
 class Writer:
     """Statements of one write transaction; every row written gets the new version."""
 
-    def __init__(self, conn: sqlite3.Connection, version: int) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, version: int, *, meta: dict[str, str] | None = None
+    ) -> None:
         self._conn = conn
         self.version = version
+        self._meta = dict(meta or {})
+        """Meta values as stored when the transaction began: an equal one is not rewritten."""
         self.changed = False
         # What this transaction wrote, keyed so a replaced source or a deleted chunk is
         # dropped in O(1), not by a pass over everything written so far (that pass made a
@@ -159,8 +163,15 @@ class Writer:
         return None if row is None else str(row[0])
 
     def set_meta(self, key: str, value: str) -> None:
-        """Set a meta value (does not count as a change of the contents)."""
+        """Set a meta value (does not count as a change of the contents).
+
+        A value equal to the stored one is not written again: each rewrite dirtied the meta
+        table's key index, one more page in every commit's WAL frames.
+        """
+        if self._meta.get(key) == value:
+            return
         self._conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+        self._meta[key] = value
 
     def source(self, source_id: str) -> tuple[str, str] | None:
         """``(kind, hash)`` of a stored source, read inside the transaction."""

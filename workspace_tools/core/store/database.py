@@ -357,18 +357,21 @@ class IndexDatabase(DatabaseFile):
             conn = self.connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
-                version = int(
-                    conn.execute("SELECT value FROM meta WHERE key='version'").fetchone()[0]
-                )
-                writer = Writer(conn, version + 1)
+                # The small meta values in one read (the snapshot record is read where needed):
+                # the writer rewrites only those that differ.
+                stored = {
+                    str(key): str(value)
+                    for key, value in conn.execute(
+                        "SELECT key, value FROM meta WHERE key != 'snapshot'"
+                    )
+                }
+                writer = Writer(conn, int(stored["version"]) + 1, meta=stored)
                 yield writer
                 if writer.changed:
                     conn.execute(
                         "UPDATE meta SET value=? WHERE key='version'", (str(writer.version),)
                     )
-                    conn.execute(
-                        "INSERT OR REPLACE INTO meta VALUES ('written_by', ?)", (_written_by(),)
-                    )
+                    writer.set_meta("written_by", _written_by())
                 conn.execute("COMMIT")
             except BaseException:
                 with contextlib.suppress(sqlite3.Error):

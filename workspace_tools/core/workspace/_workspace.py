@@ -322,18 +322,28 @@ class Workspace(ReadPath, SyncPath, ListingPath):
 
         Re-indexing an id replaces all of its previous chunks.
         """
-        report = self.index_many([(id, content, dict(metadata or {}))], show_progress=False)
-        del report
-        record = self.source(id)
-        return list(record.chunk_ids) if record else []
+        # The chunk ids come from the change itself: reading the source back cost a refresh
+        # and a query per write.
+        chunk_ids = self._index_documents(
+            [(id, content, dict(metadata or {}))], show_progress=False
+        )[1]
+        return next(iter(chunk_ids.values()), [])
 
     def index_many(
         self, documents: Iterable[DocumentLike], *, show_progress: bool | None = None
     ) -> SyncReport:
         """Index many strings in one batch (one BM25 rebuild, batched embedding, one save)."""
+        return self._index_documents(documents, show_progress=show_progress)[0]
+
+    def _index_documents(
+        self, documents: Iterable[DocumentLike], *, show_progress: bool | None
+    ) -> tuple[SyncReport, dict[str, list[str]]]:
+        """:meth:`index_many`, and the chunk ids of each source id (normalised) it was given."""
         self._check_writable()
         started = time.perf_counter()
         report = SyncReport()
+        chunk_ids: dict[str, list[str]] = {}
+        previous_of: dict[str, SourceRecord | None] = {}
         with self._write_lock:
             self._refresh()
             latest: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -341,15 +351,24 @@ class Workspace(ReadPath, SyncPath, ListingPath):
                 doc_id, content, metadata = unpack_document(doc)
                 latest[self._normalise_source_id(doc_id)] = (content, metadata)
             with gc_paused():  # many small objects, no cycles: no collection passes over them
-                staged = self._stage_texts(latest, report)
-            self._apply(staged, [], report, show_progress=show_progress)
+                staged = self._stage_texts(latest, report, chunk_ids, previous_of)
+            self._apply(staged, [], report, show_progress=show_progress, previous=previous_of)
         report.seconds = time.perf_counter() - started
-        return report
+        chunk_ids.update((record.id, list(record.chunk_ids)) for record, _ in staged)
+        return report, chunk_ids
 
     def _stage_texts(
-        self, latest: dict[str, tuple[str, dict[str, Any]]], report: SyncReport
+        self,
+        latest: dict[str, tuple[str, dict[str, Any]]],
+        report: SyncReport,
+        chunk_ids: dict[str, list[str]],
+        previous_of: dict[str, SourceRecord | None],
     ) -> list[tuple[SourceRecord, list[Chunk]]]:
-        """Records and chunks of the texts that changed (``index_many``)."""
+        """Records and chunks of the texts that changed (``index_many``).
+
+        Fills ``chunk_ids`` for the unchanged texts and ``previous_of`` (the row each changed
+        text replaces, ``None`` for a new one).
+        """
         staged: list[tuple[SourceRecord, list[Chunk]]] = []
         for source_id, (content, metadata) in latest.items():
             digest = text_hash(content)
@@ -357,7 +376,9 @@ class Workspace(ReadPath, SyncPath, ListingPath):
                 previous = self._sources.get(source_id)
             if previous and previous.content_hash == digest and previous.metadata == metadata:
                 report.unchanged += 1
+                chunk_ids[source_id] = list(previous.chunk_ids)
                 continue
+            previous_of[source_id] = previous
             markdown = Path(source_id).suffix.lower() in MARKDOWN_EXTENSIONS
             converted = Converted(
                 text=content, format="markdown" if markdown else "text", markdown=markdown

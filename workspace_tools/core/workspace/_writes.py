@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -57,10 +57,18 @@ class WritePath(WorkspaceBase):
         *,
         show_progress: bool | None,
         touched: Sequence[SourceRecord] = (),
+        previous: Mapping[str, SourceRecord | None] | None = None,
     ) -> None:
+        """Commit staged sources, removals and touched rows as one change.
+
+        ``previous``: the rows the staged sources replace, when the caller just read them
+        (else :meth:`_write_change` reads them).
+        """
         with gc_paused():
             rows = [(record, self._records(record, chunks)) for record, chunks in staged]
-        self._commit_rows(rows, removed, touched, report, show_progress=show_progress)
+        self._commit_rows(
+            rows, removed, touched, report, show_progress=show_progress, previous=previous
+        )
 
     def _records(self, record: SourceRecord, chunks: list[Chunk]) -> list[ChunkRecord]:
         record.chunk_ids = [c.id for c in chunks]
@@ -81,6 +89,7 @@ class WritePath(WorkspaceBase):
         report: SyncReport,
         *,
         show_progress: bool | None,
+        previous: Mapping[str, SourceRecord | None] | None = None,
     ) -> None:
         """Write one change as one transaction, then catch up with it (and anything else)."""
         if not (rows or removed or touched or self._clear_on_commit):
@@ -104,7 +113,7 @@ class WritePath(WorkspaceBase):
             )
             report.chunks_embedded += len(vectors)
         with self._lock:
-            self._write_change(rows, removed, touched, vectors, report)
+            self._write_change(rows, removed, touched, vectors, report, previous=previous)
 
     def _write_change(
         self,
@@ -113,10 +122,18 @@ class WritePath(WorkspaceBase):
         touched: Sequence[SourceRecord],
         vectors: dict[str, npt.NDArray[np.float32]],
         report: SyncReport,
+        *,
+        previous: Mapping[str, SourceRecord | None] | None = None,
     ) -> None:
         changed = [*removed, *(record.id for record, _ in rows)]
         # A few sources are looked up one by one: loading every source row costs ~1 s at 50k.
-        lookup = self._sources.get if len(changed) <= _LOOKUPS else self._sources.all().get
+        lookup: Callable[[str], SourceRecord | None]
+        if previous is not None and all(source_id in previous for source_id in changed):
+            lookup = previous.get  # the caller read them just now, under the write lock
+        elif len(changed) <= _LOOKUPS:
+            lookup = self._sources.get
+        else:
+            lookup = self._sources.all().get
         documents_left = any(
             (old := lookup(source_id)) is not None and old.format in DOCUMENT_FORMAT_NAMES
             for source_id in changed

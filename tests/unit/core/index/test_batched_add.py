@@ -43,22 +43,23 @@ def _df_one_by_one(
 def test_add_many_equals_one_add_per_chunk() -> None:
     base_docs = _docs(1, 50, 30)
     rng = np.random.default_rng(2)  # new term ids growing past the base's vocabulary
-    new_docs = [rng.integers(0, 31 + 4 * i, size=30).astype(np.int32) for i in range(40)]
+    new_docs = [rng.integers(0, 31 + 160 * i, size=30).astype(np.int32) for i in range(40)]
     new_docs[5] = np.zeros(0, dtype=np.int32)
     one, batch = SparseSegments(BM25Config()), SparseSegments(BM25Config())
     for seg in (one, batch):
         seg.build(list(range(50)), base_docs, 30)
         seg.remove(7)
+    allocated = len(batch._df)  # a built base keeps room for new terms (issue 25, write)
     for key, terms in zip(range(100, 140), new_docs, strict=True):
         one.add(key, terms)
     batch.add_many(list(range(100, 140)), new_docs)
     assert np.array_equal(one._df, batch._df) and len(one._df) == len(batch._df)
-    expected = _df_one_by_one(base_docs, new_docs, removed=7, vocabulary=30)
+    expected = _df_one_by_one(base_docs, new_docs, removed=7, vocabulary=allocated)
     assert np.array_equal(batch._df, expected) and len(batch._df) == len(expected)
     assert (one._live, one._total_length) == (batch._live, batch._total_length)
     assert np.array_equal(one.row_keys(), batch.row_keys())
     assert np.array_equal(one.alive_rows(), batch.alive_rows())
-    for query in ([1, 2, 3], [40, 499, 7], list(range(0, 500, 17))):
+    for query in ([1, 2, 3], [40, 4999, 7], list(range(0, 6000, 17))):
         assert np.array_equal(one.scores(query), batch.scores(query))
 
 
