@@ -21,6 +21,7 @@ from workspace_tools.core.store._rows import (
     row_checksum,
     split_metadata,
 )
+from workspace_tools.core.store._vectors import encode_vector
 
 __all__ = ["Writer"]
 
@@ -154,10 +155,10 @@ class Writer:
         self._sources[row.id] = ChangedSource(self.version, copy)
 
     def put_vectors(self, vectors: dict[str, npt.NDArray[np.float32]]) -> None:
-        """Add vectors to the embedding cache."""
+        """Add vectors to the embedding cache (float16 at rest: ``_vectors.py``)."""
         rows = []
         for digest, vector in vectors.items():
-            blob = np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+            blob = encode_vector(vector)
             rows.append((digest, blob, row_checksum(digest, blob)))
         self._conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
 
