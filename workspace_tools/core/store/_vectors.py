@@ -9,19 +9,22 @@ and one fresh from the embedder give the same scores. Measured on the benchmark 
 docs/benchmarks.md ("Vectors at rest").
 
 A cache written before (a plain float32 blob, ``4 * dimension`` bytes, always even) is still read:
-a float16 blob has an odd length (``1 + 2 * dimension``), so the two never mix up. Old rows stay
-float32 (a cached vector is reused, never embedded again) until ``rebuild=True``; nothing
-converts them in bulk.
+a float16 blob has an odd length (``1 + 2 * dimension``), so the two never mix up. Old rows are
+rewritten in float16 once, by the ``save()`` that forgets unused cached vectors
+(:func:`float16_in_place`, in that transaction).
 """
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["FLOAT16_TAG", "decode_vector", "encode_vector"]
+from workspace_tools.core.store._rows import row_checksum
+
+__all__ = ["FLOAT16_TAG", "decode_vector", "encode_vector", "float16_in_place"]
 
 FLOAT16_TAG: Final = b"\x10"
 """First byte of a float16 blob (its odd length is what tells it from a float32 one)."""
@@ -50,3 +53,26 @@ def decode_vector(blob: bytes) -> npt.NDArray[np.float32]:
         msg = f"a float32 vector of {len(blob)} bytes"
         raise ValueError(msg)
     return np.frombuffer(blob, dtype=_SINGLE).astype(np.float32)
+
+
+def float16_in_place(conn: sqlite3.Connection) -> int:
+    """Rewrite the float32 rows of the cache in float16 (inside the caller's transaction).
+
+    Only rows of an even length are read (``length()`` of a blob reads no content), so once a
+    cache is converted this costs one pass over the keys. A row that fails its checksum is left
+    as it is: reading it reports the damage, converting it would hide it.
+
+    Returns:
+        How many rows were rewritten.
+    """
+    rows = conn.execute(
+        "SELECT hash, vector, checksum FROM vectors WHERE length(vector) % 2 = 0"
+    ).fetchall()
+    updates = []
+    for digest, blob, stored in rows:
+        if row_checksum(digest, blob) != stored or len(blob) % 4:
+            continue
+        new = encode_vector(np.frombuffer(blob, dtype=_SINGLE))
+        updates.append((new, row_checksum(digest, new), digest))
+    conn.executemany("UPDATE vectors SET vector=?, checksum=? WHERE hash=?", updates)
+    return len(updates)

@@ -122,3 +122,37 @@ def test_a_cached_vector_that_fails_its_checksum_is_a_damaged_index(tmp_path: Pa
     ws = Workspace(root, embedder=FakeEmbedder())
     with pytest.raises(IndexCorruptError, match=r"fails its checksum.*rebuild=True"):
         ws.search("alpha", mode="vector")
+
+
+def test_a_float32_cache_is_converted_once_by_a_save(tmp_path: Path) -> None:
+    root, db = _built(tmp_path)
+    hashes = dict(sqlite3.connect(db).execute("SELECT text, hash FROM chunks").fetchall())
+    old = {hashes[t]: FakeEmbedder().embed([t])[0] for t in TEXTS.values()}
+    _rewrite(db, {digest: vector.tobytes() for digest, vector in old.items()})
+    ws = Workspace(root, embedder=FakeEmbedder())
+    ws.index("d.txt", "kappa lambda mu")
+    assert sum(len(b) % 2 == 0 for b in _cache(db).values()) == 3  # read as they are, until...
+    ws.save()
+    blobs = _cache(db)
+    assert len(blobs) == 4 and all(b[:1] == FLOAT16_TAG for b in blobs.values())
+    cached = Workspace(root, embedder=FakeEmbedder())._db.vectors(old)
+    assert all(
+        np.array_equal(cached[d], v.astype(np.float16).astype(np.float32)) for d, v in old.items()
+    )
+
+
+def test_a_damaged_float32_row_is_not_converted_but_reported(tmp_path: Path) -> None:
+    root, db = _built(tmp_path)
+    digest = next(iter(_cache(db)))
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "UPDATE vectors SET vector=?, checksum='0' WHERE hash=?", (bytes(4 * 64), digest)
+        )
+    conn.close()
+    ws = Workspace(root, embedder=FakeEmbedder())
+    ws.index("d.txt", "kappa lambda mu")
+    ws.save()
+    assert len(_cache(db)[digest]) == 4 * 64  # left as it was
+    _forget_snapshots(root)
+    with pytest.raises(IndexCorruptError, match="fails its checksum"):
+        Workspace(root, embedder=FakeEmbedder()).search("alpha", mode="vector")
