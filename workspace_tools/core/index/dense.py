@@ -196,7 +196,9 @@ class DenseIndex:
         ids = self._all_ids()
         if self._dead:
             ids = ids[~np.isin(ids, np.fromiter(self._dead, dtype=np.int64))]
-        vectors = self._vectors(ids)
+        # rounded as add() rounds: vectors of an index saved in float32 get the codes a fresh
+        # build from the (float16) embedding cache gives them
+        vectors = self._vectors(ids).astype(np.float16).astype(np.float32)
         if extra is not None:
             ids = np.concatenate([ids, extra[0]])
             vectors = np.concatenate([vectors, extra[1]])
