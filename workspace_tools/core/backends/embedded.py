@@ -27,6 +27,7 @@ from workspace_tools.core.index.dense import DenseIndex
 from workspace_tools.core.index.segments import SparseSegments
 from workspace_tools.core.index.sparse import BM25Config, query_tf_weights
 from workspace_tools.core.ranking.filters import Filter, missing
+from workspace_tools.core.ranking.source_filter import SourceColumn, split_source_conditions
 from workspace_tools.core.store.database import TERM_SEPARATOR, Changes
 from workspace_tools.core.store.snapshot import (
     ChunkFields,
@@ -87,6 +88,8 @@ class EmbeddedBackend:
         """Chunks whose vectors the embedding cache lacks (filled by the Workspace)."""
         self._metadata: dict[int, tuple[str, str, dict[str, Any]]] | None = None
         self._metadata_version = -1
+        self._source_column: tuple[npt.NDArray[np.int64], int, SourceColumn] | None = None
+        """The rows' sorted source ids, for the row keys and metadata version they were read at."""
         self.generation = 0
         """Bumped whenever the BM25 state is replaced (a merge in progress then gives up)."""
         follower.follow(self)
@@ -126,6 +129,7 @@ class EmbeddedBackend:
         self.version = self.snapshot_version = -1
         self.dense, self._dense_version = None, -1
         self._metadata, self._metadata_version = None, -1
+        self._source_column = None
 
     def _load_sparse(self) -> None:
         info = read_pointer(self.db)
@@ -204,21 +208,34 @@ class EmbeddedBackend:
         return len(self.sparse)
 
     def filter_mask(self, conditions: Filter) -> npt.NDArray[np.bool_]:
-        """Rows (of ``sparse.row_keys()``) whose metadata and ``source_id`` match all conditions."""
+        """Rows (of ``sparse.row_keys()``) whose metadata and ``source_id`` match all conditions.
+
+        The ``source_id`` part of the filter (roots, scopes) selects rows through the sorted
+        source ids (:mod:`~workspace_tools.core.ranking.source_filter`); the predicate runs only
+        on the rows it kept, and only when the filter has other conditions.
+        """
         if self._metadata is None:
             version, self._metadata = self.db.metadata_at()
             self._metadata_version = version
             if version != self.version:
                 self.follower.refresh(force=True)
         metadata = self._metadata
-        holds = conditions.holds
-        absent = missing()
         keys = self.sparse.row_keys()
         alive = self.sparse.alive_rows()
-        mask = np.zeros(len(keys), dtype=bool)
-        for row in np.flatnonzero(alive).tolist():
+        by_source, rest = split_source_conditions(conditions.conditions)
+        if by_source:
+            column = self._sources_of(keys, metadata)
+            mask = column.rows(column.select(by_source)) & alive
+        else:
+            mask = alive.copy()
+        if rest is None:
+            return mask
+        holds = conditions.holds  # the whole filter: its source part holds on these rows
+        absent = missing()
+        for row in np.flatnonzero(mask).tolist():
             entry = metadata.get(int(keys[row]))
             if entry is None:
+                mask[row] = False
                 continue
             _chunk_id, source, meta = entry
 
@@ -227,6 +244,22 @@ class EmbeddedBackend:
 
             mask[row] = holds(lookup)
         return mask
+
+    def _sources_of(
+        self,
+        keys: npt.NDArray[np.int64],
+        metadata: Mapping[int, tuple[str, str, dict[str, Any]]],
+    ) -> SourceColumn:
+        """The source column of these row keys, kept until the rows or the metadata change."""
+        cached = self._source_column
+        if cached is not None and cached[0] is keys and cached[1] == self._metadata_version:
+            return cached[2]
+        get = metadata.get
+        column = SourceColumn(
+            [None if (entry := get(key)) is None else entry[1] for key in keys.tolist()]
+        )
+        self._source_column = (keys, self._metadata_version, column)
+        return column
 
     def search(self, query: BackendQuery) -> BackendHits:
         """BM25 and vector hits (see :meth:`SearchBackend.search`); the query text is unused."""

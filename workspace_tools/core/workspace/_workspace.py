@@ -423,7 +423,7 @@ class Workspace(ReadPath, SyncPath, ListingPath):
                 if not (index_rel and (rel == index_rel or rel.startswith(index_rel + "/")))
             ]
             report = SyncReport(skipped=list(found.skipped))
-            self._tracker.start(len(files))
+            self._tracker.start(len(files), files=[rel for rel, _ in files])
             try:
                 self._sync_files(files, found.in_scope, report, show_progress=show_progress)
             except BaseException as exc:  # Ctrl-C, SIGTERM, a crash: finished batches stay
