@@ -8,8 +8,10 @@ given) serve as centres, and every indexed vector is a centre plus Gaussian nois
 Queries are fresh noisy copies of random centres. I.i.d. random vectors would be the pathological
 case for HNSW and say nothing about real text.
 
-Both indexes are ``DenseIndex`` as the workspace builds them (``IndexIDMap2`` over ``IndexFlatIP``,
-or over ``IndexHNSWFlat`` M=32, efConstruction=40, efSearch=128), forced with ``hnsw_threshold``.
+Both indexes are ``DenseIndex`` as the workspace builds them (``IndexIDMap2`` over a float16
+``IndexScalarQuantizer``, or over ``IndexHNSWSQ`` M=32, efConstruction=40, efSearch=128; float32
+``IndexFlatIP`` / ``IndexHNSWFlat`` before issue 25: ``faiss_float16.py`` compares the two),
+forced with ``hnsw_threshold``.
 Latency is one query at a time, as ``Workspace.search`` issues them: ``k=10`` (vector mode) and
 ``k=100`` (the hybrid candidate pool). Recall is against the flat index's exact answer. "remove"
 is the time to drop 10 ids (HNSW cannot delete in place, so ``DenseIndex`` rebuilds it).

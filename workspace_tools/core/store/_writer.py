@@ -21,6 +21,7 @@ from workspace_tools.core.store._rows import (
     row_checksum,
     split_metadata,
 )
+from workspace_tools.core.store._vectors import encode_vector, float16_in_place
 
 __all__ = ["Writer"]
 
@@ -306,18 +307,19 @@ class Writer:
         self._sources[row.id] = ChangedSource(self.version, copy)
 
     def put_vectors(self, vectors: dict[str, npt.NDArray[np.float32]]) -> None:
-        """Add vectors to the embedding cache."""
+        """Add vectors to the embedding cache (float16 at rest: ``_vectors.py``)."""
         rows = []
         for digest, vector in vectors.items():
-            blob = np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+            blob = encode_vector(vector)
             rows.append((digest, blob, row_checksum(digest, blob)))
         self._conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
 
     def prune_vectors(self) -> None:
-        """Forget cached vectors of texts no longer indexed."""
+        """Forget cached vectors of texts no longer indexed (and store float32 ones in float16)."""
         self._conn.execute(
             "DELETE FROM vectors WHERE hash NOT IN (SELECT DISTINCT hash FROM chunks)"
         )
+        float16_in_place(self._conn)
 
     def clear(self, *, keep_vectors: bool) -> None:
         """Delete every source and chunk (and cached vectors unless ``keep_vectors``).

@@ -18,6 +18,7 @@ import contextlib
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,7 @@ from workspace_tools.core.store._rows import (
     row_checksum,
     storage_error,
 )
+from workspace_tools.core.store._vectors import decode_vector
 from workspace_tools.core.store._writer import Writer
 
 __all__ = [
@@ -245,14 +247,7 @@ class IndexDatabase(DatabaseFile):
                     f"SELECT hash, vector, checksum FROM vectors WHERE hash IN ({marks})",  # noqa: S608
                     part,
                 ):
-                    if row_checksum(digest, blob) != checksum:
-                        msg = (
-                            f"The index database {self.path} is damaged (a cached vector fails "
-                            "its checksum). Open the workspace with rebuild=True (CLI: --rebuild) "
-                            "to rebuild it."
-                        )
-                        raise IndexCorruptError(msg)
-                    out[digest] = np.frombuffer(blob, dtype=np.float32).copy()
+                    out[digest] = _cached_vector(self.path, digest, blob, checksum)
         return out
 
     def changes_since(self, version: int) -> Changes | None:
@@ -400,3 +395,18 @@ def _written_by() -> str:
     from workspace_tools._version import __version__
 
     return __version__
+
+
+def _cached_vector(path: Path, digest: str, blob: bytes, checksum: str) -> npt.NDArray[np.float32]:
+    """One embedding-cache row as float32, or :class:`IndexCorruptError` if it is damaged."""
+    problem = "it fails its checksum"
+    if row_checksum(digest, blob) == checksum:
+        try:
+            return decode_vector(blob)
+        except ValueError as exc:
+            problem = str(exc)
+    msg = (
+        f"The index database {path} is damaged (a cached vector: {problem}). Open the workspace "
+        "with rebuild=True (CLI: --rebuild) to rebuild it."
+    )
+    raise IndexCorruptError(msg)
