@@ -14,7 +14,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.convert import ConversionCache, Converted
+from workspace_tools.core.convert import MARKDOWN_EXTENSIONS, ConversionCache, Converted
 from workspace_tools.core.embedding.embedder import Embedder
 from workspace_tools.core.errors import ConversionError, InvalidInputError
 from workspace_tools.core.store.corpus import ChunkRow, SourceRecord
@@ -38,6 +38,7 @@ __all__ = [
     "make_record",
     "progress_bar",  # from reporting.py
     "stage_file",
+    "stage_texts",
     "unpack_document",
 ]
 
@@ -339,3 +340,45 @@ def _trusted_mtime(mtime_ns: int) -> int:
     once more; by then their mtime is old enough to be trusted.
     """
     return 0 if time.time_ns() - mtime_ns < RACY_WINDOW_NS else mtime_ns
+
+
+def stage_texts(
+    latest: Mapping[str, tuple[str, dict[str, Any]]],
+    previous: Mapping[str, SourceRecord | None],
+    *,
+    chunking: ChunkingConfig,
+    report: SyncReport,
+    chunk_ids: dict[str, list[str]],
+    previous_of: dict[str, SourceRecord | None],
+) -> list[tuple[SourceRecord, list[Chunk]]]:
+    """Records and chunks of the texts of an ``index_many`` that changed.
+
+    Args:
+        latest: Source id -> (text, metadata), the last one given for each id.
+        previous: Source id -> its stored row (``None``: new).
+        chunking: How texts are chunked.
+        report: Counts unchanged, added and updated sources.
+        chunk_ids: Filled with the chunk ids of the unchanged texts.
+        previous_of: Filled with the row each changed text replaces (``None``: a new one).
+    """
+    staged: list[tuple[SourceRecord, list[Chunk]]] = []
+    for source_id, (content, metadata) in latest.items():
+        digest = text_hash(content)
+        old = previous.get(source_id)
+        if old and old.content_hash == digest and old.metadata == metadata:
+            report.unchanged += 1
+            chunk_ids[source_id] = list(old.chunk_ids)
+            continue
+        previous_of[source_id] = old
+        markdown = Path(source_id).suffix.lower() in MARKDOWN_EXTENSIONS
+        converted = Converted(
+            text=content, format="markdown" if markdown else "text", markdown=markdown
+        )
+        staged.append(
+            (
+                make_record(source_id, "text", digest, converted, metadata),
+                chunk_converted(source_id, converted, metadata, config=chunking),
+            )
+        )
+        (report.updated if old else report.added).append(source_id)
+    return staged

@@ -22,10 +22,8 @@ from workspace_tools.core.backends.registry import BackendContext
 from workspace_tools.core.config import ProjectConfig
 from workspace_tools.core.convert import (
     DEFAULT_LIMITS,
-    MARKDOWN_EXTENSIONS,
     ConversionCache,
     ConversionLimits,
-    Converted,
 )
 from workspace_tools.core.embedding.adapters import as_embedder
 from workspace_tools.core.embedding.embedder import Embedder, SentenceTransformerEmbedder
@@ -43,7 +41,6 @@ from workspace_tools.core.store.database import (
 )
 from workspace_tools.core.store.migrate import clear_index
 from workspace_tools.core.text.chunking import ChunkingConfig
-from workspace_tools.core.text.hashing import text_hash
 from workspace_tools.core.text.scan import (
     ScanConfig,
     is_glob,
@@ -54,9 +51,8 @@ from workspace_tools.core.types import Chunk, SyncReport
 from workspace_tools.core.workspace._freshness import record_removed, record_skipped
 from workspace_tools.core.workspace._ingest import (
     DocumentLike,
-    chunk_converted,
     gc_paused,
-    make_record,
+    stage_texts,
     unpack_document,
 )
 from workspace_tools.core.workspace._listing import ListingPath
@@ -351,46 +347,20 @@ class Workspace(ReadPath, SyncPath, ListingPath):
                 doc_id, content, metadata = unpack_document(doc)
                 latest[self._normalise_source_id(doc_id)] = (content, metadata)
             with gc_paused():  # many small objects, no cycles: no collection passes over them
-                staged = self._stage_texts(latest, report, chunk_ids, previous_of)
+                with self._lock:
+                    previous = {i: self._sources.get(i) for i in latest}
+                staged = stage_texts(
+                    latest,
+                    previous,
+                    chunking=self.chunking,
+                    report=report,
+                    chunk_ids=chunk_ids,
+                    previous_of=previous_of,
+                )
             self._apply(staged, [], report, show_progress=show_progress, previous=previous_of)
         report.seconds = time.perf_counter() - started
         chunk_ids.update((record.id, list(record.chunk_ids)) for record, _ in staged)
         return report, chunk_ids
-
-    def _stage_texts(
-        self,
-        latest: dict[str, tuple[str, dict[str, Any]]],
-        report: SyncReport,
-        chunk_ids: dict[str, list[str]],
-        previous_of: dict[str, SourceRecord | None],
-    ) -> list[tuple[SourceRecord, list[Chunk]]]:
-        """Records and chunks of the texts that changed (``index_many``).
-
-        Fills ``chunk_ids`` for the unchanged texts and ``previous_of`` (the row each changed
-        text replaces, ``None`` for a new one).
-        """
-        staged: list[tuple[SourceRecord, list[Chunk]]] = []
-        for source_id, (content, metadata) in latest.items():
-            digest = text_hash(content)
-            with self._lock:
-                previous = self._sources.get(source_id)
-            if previous and previous.content_hash == digest and previous.metadata == metadata:
-                report.unchanged += 1
-                chunk_ids[source_id] = list(previous.chunk_ids)
-                continue
-            previous_of[source_id] = previous
-            markdown = Path(source_id).suffix.lower() in MARKDOWN_EXTENSIONS
-            converted = Converted(
-                text=content, format="markdown" if markdown else "text", markdown=markdown
-            )
-            staged.append(
-                (
-                    make_record(source_id, "text", digest, converted, metadata),
-                    chunk_converted(source_id, converted, metadata, config=self.chunking),
-                )
-            )
-            (report.updated if previous else report.added).append(source_id)
-        return staged
 
     def remove(self, id_or_prefix: str) -> list[str]:
         """Remove a source, every source under a folder prefix, or every source matching a glob.
