@@ -5,7 +5,7 @@ Pure functions over numpy arrays (no shared state), so a merge builds a base out
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +14,7 @@ import numpy.typing as npt
 
 from workspace_tools.core.index._sparse_build import build_scores_from_pairs, count_pairs
 
-__all__ = ["BaseArrays", "build_base", "empty_base"]
+__all__ = ["BaseArrays", "build_base", "empty_base", "narrow_counts"]
 
 
 @dataclass(slots=True)
@@ -30,9 +30,37 @@ class BaseArrays:
     indptr: npt.NDArray[np.int64]
     """Postings of term ``t`` are ``docs/tf/scores[indptr[t]:indptr[t + 1]]``."""
     docs: npt.NDArray[np.int32]
-    tf: npt.NDArray[np.float32]
+    tf: npt.NDArray[Any]
+    """Term frequency of each posting, in the narrowest exact dtype (``uint8`` when every count
+    is below 256, ``uint16``, else ``float32``); readers cast to the model's dtype."""
     scores: npt.NDArray[np.float32]
     """bm25s's score of each posting, with the statistics of the base."""
+    verify: Callable[[str, int, int], None] | None = None
+    """Checks elements ``start:stop`` of an array (by name) before they are first read: a
+    loaded snapshot's per-block checksums (``store/_snapshot_checks.py``); ``None``: trusted."""
+
+    def touch(self, name: str, start: int, stop: int) -> None:
+        """Let :attr:`verify` check elements ``start:stop`` of array ``name`` before a read."""
+        verify = self.verify
+        if verify is not None:
+            verify(name, start, stop)
+
+    def touch_postings(self, terms: Sequence[int], names: Sequence[str]) -> None:
+        """:meth:`touch` the postings of these term ids in the arrays ``names``."""
+        verify = self.verify
+        if verify is None or getattr(verify, "left", 1) == 0:
+            return
+        indptr = self.indptr
+        limit = len(indptr) - 1
+        for term in terms:
+            if 0 <= term < limit:
+                start, stop = int(indptr[term]), int(indptr[term + 1])
+                for name in names:
+                    verify(name, start, stop)
+
+    def touch_all(self, name: str) -> None:
+        """:meth:`touch` every element of array ``name``."""
+        self.touch(name, 0, len(getattr(self, name)))
 
 
 def build_base(
@@ -68,10 +96,26 @@ def build_base(
         offsets=offsets,
         indptr=indptr,
         docs=docs,
-        tf=tf,
+        tf=narrow_counts(tf),
         scores=scores,
     )
     return base, nonoccurrence
+
+
+def narrow_counts(tf: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """Term frequencies in the narrowest dtype that holds them exactly (4x less than float32).
+
+    Counts are whole numbers, so ``uint8`` / ``uint16`` cast back to float32 give the same bits.
+    """
+    if not len(tf):
+        return np.zeros(0, dtype=np.uint8)
+    top = float(tf.max())
+    if (tf.dtype.kind == "f" and not bool(np.all(tf == np.floor(tf)))) or float(tf.min()) < 0:
+        return tf
+    for dtype in (np.uint8, np.uint16):
+        if top <= np.iinfo(dtype).max:
+            return tf.astype(dtype)
+    return tf
 
 
 def empty_base() -> BaseArrays:
@@ -81,6 +125,6 @@ def empty_base() -> BaseArrays:
         offsets=np.zeros(1, dtype=np.int64),
         indptr=np.zeros(1, dtype=np.int64),
         docs=np.zeros(0, dtype=np.int32),
-        tf=np.zeros(0, dtype=np.float32),
+        tf=np.zeros(0, dtype=np.uint8),
         scores=np.zeros(0, dtype=np.float32),
     )

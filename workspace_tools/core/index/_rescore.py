@@ -110,6 +110,8 @@ def rescore_base(
 
     idf_fn = _select_idf_scorer(model.idf_method)
     tfc_fn = _select_tfc_scorer(model.method)
+    base.touch_all("docs")  # a loaded snapshot's blocks, checked once before they are read
+    base.touch_all("tf")
     indptr = np.asarray(base.indptr)
     terms_in_base = len(indptr) - 1
     idf = _per_value(df[:terms_in_base], lambda d: idf_fn(d, N=live), dtype=model.dtype)

@@ -110,10 +110,13 @@ class SparseSegments:
 
     def terms_of_row(self, row: int) -> npt.NDArray[np.int32]:
         """Term ids of a row."""
-        base_rows = len(self.base.keys)
-        if row < base_rows:
-            return np.asarray(self.base.terms[self.base.offsets[row] : self.base.offsets[row + 1]])
-        return self._recent_terms[row - base_rows]
+        base = self.base
+        if row < len(base.keys):
+            start, stop = int(base.offsets[row]), int(base.offsets[row + 1])
+            if base.verify is not None:
+                base.verify("terms", start, stop)
+            return np.asarray(base.terms[start:stop])
+        return self._recent_terms[row - len(base.keys)]
 
     # -- building ----------------------------------------------------------------------------------
 
@@ -283,6 +286,7 @@ class SparseSegments:
             limit = len(base.indptr) - 1
             used = [i for i in known if i < limit]
             data = base.scores if self._pristine else rescored[2]  # type: ignore[index]
+            base.touch_postings(used, ("docs", "scores") if self._pristine else ("docs",))
             scores = self._sum(data, base.indptr, base.docs, used, weight_of, rows)
             if not self._pristine and self._recent_keys:
                 # The recent rows, scored now with the live statistics; a row is either a base
@@ -360,6 +364,7 @@ class SparseSegments:
         idf_fn = _select_idf_scorer(model.idf_method)
         tfc_fn = _select_tfc_scorer(model.method)
         datas, docs_all, counts = [], [], []
+        base.touch_postings(ids, ("docs", "tf"))
         for term in ids:
             parts_docs, parts_tf = [], []
             if term < len(base.indptr) - 1:

@@ -13,7 +13,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from workspace_tools.core.errors import IndexCorruptError, WorkspaceError
 from workspace_tools.core.store._checks import check_database
@@ -44,6 +44,8 @@ class DatabaseFile:
         self._durable = durable
         self._immutable: tuple[int, int] | None = None
         self._reopens = 0
+        self._parsed: dict[str, Any] = {}
+        """JSON column values already parsed (``IndexDatabase.result_chunks``)."""
 
     # -- connection ----------------------------------------------------------------------------
 
