@@ -98,7 +98,8 @@ def check_base(base: BaseArrays, vocab: Any, *, folder: Path, lazy: bool = False
             allowed = " or ".join(str(np.dtype(d)) for d in dtypes)
             problem = f"{name}.npy is {array.dtype} of shape {array.shape}, not 1-D {allowed}"
             raise refuse(folder, problem)
-    if not isinstance(vocab, list) or not all(isinstance(t, str) for t in vocab):
+    # vocab.txt (lazy) is split into strings: only vocab.json's parsed values need a look
+    if not isinstance(vocab, list) or (not lazy and not all(isinstance(t, str) for t in vocab)):
         raise refuse(folder, "vocab.json is not a list of terms")
     if not lazy and len(set(vocab)) != len(vocab):
         raise refuse(folder, "the vocabulary repeats a term")  # lazy: the caller's dict tells

@@ -18,7 +18,7 @@ import contextlib
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -41,6 +41,7 @@ from workspace_tools.core.store._rows import (
     RemovedSource,
     SourceRecord,
     chunk_metadata,
+    join_metadata,
     parse_chunk,
     parse_source,
     row_checksum,
@@ -228,7 +229,7 @@ class IndexDatabase(DatabaseFile):
                         int(last),
                         _parse(parsed, headings, tuple),
                         _parse(parsed, levels, tuple),
-                        chunk_metadata(metadata, _parse(parsed, base or "{}", dict)),
+                        _metadata(parsed, metadata, _parse(parsed, base or "{}", dict)),
                         str(text),
                     )
                     out[int(key)] = _new_tuple(ChunkFields, fields)
@@ -461,7 +462,7 @@ def _fast_checksum(row: Sequence[Any]) -> str:
     return hashlib.blake2b(joined.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
-def _parse(cache: dict[str, Any], raw: str, kind: type) -> Any:
+def _parse(cache: dict[str, Any], raw: str, kind: Callable[[Any], Any]) -> Any:
     """``kind(json.loads(raw))``, parsed once per distinct ``raw`` (values are never mutated)."""
     value = cache.get(raw)
     if value is None:
@@ -473,6 +474,19 @@ def _parse(cache: dict[str, Any], raw: str, kind: type) -> Any:
         if len(raw) <= _PARSED_LONGEST:  # a big source metadata (up to 16 KB) is parsed anew
             cache[raw] = value
     return value
+
+
+def _metadata(cache: dict[str, Any], raw: str, base: dict[str, Any]) -> dict[str, Any]:
+    """A chunk's metadata (:func:`chunk_metadata`), its column parsed once per distinct value.
+
+    A new dict every time (results hand it to the caller): the parsed value is never returned.
+    """
+    value = _parse(cache, raw, lambda v: v)
+    if isinstance(value, dict):
+        return dict(value)  # format 2: the whole metadata on the row
+    if len(value) == 2 and isinstance(value[0], dict) and isinstance(value[1], list):
+        return join_metadata(base, value[0], value[1])
+    return chunk_metadata(raw, base)  # raises its error
 
 
 def _written_by() -> str:

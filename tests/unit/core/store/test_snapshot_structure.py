@@ -117,20 +117,28 @@ def _flip_last_byte(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
+def _search_then_write_then_search(ws: Workspace) -> None:
+    """Read docs and scores (a search), then tf (a search scoring a pending change)."""
+    query = "marker7 searching delta epsilon alpha beta gamma part doc"
+    ws.search(query, mode="bm25")
+    ws.index("new.md", "alpha beta")
+    ws.search(query, mode="bm25")
+
+
 @pytest.mark.parametrize("name", ["docs.npy", "tf.npy", "scores.npy"])
 def test_a_damaged_block_is_refused_when_first_read(tmp_path: Path, name: str) -> None:
     """Same size, checksums not rewritten: the block's CRC-32 fails when a query reads it."""
     snapshot = _build(tmp_path / "ws")
-    _flip_last_byte(snapshot / name)  # the postings of the last terms of the vocabulary
+    _flip_last_byte(snapshot / name)  # 8 small documents: every posting is in block 0
     ws = Workspace(tmp_path / "ws", embedder=FakeEmbedder())
+    assert len(ws) == 8  # opened without reading the block
     with pytest.raises(IndexCorruptError) as caught:
-        ws.search("marker7 searching delta epsilon alpha beta gamma part doc", mode="bm25")
-        ws.index("new.md", "alpha beta")  # tf: read when the pending change is scored
-        ws.search("marker7 searching delta epsilon alpha beta gamma part doc", mode="bm25")
-        ws._state.sparse.wait_for_rescore()
-        ws.search("marker7 searching delta epsilon alpha beta gamma part doc", mode="bm25")
+        _search_then_write_then_search(ws)
     message = str(caught.value)
-    assert f"of {name} fails its CRC-32" in message and "rebuild=True" in message, message
+    assert f"block 0 of {name} fails its CRC-32" in message and "rebuild=True" in message, message
+    rebuilt = Workspace(tmp_path / "ws", embedder=FakeEmbedder(), rebuild=True)
+    rebuilt.sync()
+    _search_then_write_then_search(rebuilt)
 
 
 def test_open_reads_no_block_of_the_postings(tmp_path: Path) -> None:
