@@ -128,7 +128,9 @@ def freeze(state: MergeState, *, save: bool, config: dict[str, Any], background:
 def build(job: MergeJob, db: IndexDatabase) -> None:
     """Step 2 (no lock): the new base and, with ``save``, the snapshot."""
     frozen = job.rows
-    frozen.base.touch_all("terms")  # a loaded snapshot's blocks, checked once
+    if frozen.base.terms is None:
+        frozen.base.transpose()  # every row's terms from the postings, in one sort
+    frozen.base.touch_all("terms")  # an older snapshot's terms: checked once
     keys, rows = frozen.live_row_numbers()
     terms = [frozen.terms_of_row(int(r)) for r in rows]
     words = [""] * len(job.vocab)

@@ -6,8 +6,8 @@ Pure functions over numpy arrays (no shared state), so a merge builds a base out
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -17,16 +17,21 @@ from workspace_tools.core.index._sparse_build import build_scores_from_pairs, co
 __all__ = ["BaseArrays", "build_base", "empty_base", "narrow_counts"]
 
 
+_SCANS: Final = 8
+"""Rows whose terms are found by a scan of the postings before they are transposed once."""
+
+
 @dataclass(slots=True)
 class BaseArrays:
-    """The base segment, as saved in a snapshot (arrays may be memory-mapped)."""
+    """The base segment, as saved in a snapshot (arrays may be memory-mapped).
 
-    keys: npt.NDArray[np.int64]
-    """Chunk key of each base row."""
-    terms: npt.NDArray[np.int32]
-    """Term ids of every row, concatenated."""
-    offsets: npt.NDArray[np.int64]
-    """Row ``i``'s terms are ``terms[offsets[i]:offsets[i + 1]]``."""
+    A snapshot keeps no per-row term lists (the database holds each chunk's terms, the postings
+    hold them by term): a row's terms are read from the postings when a deletion or a merge needs
+    them (:meth:`terms_of_row`). A base built in memory keeps its :attr:`terms` as well.
+    """
+
+    keys: npt.NDArray[Any]
+    """Chunk key of each base row (``int32`` in a snapshot when every key fits)."""
     indptr: npt.NDArray[np.int64]
     """Postings of term ``t`` are ``docs/tf/scores[indptr[t]:indptr[t + 1]]``."""
     docs: npt.NDArray[np.int32]
@@ -35,9 +40,54 @@ class BaseArrays:
     is below 256, ``uint16``, else ``float32``); readers cast to the model's dtype."""
     scores: npt.NDArray[np.float32]
     """bm25s's score of each posting, with the statistics of the base."""
+    lengths: npt.NDArray[Any]
+    """Tokens of each row (its BM25 document length)."""
+    terms: npt.NDArray[np.int32] | None = None
+    """Term ids of every row, concatenated (a base built in memory, or an older snapshot)."""
+    offsets: npt.NDArray[Any] | None = None
+    """Row ``i``'s terms are ``terms[offsets[i]:offsets[i + 1]]``."""
     verify: Callable[[str, int, int], None] | None = None
     """Checks elements ``start:stop`` of an array (by name) before they are first read: a
     loaded snapshot's per-block checksums (``store/_snapshot_checks.py``); ``None``: trusted."""
+    by_row: tuple[Any, Any, Any] | None = field(default=None, repr=False, compare=False)
+    """``(row offsets, term ids, counts)``: the postings by row (:meth:`transpose`), once made."""
+    scans: int = field(default=0, repr=False, compare=False)
+
+    def terms_of_row(self, row: int) -> npt.NDArray[np.int32]:
+        """Term ids of a row, each as often as it occurs in the row.
+
+        From :attr:`terms` when kept (in the order of the text), else from the postings (by
+        term id: the same multiset, so the same BM25 statistics and scores): a scan of
+        :attr:`docs` for the first few rows asked, then one transposition kept for the rest.
+        """
+        if self.terms is not None and self.offsets is not None:
+            start, stop = int(self.offsets[row]), int(self.offsets[row + 1])
+            self.touch("terms", start, stop)
+            return np.asarray(self.terms[start:stop])
+        if self.by_row is None and self.scans < _SCANS:
+            self.scans += 1
+            self.touch_all("docs")
+            self.touch_all("tf")
+            positions = np.flatnonzero(np.asarray(self.docs) == row)
+            ids = (np.searchsorted(self.indptr, positions, side="right") - 1).astype(np.int32)
+            return np.repeat(ids, np.asarray(self.tf)[positions].astype(np.int64))
+        offsets, ids, counts = self.transpose()
+        start, stop = int(offsets[row]), int(offsets[row + 1])
+        return np.repeat(ids[start:stop], counts[start:stop].astype(np.int64))
+
+    def transpose(self) -> tuple[Any, Any, Any]:
+        """The postings by row: ``(row offsets, term ids, counts)`` (one stable sort, kept)."""
+        if self.by_row is None:
+            self.touch_all("docs")
+            self.touch_all("tf")
+            docs = np.asarray(self.docs)
+            order = np.argsort(docs, kind="stable")  # within a row, term ids stay ascending
+            per_term: npt.NDArray[np.int64] = np.diff(self.indptr).astype(np.int64)
+            ids = np.repeat(np.arange(len(self.indptr) - 1, dtype=np.int32), per_term)
+            offsets = np.zeros(len(self.keys) + 1, dtype=np.int64)
+            np.cumsum(np.bincount(docs, minlength=len(self.keys)), out=offsets[1:])
+            self.by_row = (offsets, ids[order], np.asarray(self.tf)[order])
+        return self.by_row
 
     def touch(self, name: str, start: int, stop: int) -> None:
         """Let :attr:`verify` check elements ``start:stop`` of array ``name`` before a read."""
@@ -60,7 +110,9 @@ class BaseArrays:
 
     def touch_all(self, name: str) -> None:
         """:meth:`touch` every element of array ``name``."""
-        self.touch(name, 0, len(getattr(self, name)))
+        array = getattr(self, name)
+        if array is not None:
+            self.touch(name, 0, len(array))
 
 
 def build_base(
@@ -92,12 +144,13 @@ def build_base(
     )
     base = BaseArrays(
         keys=np.asarray(keys, dtype=np.int64),
-        terms=flat,
-        offsets=offsets,
         indptr=indptr,
         docs=docs,
         tf=narrow_counts(tf),
         scores=scores,
+        lengths=lengths,
+        terms=flat,
+        offsets=offsets,
     )
     return base, nonoccurrence
 
@@ -121,10 +174,11 @@ def narrow_counts(tf: npt.NDArray[Any]) -> npt.NDArray[Any]:
 def empty_base() -> BaseArrays:
     return BaseArrays(
         keys=np.zeros(0, dtype=np.int64),
-        terms=np.zeros(0, dtype=np.int32),
-        offsets=np.zeros(1, dtype=np.int64),
         indptr=np.zeros(1, dtype=np.int64),
         docs=np.zeros(0, dtype=np.int32),
         tf=np.zeros(0, dtype=np.uint8),
         scores=np.zeros(0, dtype=np.float32),
+        lengths=np.zeros(0, dtype=np.int64),
+        terms=np.zeros(0, dtype=np.int32),
+        offsets=np.zeros(1, dtype=np.int64),
     )

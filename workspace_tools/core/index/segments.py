@@ -112,10 +112,7 @@ class SparseSegments:
         """Term ids of a row."""
         base = self.base
         if row < len(base.keys):
-            start, stop = int(base.offsets[row]), int(base.offsets[row + 1])
-            if base.verify is not None:
-                base.verify("terms", start, stop)
-            return np.asarray(base.terms[start:stop])
+            return base.terms_of_row(row)
         return self._recent_terms[row - len(base.keys)]
 
     # -- building ----------------------------------------------------------------------------------
@@ -124,8 +121,7 @@ class SparseSegments:
         """Start from a saved base (every row alive)."""
         self._stamp += 1
         self.base = base
-        offsets = np.asarray(base.offsets)
-        self._base_lengths = np.diff(offsets).astype(np.int64)
+        self._base_lengths = np.asarray(base.lengths).astype(np.int64)
         rows = len(base.keys)
         self._recent_keys, self._recent_terms = [], []
         self._recent_postings = None

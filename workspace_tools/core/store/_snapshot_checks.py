@@ -57,7 +57,10 @@ _DTYPES: Final[dict[str, tuple[type, ...]]] = {
     "docs": (np.int32,),
     "tf": (np.uint8, np.uint16, np.float32),
     "scores": (np.float32,),
+    "lengths": (np.uint16, np.int32, np.int64),
 }
+"""Dtypes each array may have (``terms`` and ``offsets``: only a snapshot of the previous
+layout has them)."""
 
 
 def _pointers(values: Any, *, last: int) -> bool:
@@ -94,9 +97,12 @@ def check_base(base: BaseArrays, vocab: Any, *, folder: Path, lazy: bool = False
     """
     for name, dtypes in _DTYPES.items():
         array = getattr(base, name)
-        if array.ndim != 1 or array.dtype not in dtypes:
+        if array is None and name in {"terms", "offsets"}:
+            continue
+        if array is None or array.ndim != 1 or array.dtype not in dtypes:
             allowed = " or ".join(str(np.dtype(d)) for d in dtypes)
-            problem = f"{name}.npy is {array.dtype} of shape {array.shape}, not 1-D {allowed}"
+            found = "missing" if array is None else f"{array.dtype} of shape {array.shape}"
+            problem = f"{name}.npy is {found}, not 1-D {allowed}"
             raise refuse(folder, problem)
     # vocab.txt (lazy) is split into strings: only vocab.json's parsed values need a look
     if not isinstance(vocab, list) or (not lazy and not all(isinstance(t, str) for t in vocab)):
@@ -113,9 +119,14 @@ def check_base(base: BaseArrays, vocab: Any, *, folder: Path, lazy: bool = False
             "keys.npy",
         ),
         (
-            len(base.offsets) != rows + 1 or not _pointers(base.offsets, last=len(base.terms)),
+            base.offsets is not None
+            and base.terms is not None
+            and (
+                len(base.offsets) != rows + 1 or not _pointers(base.offsets, last=len(base.terms))
+            ),
             "offsets.npy",
         ),
+        (len(base.lengths) != rows or bool(rows and int(base.lengths.min()) < 0), "lengths.npy"),
         (len(base.indptr) != terms + 1 or not _pointers(base.indptr, last=postings), "indptr.npy"),
         (len(base.tf) != postings, "tf.npy"),
         (len(base.scores) != postings, "scores.npy"),
@@ -124,6 +135,7 @@ def check_base(base: BaseArrays, vocab: Any, *, folder: Path, lazy: bool = False
         problems += [
             (_bad_values(name, getattr(base, name), rows=rows, terms=terms), f"{name}.npy")
             for name in BLOCKED
+            if getattr(base, name) is not None
         ]
     for wrong, name in problems:
         if wrong:

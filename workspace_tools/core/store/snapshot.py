@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
+import numpy.typing as npt
 
 from workspace_tools.core.errors import IndexCorruptError
 from workspace_tools.core.index.segments import BaseArrays
@@ -60,7 +61,9 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _PREFIX: Final = "snapshot-"
-_ARRAYS: Final = ("keys", "terms", "offsets", "indptr", "docs", "tf", "scores")
+_ARRAYS: Final = ("keys", "indptr", "docs", "tf", "scores", "lengths")
+_OLD_ARRAYS: Final = ("keys", "terms", "offsets", "indptr", "docs", "tf", "scores")
+"""The previous layout's arrays: per-row term lists (``terms``, ``offsets``), no ``lengths``."""
 _DENSE: Final = "dense.faiss"
 _VOCAB: Final = "vocab.txt"
 _OLD_VOCAB: Final = "vocab.json"
@@ -145,7 +148,7 @@ def load_base(info: SnapshotInfo) -> tuple[BaseArrays, list[str]] | None:
     their size and dtype: each block's CRC-32 (and value ranges) when a query first reads it.
     """
     arrays: dict[str, Any] = {}
-    for name in _ARRAYS:
+    for name in _ARRAYS if "lengths.npy" in info.files else _OLD_ARRAYS:
         path = _verified(info, f"{name}.npy")
         if path is None:
             return None
@@ -168,6 +171,8 @@ def load_base(info: SnapshotInfo) -> tuple[BaseArrays, list[str]] | None:
     except (OSError, ValueError) as exc:
         _report(path, exc)
         return None
+    if "lengths" not in arrays:
+        arrays["lengths"] = np.diff(arrays["offsets"]) if arrays["offsets"].ndim == 1 else None
     base = BaseArrays(**arrays)
     # Sizes and hashes matched: what is wrong now was written wrong (a bug, or someone who also
     # rewrote the record), so it is refused, not rebuilt quietly.
@@ -175,7 +180,7 @@ def load_base(info: SnapshotInfo) -> tuple[BaseArrays, list[str]] | None:
     if info.blocks:
         base.verify = BlockChecks(
             base,
-            {f"{n}.npy": info.blocks.get(f"{n}.npy") for n in BLOCKED},
+            {f"{n}.npy": info.blocks.get(f"{n}.npy") for n in BLOCKED if n in arrays},
             folder=info.folder,
             vocabulary=len(vocab),
         )
@@ -265,7 +270,7 @@ def _write_snapshot(
         try:
             if base is not None:
                 for name in _ARRAYS:
-                    array = np.ascontiguousarray(getattr(base, name))
+                    array = _narrowed(name, np.ascontiguousarray(getattr(base, name)))
                     np.save(staging / f"{name}.npy", array, allow_pickle=False)
                     if name in BLOCKED:
                         blocks[f"{name}.npy"] = block_crcs(array)
@@ -310,6 +315,19 @@ def _write_snapshot(
         for old in directory.glob(f"{_PREFIX}*"):
             if old.name != final.name:
                 shutil.rmtree(old, ignore_errors=True)
+
+
+def _narrowed(name: str, array: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """Keys and lengths in the narrowest integer dtype that holds them exactly."""
+    if name not in {"keys", "lengths"}:
+        return array
+    top = int(array.max()) if len(array) else 0
+    low = int(array.min()) if len(array) else 0
+    kinds = (np.uint16, np.int32) if name == "lengths" else (np.int32,)
+    for dtype in kinds:
+        if np.iinfo(dtype).min <= low and top <= np.iinfo(dtype).max:
+            return array.astype(dtype)
+    return array.astype(np.int64)
 
 
 def _same_dense(current: SnapshotInfo, config: dict[str, Any]) -> bool:

@@ -72,11 +72,6 @@ def _docs_out_of_range(docs: Any) -> Any:
     return docs
 
 
-def _offsets_past_the_terms(offsets: Any) -> Any:
-    offsets[3] = offsets[-1] + 5_000
-    return offsets
-
-
 def _repeated(path: Path) -> None:
     terms = path.read_text(encoding="utf-8").split("\n")
     path.write_text("\n".join([terms[0], *terms[:-1]]), encoding="utf-8")
@@ -87,9 +82,9 @@ def _repeated(path: Path) -> None:
     [
         ("docs.npy", _edit_array(_docs_out_of_range), "docs.npy does not fit the other arrays"),
         ("scores.npy", _edit_array(lambda a: a.reshape(-1, 1)), "scores.npy is float32 of shape"),
-        ("offsets.npy", _edit_array(_offsets_past_the_terms), "offsets.npy does not fit"),
+        ("lengths.npy", _edit_array(lambda a: a[:-1]), "lengths.npy does not fit"),
+        ("lengths.npy", _edit_array(lambda a: a.astype(np.float64)), "lengths.npy is float64"),
         ("vocab.txt", _repeated, "the vocabulary repeats a term"),
-        ("terms.npy", _edit_array(lambda a: a.astype(np.int64)), "terms.npy is int64"),
         ("tf.npy", _edit_array(lambda a: a.astype(np.float64)), "tf.npy is float64"),
         ("scores.npy", _edit_array(lambda a: a * np.inf), "scores.npy does not fit"),
         ("keys.npy", _edit_array(lambda a: a * 0), "keys.npy does not fit"),
@@ -143,7 +138,7 @@ def test_a_damaged_block_is_refused_when_first_read(tmp_path: Path, name: str) -
 
 def test_open_reads_no_block_of_the_postings(tmp_path: Path) -> None:
     snapshot = _build(tmp_path / "ws")
-    for name in ("docs.npy", "tf.npy", "scores.npy", "terms.npy"):
+    for name in ("docs.npy", "tf.npy", "scores.npy"):
         _flip_last_byte(snapshot / name)
     ws = Workspace(tmp_path / "ws", embedder=FakeEmbedder(), read_only=True)
     assert len(ws) == 8 * len(ws.chunks_of("doc0.md"))  # opened, nothing read yet
