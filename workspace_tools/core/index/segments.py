@@ -52,7 +52,9 @@ class SparseSegments:
         self._recent_terms: list[npt.NDArray[np.int32]] = []
         self._recent_postings: tuple[Any, Any, Any] | None = None
         self._alive = np.zeros(0, dtype=bool)
-        self._row_of_key: dict[int, int] = {}
+        self._row_of_key: dict[int, int] | None = {}
+        """``key -> row`` of the live rows; ``None`` right after :meth:`load` (made on first use:
+        a search does not need it, so opening does not pay for it)."""
         self._keys_cache: npt.NDArray[np.int64] | None = None
         self._lengths_cache: npt.NDArray[np.int64] | None = None
         self._df = np.zeros(0, dtype=np.int64)
@@ -73,7 +75,7 @@ class SparseSegments:
         return self._live
 
     def __contains__(self, key: int) -> bool:
-        return key in self._row_of_key
+        return key in self._rows_by_key()
 
     @property
     def model(self) -> Any:
@@ -106,7 +108,14 @@ class SparseSegments:
 
     def row_of(self, key: int) -> int | None:
         """Row of a live key."""
-        return self._row_of_key.get(key)
+        return self._rows_by_key().get(key)
+
+    def _rows_by_key(self) -> dict[int, int]:
+        rows = self._row_of_key
+        if rows is None:  # just loaded: every row is a live base row
+            keys = np.asarray(self.base.keys).tolist()
+            rows = self._row_of_key = dict(zip(keys, range(len(keys)), strict=True))
+        return rows
 
     def terms_of_row(self, row: int) -> npt.NDArray[np.int32]:
         """Term ids of a row."""
@@ -126,7 +135,7 @@ class SparseSegments:
         self._recent_keys, self._recent_terms = [], []
         self._recent_postings = None
         self._alive = np.ones(rows, dtype=bool)
-        self._row_of_key = dict(zip(np.asarray(base.keys).tolist(), range(rows), strict=True))
+        self._row_of_key = None
         indptr = np.asarray(base.indptr)
         self._df = np.diff(indptr).astype(np.int64)
         self._live = rows
@@ -188,13 +197,13 @@ class SparseSegments:
         """Add documents (one growth of the row arrays for all of them)."""
         self._stamp += 1
         for key in keys:
-            if key in self._row_of_key:
+            if key in self._rows_by_key():
                 self._remove(key)
         row = len(self.base.keys) + len(self._recent_keys)
         for key, ids in zip(keys, terms, strict=True):
             self._recent_keys.append(key)
             self._recent_terms.append(ids)
-            self._row_of_key[key] = row
+            self._rows_by_key()[key] = row
             row += 1
             unique = np.unique(ids)
             if len(unique) and int(unique[-1]) >= len(self._df):
@@ -209,7 +218,7 @@ class SparseSegments:
 
     def remove(self, key: int) -> bool:
         """Delete a document; ``False`` when the key is not live."""
-        if key not in self._row_of_key:
+        if key not in self._rows_by_key():
             return False
         self._stamp += 1
         self._remove(key)
@@ -217,7 +226,7 @@ class SparseSegments:
         return True
 
     def _remove(self, key: int) -> None:
-        row = self._row_of_key.pop(key)
+        row = self._rows_by_key().pop(key)
         terms = self.terms_of_row(row)
         self._alive[row] = False
         self._df[np.unique(terms)] -= 1

@@ -205,7 +205,9 @@ class IndexDatabase(DatabaseFile):
         if not keys:
             return out
         parsed = self._parsed
-        with self._lock, self.guard("read the index"), self.reading():
+        # One statement sees one committed state by itself; more need a read transaction.
+        consistent = self.reading() if len(keys) > 500 else contextlib.nullcontext()
+        with self._lock, self.guard("read the index"), consistent:
             conn = self.connection()
             for start in range(0, len(keys), 500):
                 part = [int(k) for k in keys[start : start + 500]]
