@@ -91,7 +91,7 @@ def test_a_snapshot_of_the_previous_layout_opens_and_ranks_the_same(tmp_path: Pa
 
 
 def test_deletions_and_merges_read_terms_from_the_postings(tmp_path: Path) -> None:
-    ws = _fill(tmp_path)
+    _fill(tmp_path)
     reopened = Workspace(tmp_path, embedder=None)
     base = reopened._state.sparse.base
     assert base.terms is None  # not in the snapshot: the database and the postings hold them
