@@ -1,7 +1,7 @@
 """Snapshot files wrong in structure but with their checksums rewritten (issue 28, item 9).
 
 A writer bug, or someone who also rewrites the database's snapshot record, leaves files whose
-size and CRC-32 match: row ids out of range, a 2-D array, payload offsets past the payload, a
+size and CRC-32 match: row ids out of range, a 2-D array, lengths that do not fit the rows, a
 vocabulary of numbers. Each is refused with ``IndexCorruptError`` naming ``rebuild=True`` (it
 was a raw ``IndexError``, ``ValueError``, ``JSONDecodeError`` or silently other answers).
 """
