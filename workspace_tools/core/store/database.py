@@ -426,14 +426,17 @@ class IndexDatabase(DatabaseFile):
     def compact(self, *, pages: int | None = None) -> None:
         """Give freed pages back to the file system and fold the WAL into the database.
 
-        With ``pages``, give back at most that many and leave the WAL alone (what a background
-        merge does after its snapshot: bounded work beside the writers).
+        With ``pages``, give back at most that many, then fold in what of the WAL no reader
+        needs (a passive checkpoint, which waits for nobody): what a background merge does after
+        its snapshot, bounded work beside the writers.
         """
         with self._lock, self.guard("compact the index"):
             conn = self.connection()
             if pages is not None:
                 if int(conn.execute("PRAGMA freelist_count").fetchone()[0]):
                     conn.executescript(f"PRAGMA incremental_vacuum({int(pages)});")
+                    # The file shrinks when the WAL is folded in: what no reader still needs
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
                 return
             conn.executescript("PRAGMA incremental_vacuum;")  # steps until the freelist is empty
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
