@@ -178,12 +178,14 @@ def load_base(info: SnapshotInfo) -> tuple[BaseArrays, list[str]] | None:
     # rewrote the record), so it is refused, not rebuilt quietly.
     check_base(base, vocab, folder=info.folder, lazy=bool(info.blocks))
     if info.blocks:
-        base.verify = BlockChecks(
+        checks = BlockChecks(
             base,
             {f"{n}.npy": info.blocks.get(f"{n}.npy") for n in BLOCKED if n in arrays},
             folder=info.folder,
             vocabulary=len(vocab),
         )
+        base.verify = checks
+        checks.verify_in_background()  # the rest, once the first query has gone
     return base, vocab
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import json
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ import pytest
 from tests.support.fakes import FakeEmbedder
 from workspace_tools import Workspace
 from workspace_tools.core.errors import IndexCorruptError
-from workspace_tools.core.store._snapshot_checks import BLOCKED, block_crcs
+from workspace_tools.core.store._snapshot_checks import BLOCKED, BlockChecks, block_crcs
 from workspace_tools.core.store.snapshot import _digest
 
 
@@ -136,7 +137,10 @@ def test_a_damaged_block_is_refused_when_first_read(tmp_path: Path, name: str) -
     _search_then_write_then_search(rebuilt)
 
 
-def test_open_reads_no_block_of_the_postings(tmp_path: Path) -> None:
+def test_open_reads_no_block_of_the_postings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(BlockChecks, "verify_in_background", lambda self: None)
     snapshot = _build(tmp_path / "ws")
     for name in ("docs.npy", "tf.npy", "scores.npy"):
         _flip_last_byte(snapshot / name)
@@ -144,3 +148,15 @@ def test_open_reads_no_block_of_the_postings(tmp_path: Path) -> None:
     assert len(ws) == 8 * len(ws.chunks_of("doc0.md"))  # opened, nothing read yet
     checks = ws._state.sparse.base.verify
     assert checks is not None and checks.left > 0
+
+
+def test_the_other_blocks_are_checked_in_the_background(tmp_path: Path) -> None:
+    _build(tmp_path / "ws")
+    ws = Workspace(tmp_path / "ws", embedder=FakeEmbedder(), read_only=True)
+    assert len(ws) == 8
+    checks = ws._state.sparse.base.verify
+    assert isinstance(checks, BlockChecks)
+    deadline = time.monotonic() + 30
+    while checks.left and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert checks.left == 0  # no query ran: the background thread checked every block
