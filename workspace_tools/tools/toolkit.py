@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import logging
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ class WorkspaceToolkit(BaseToolkit):
         agent = create_agent(model, tools=toolkit.get_tools())
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     workspace: Workspace
     """The workspace every tool searches and indexes."""
@@ -59,8 +60,23 @@ class WorkspaceToolkit(BaseToolkit):
         """Build the toolkit; see the fields.
 
         Raises:
-            InvalidInputError: a path of ``skills_paths`` (not a glob) does not exist.
+            InvalidInputError: an option is not one of the fields (a misspelt ``doc_root``
+                would otherwise be dropped silently), or a path of ``skills_paths`` (not a
+                glob) does not exist.
         """
+        unknown = sorted(set(data) - set(type(self).model_fields))
+        if unknown:
+            fields = sorted(type(self).model_fields)
+            hints = [
+                f"{name!r} (did you mean {close[0]!r}?)" if close else repr(name)
+                for name in unknown
+                for close in [difflib.get_close_matches(name, fields, n=1)]
+            ]
+            msg = (
+                f"WorkspaceToolkit got unknown option(s) {', '.join(hints)}; "
+                f"its options are: {', '.join(fields)}."
+            )
+            raise InvalidInputError(msg)
         super().__init__(**data)
         for spec in self.skills_paths or ():
             path = self.workspace.root / Path(spec).expanduser()

@@ -131,3 +131,13 @@ async def test_retriever_async_and_tool(hybrid_ws: Workspace) -> None:
     assert len(docs) == 2
     tool = create_retriever_tool(retriever, "find_passages", "Find passages.")
     assert "Call search with a query" in await tool.ainvoke({"query": "search chunks"})
+
+
+def test_a_misspelt_option_is_an_error_naming_the_close_field(bm25_ws: Workspace) -> None:
+    from workspace_tools.core.errors import InvalidInputError
+
+    with pytest.raises(InvalidInputError) as caught:
+        _toolkit(bm25_ws, doc_root="docs")
+    message = str(caught.value)
+    assert "unknown option(s) 'doc_root' (did you mean 'docs_root'?)" in message
+    assert "its options are: " in message and "skills_paths" in message

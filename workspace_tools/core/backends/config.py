@@ -15,7 +15,6 @@ CLI's ``--backend`` all end here::
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,7 +28,8 @@ from workspace_tools.core.backends.registry import (
     register,
     registered,
 )
-from workspace_tools.core.errors import InvalidInputError, MissingDependencyError
+from workspace_tools.core.errors import InvalidInputError
+from workspace_tools.core.extras import install_hint, require_extra
 
 if TYPE_CHECKING:
     from workspace_tools.core.backends.base import SearchBackend
@@ -48,7 +48,7 @@ __all__ = [
 
 BACKENDS: Final = ("embedded", "milvus")
 """The built-in backend names (every registered one: ``registry.backend_names()``)."""
-MILVUS_INSTALL: Final = 'pip install "workspace-tools[milvus]"'
+MILVUS_INSTALL: Final = install_hint("milvus")
 """The command that installs what the Milvus backend needs."""
 MILVUS_TOKEN_ENV: Final = "WORKSPACE_TOOLS_MILVUS_TOKEN"  # noqa: S105 - a variable name
 """Environment variable read for the Milvus token when none is configured."""
@@ -224,18 +224,7 @@ def backend_config(value: Any, *, where: str = "backend") -> BackendConfig:
 
 def require_milvus() -> None:
     """Raise :class:`MissingDependencyError` naming the extra when pymilvus/milvus-lite lack."""
-    missing = [
-        name
-        for module, name in (("pymilvus", "pymilvus"), ("milvus_lite", "milvus-lite"))
-        if importlib.util.find_spec(module) is None
-    ]
-    if missing:
-        msg = (
-            f"The Milvus search backend needs {', '.join(missing)}, which "
-            f"{'is' if len(missing) == 1 else 'are'} not installed. Install the milvus extra: "
-            f"{MILVUS_INSTALL} (or use backend='embedded')."
-        )
-        raise MissingDependencyError(msg)
+    require_extra("milvus", purpose="the Milvus search backend")
 
 
 def _open_embedded(context: BackendContext, settings: EmbeddedSettings) -> SearchBackend:

@@ -106,7 +106,11 @@ class ReadPath(WorkspaceBase):
         pool = max(2 * top_k, 20)
         # Snippets mark the words of every formulation (the window with most of them wins).
         marked = list(dict.fromkeys(t for q in queries for t in self.tokenizer.query_terms(q)))
-        rankings = [self._search_one(q, top_k=pool, marked=marked, **options) for q in queries]
+        self._refresh()  # one catch-up for every formulation: they rank the same state
+        rankings = [
+            self._search_one(q, top_k=pool, marked=marked, refreshed=True, **options)
+            for q in queries
+        ]
         by_id: dict[str, SearchResult] = {}
         for ranking in rankings:
             for result in ranking:
@@ -134,11 +138,16 @@ class ReadPath(WorkspaceBase):
         filter: Filter | None,  # noqa: A002 - as in search()
         weight: float,
         marked: list[str] | None = None,
+        refreshed: bool = False,
     ) -> list[SearchResult]:
-        """Results of one checked formulation (see :meth:`search`); ``marked``: snippet terms."""
+        """Results of one checked formulation (see :meth:`search`).
+
+        ``marked``: the snippet terms; ``refreshed``: the caller caught up already.
+        """
         counts = self.tokenizer.query_term_counts(query)
         terms = list(counts) if marked is None else marked
-        self._refresh()  # the one catch-up of a search (a retry below catches up again)
+        if not refreshed:
+            self._refresh()  # the one catch-up of a search (a retry below catches up again)
         query_vector = None
         if chosen in {"vector", "hybrid"}:
             self._ensure_vectors(refreshed=True)

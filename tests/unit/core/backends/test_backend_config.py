@@ -10,7 +10,6 @@ import pytest
 
 from tests.support.fakes import FakeEmbedder
 from workspace_tools.cli import build_parser
-from workspace_tools.core.backends import config as backend_module
 from workspace_tools.core.backends.config import BackendConfig, backend_config
 from workspace_tools.core.errors import InvalidInputError, MissingDependencyError, WorkspaceError
 from workspace_tools.core.workspace import Workspace
@@ -92,7 +91,7 @@ def test_a_missing_milvus_extra_names_the_install_command(
     def find_spec(name: str, *args: Any) -> Any:
         return None if name in {"pymilvus", "milvus_lite"} else real(name, *args)
 
-    monkeypatch.setattr(backend_module.importlib.util, "find_spec", find_spec)
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
     with pytest.raises(MissingDependencyError) as caught:
         Workspace(tmp_path, embedder=FakeEmbedder(), config=False, backend="milvus")
     assert isinstance(caught.value, WorkspaceError)

@@ -32,3 +32,26 @@ def test_one_search_refreshes_once_and_compiles_its_filter_once(
     assert all(r.metadata["year"] >= 2010 for r in results)
     assert ws._follower.refreshes - before == 1
     assert compiled == [{"year": {"$gte": 2010}}]
+
+
+@pytest.mark.parametrize("mode", ["bm25", "hybrid"])
+def test_several_formulations_refresh_once_and_compile_the_filter_once(
+    open_ws: OpenWorkspace, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = open_ws()
+    ws.index_many([(f"d{i}", f"sun and park number {i}", {"year": 2000 + i}) for i in range(30)])
+    ws.search("warm up", mode=mode)
+    compiled: list[Any] = []
+    real = filters.compile_filter
+
+    def counting(conditions: Any) -> Any:
+        compiled.append(conditions)
+        return real(conditions)
+
+    monkeypatch.setattr(filters, "compile_filter", counting)
+    before = ws._follower.refreshes
+    queries = ["sun park", "park number", "sunny parks"]
+    results = ws.search(queries, mode=mode, top_k=5, filter={"year": {"$gte": 2010}})
+    assert results and all(r.found_by for r in results)
+    assert ws._follower.refreshes - before == 1
+    assert compiled == [{"year": {"$gte": 2010}}]
