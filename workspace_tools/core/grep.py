@@ -36,7 +36,12 @@ from workspace_tools.core.text.regex_shape import group_depth, recursive_call
 from workspace_tools.core.text.scan import ScanConfig, is_glob, resolve_inside, scan
 from workspace_tools.core.text.snippets import HIT_CLOSE, HIT_OPEN
 from workspace_tools.core.text.validate import check_unicode
-from workspace_tools.core.text.within import keep_within, narrow_entries, within_entries
+from workspace_tools.core.text.within import (
+    folders_within,
+    keep_within,
+    narrow_entries,
+    within_entries,
+)
 from workspace_tools.core.types import SkippedFile
 
 __all__ = [
@@ -334,7 +339,8 @@ def collect_files(
     cfg = config or ScanConfig()
     if not recursive:
         cfg = dataclasses.replace(cfg, max_depth=0)
-    found = scan(root, entries, config=cfg)
+    folders = folders_within(within) if within is not None else None  # globs walk only there
+    found = scan(root, entries, config=cfg, folders=folders)
     skipped = [s for s in found.skipped if recursive or not s.reason.startswith("depth limit")]
     if within is not None and found.files:
         found.files, skipped = keep_within(found.files, skipped, within, entries=entries)

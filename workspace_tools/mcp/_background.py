@@ -73,9 +73,12 @@ class Background:
             return bool(self.watcher.stats.syncs == 0)  # its first sync is still to come
         return self._thread is not None and self._thread.is_alive()
 
-    def note(self) -> str | None:
-        """The line a search carries while the index is being built, else ``None``."""
-        progress = self.workspace.sync_progress
+    def note(self, *, within: Any = None) -> str | None:
+        """The line a search carries while the index is being built, else ``None``.
+
+        ``within`` (folders of the root: the client's roots) counts only the files in them.
+        """
+        progress = self.workspace.sync_progress.within(within)
         if progress.running:
             return (
                 f"{progress.line()} (results come from what is committed so far; "
@@ -111,15 +114,19 @@ class Background:
         _LOG.info("embedding model loaded in %.2f s", time.perf_counter() - started)
 
 
-def status(workspace: Any, background: Background | None) -> tuple[str, dict[str, Any]]:
+def status(
+    workspace: Any, background: Background | None, *, within: Any = None
+) -> tuple[str, dict[str, Any]]:
     """The ``workspace_status`` answer: text and structured content.
 
     The structured content has ``index`` (what is committed), ``indexing`` (the running or
     last sync), ``watch`` (the watcher, if any) and ``last_error``; other parts of the server
-    may add keys of their own.
+    may add keys of their own. With ``within`` (the folders of the root the client's roots
+    serve), ``index`` and ``indexing`` count only the sources and files in them, and
+    ``workspace`` has the whole index's counts.
     """
-    stats = workspace.stats()
-    progress = workspace.sync_progress
+    stats = workspace.stats(within=within)
+    progress = workspace.sync_progress.within(within)
     indexing = {
         "running": progress.running,
         "files_total": progress.files_total,
@@ -169,9 +176,19 @@ def status(workspace: Any, background: Background | None) -> tuple[str, dict[str
         "watch": watch,
         "last_error": errors[0] if errors else None,
     }
+    where = ""
+    if within is not None:
+        whole = workspace.stats()
+        data["workspace"] = {k: whole[k] for k in ("sources", "chunks", "vectors")}
+        data["within"] = list(within)
+        shown = ", ".join(f"{w}/" for w in within) or "none"
+        where = (
+            f" in the client's roots ({shown}; the whole index: {whole['sources']} sources, "
+            f"{whole['chunks']} chunks)"
+        )
     lines = [
         f"Workspace {stats['root']}: {stats['sources']} sources, {stats['chunks']} chunks "
-        f"indexed ({', '.join(stats['modes'])}).",
+        f"indexed{where} ({', '.join(stats['modes'])}).",
         f"Sync: {progress.line()}"
         + (f", {progress.pending} files pending." if progress.running else "."),
         f"Watch: {watch['mode']}"

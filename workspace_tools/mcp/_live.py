@@ -48,6 +48,12 @@ _MCP_LEVELS: Final[dict[int, types.LoggingLevel]] = {
 }
 
 
+_DIRECTORIES: Final[dict[str, Any]] = {
+    "type": "object",
+    "description": "What this session serves (list_allowed_directories): allowed (the "
+    "command line's folders), client_roots (the client's roots in effect; absent: it "
+    "offers none), served, ignored (roots left out, each with uri and reason).",
+}
 _STATUS_SCHEMA: Final[dict[str, Any]] = {
     "type": "object",
     "description": "What the server's workspace index holds and is doing.",
@@ -66,11 +72,16 @@ _STATUS_SCHEMA: Final[dict[str, Any]] = {
             "commits, last change.",
         },
         "last_error": {"type": "string", "description": "The last error (absent: none)."},
-        "directories": {
+        "directories": _DIRECTORIES,
+        "within": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "The folders of the workspace the client's roots serve; index and "
+            "indexing count only these (absent: the whole workspace).",
+        },
+        "workspace": {
             "type": "object",
-            "description": "What this session serves (list_allowed_directories): allowed (the "
-            "command line's folders), client_roots (the client's roots in effect; absent: it "
-            "offers none), served, ignored (roots left out, each with uri and reason).",
+            "description": "With roots in effect: the whole index's sources, chunks, vectors.",
         },
     },
     "required": ["root", "index", "indexing", "watch"],
@@ -234,7 +245,8 @@ class Live:
         """The ``workspace_status`` result; with ``roots`` (a ``RootsScope``), the directories."""
         from workspace_tools.mcp._background import status
 
-        text, data = status(self.workspace, self.background)
+        within = roots.within(self.workspace.root) if roots is not None else None
+        text, data = status(self.workspace, self.background, within=within)
         if roots is not None:
             text = "\n".join([text, *roots.report_lines()])
             data = {**data, "directories": roots.report()}
@@ -244,11 +256,18 @@ class Live:
             isError=False,
         )
 
-    async def call(self, tool: Any, arguments: dict[str, Any]) -> types.CallToolResult:
-        """Run ``tool``: with progress notifications if asked, with the indexing note."""
+    async def call(
+        self, tool: Any, arguments: dict[str, Any], *, within: Any = None
+    ) -> types.CallToolResult:
+        """Run ``tool``: with progress notifications if asked, with the indexing note.
+
+        ``within``: the folders of the workspace the session's roots serve (the note counts
+        the files in them only); ``None``: the whole workspace.
+        """
         from workspace_tools.mcp.adapt import call_tool
 
-        note = self.background.note() if self.background is not None else None
+        background = self.background
+        note = background.note(within=within) if background is not None else None
         token = None
         session = None
         with contextlib.suppress(LookupError):
@@ -270,8 +289,8 @@ class Live:
             )
         if tool.name not in NOTED_TOOLS:
             return result
-        if note is None and self.background is not None:
-            note = self.background.note()  # indexing may have started during the call
+        if note is None and background is not None:
+            note = background.note(within=within)  # indexing may have started during the call
         if note is not None and result.isError and not self.workspace.source_ids():
             # "The index is empty" is no error while the first index is being built.
             empty = "No results yet: nothing is committed so far. Try again shortly."

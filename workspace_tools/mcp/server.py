@@ -31,6 +31,7 @@ from workspace_tools.core.skills import (
     skill_location,
 )
 from workspace_tools.mcp import _live
+from workspace_tools.mcp._served_status import served_status, served_status_tool
 from workspace_tools.mcp._uris import decode_skill_uri, skill_uri
 from workspace_tools.mcp.adapt import call_tool, tool_definition
 from workspace_tools.mcp.config import ServerOptions
@@ -224,6 +225,8 @@ def create_server(served: ServedTools, *, instructions: str | None = None) -> Se
     live = _live.Live(server, served) if served.workspace is not None else None
     if live is not None:
         definitions.append(_live.status_tool())
+    else:  # a docs or skills server: what it serves, within the session's roots
+        definitions.append(served_status_tool())
 
     async def list_tools() -> list[types.Tool]:
         if live is not None:
@@ -247,6 +250,8 @@ def create_server(served: ServedTools, *, instructions: str | None = None) -> Se
             live.remember()
             if name == _live.STATUS_TOOL:
                 return live.status(await _roots_now())
+        elif name == _live.STATUS_TOOL:
+            return served_status(served, await _roots_now())
         tool = by_name.get(name)
         if tool is None:
             text = f"Unknown tool {name!r}; this server has: {', '.join(by_name) or 'no tools'}."
@@ -261,7 +266,8 @@ def create_server(served: ServedTools, *, instructions: str | None = None) -> Se
                     content=[types.TextContent(type="text", text=refused)], isError=True
                 )
         if live is not None:
-            return await live.call(tool, arguments)
+            root = live.workspace.root
+            return await live.call(tool, arguments, within=roots.within(root) if roots else None)
         return await call_tool(tool, arguments)
 
     async def _roots_now() -> RootsScope | None:

@@ -86,7 +86,7 @@ def test_a_full_disk_is_one_clear_line_not_a_traceback(
     def full(*args: object, **kwargs: object) -> None:
         raise sqlite3.OperationalError("database or disk is full")
 
-    monkeypatch.setattr(database.Writer, "put_source", full)
+    monkeypatch.setattr(database.Writer, "put_sources", full)
     code, out, err = run(capsys, "--root", str(tree), "--embedder", "none", "-q", "index")
     assert code == 2 and out == ""
     assert err.startswith("error: Could not save the change in ")

@@ -168,8 +168,9 @@ def test_smoke_honours_the_flags_before_and_after_smoke(project: Path) -> None:
         "skill",
         "skill_read",
         "skill_search",
+        "workspace_status",  # a docs and skills server's status: what it serves
     ]
-    assert completed.stdout.splitlines()[-1] == "7/7 tools ok"
+    assert completed.stdout.splitlines()[-1] == "8/8 tools ok"
     assert tree_digest(project) == before  # no workspace served, no index written
 
 

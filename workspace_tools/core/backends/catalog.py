@@ -70,6 +70,14 @@ class SourceCatalog:
         self._sources = {r.id: r for r in rows}
         self._version = version
 
+    def start_empty(self, version: int) -> None:
+        """Hold no source at ``version`` (a database known to be empty then), without a read.
+
+        The first commit into a new index starts the catalogue this way, so the rows it wrote
+        are applied from memory instead of read back later.
+        """
+        self._sources, self._version = {}, version
+
     def reset(self) -> None:
         """Forget the loaded rows."""
         self._sources, self._version = None, -1

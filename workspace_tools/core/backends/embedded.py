@@ -28,6 +28,7 @@ from workspace_tools.core.index.dense import DenseIndex
 from workspace_tools.core.index.segments import SparseSegments
 from workspace_tools.core.index.sparse import BM25Config, query_tf_weights
 from workspace_tools.core.ranking.filters import Filter, missing
+from workspace_tools.core.ranking.source_filter import SourceColumn, split_source_conditions
 from workspace_tools.core.store._snapshot_checks import refuse
 from workspace_tools.core.store.database import TERM_SEPARATOR, Changes
 from workspace_tools.core.store.snapshot import (
@@ -90,6 +91,8 @@ class EmbeddedBackend:
         """Chunks whose vectors the embedding cache lacks (filled by the Workspace)."""
         self._metadata: dict[int, tuple[str, str, dict[str, Any]]] | None = None
         self._metadata_version = -1
+        self._source_column: tuple[npt.NDArray[np.int64], int, SourceColumn] | None = None
+        """The rows' sorted source ids, for the row keys and metadata version they were read at."""
         self.generation = 0
         """Bumped whenever the BM25 state is replaced (a merge in progress then gives up)."""
         follower.follow(self)
@@ -128,6 +131,7 @@ class EmbeddedBackend:
         self.version = self.snapshot_version = -1
         self.dense, self._dense_version = None, -1
         self._metadata, self._metadata_version = None, -1
+        self._source_column = None
 
     def _load_sparse(self) -> None:
         info = read_pointer(self.db)
@@ -145,19 +149,39 @@ class EmbeddedBackend:
         version, rows = self.db.snapshot_of_rows()
         self.tokenizer.set_vocabulary([])
         keys = [int(r[0]) for r in rows]
-        terms = [self._term_ids(r[3]) for r in rows]
+        terms = self._term_ids_many([r[3] for r in rows])
         self.sparse.build(keys, terms, len(self.tokenizer.vocab))
         self.version = version
         self.snapshot_version = -1
 
     def _term_ids(self, text: str) -> npt.NDArray[np.int32]:
+        """Vocabulary ids of a chunk's stored terms; a new term gets the next id, in order."""
         if not text:
             return np.zeros(0, dtype=np.int32)
         vocab = self.tokenizer.vocab
-        setdefault = vocab.setdefault
-        return np.fromiter(
-            (setdefault(t, len(vocab)) for t in text.split(TERM_SEPARATOR)), dtype=np.int32
+        terms = text.split(TERM_SEPARATOR)
+        distinct = dict.fromkeys(terms)  # first-seen order: new ids as one setdefault each gave
+        new = set(distinct).difference(vocab)  # (a set's difference looks up the small side)
+        if new:
+            fresh = list(filter(new.__contains__, distinct))
+            vocab.update(zip(fresh, range(len(vocab), len(vocab) + len(fresh)), strict=True))
+        return np.fromiter(map(vocab.__getitem__, terms), dtype=np.int32, count=len(terms))
+
+    def _term_ids_many(self, texts: list[str]) -> list[npt.NDArray[np.int32]]:
+        """:meth:`_term_ids` of many chunks from one split and one lookup of all their terms.
+
+        New terms get their ids in the order the chunks, one after the other, first use them:
+        the ids one call per chunk gives.
+        """
+        if len(texts) < 2:
+            return [self._term_ids(text) for text in texts]
+        counts = np.fromiter(
+            (text.count(TERM_SEPARATOR) + 1 if text else 0 for text in texts),
+            dtype=np.int64,
+            count=len(texts),
         )
+        flat = self._term_ids(TERM_SEPARATOR.join(filter(None, texts)))
+        return np.split(flat, np.cumsum(counts[:-1]))
 
     def apply(self, changes: Changes) -> None:
         """Apply each part what was committed after its own version."""
@@ -165,8 +189,10 @@ class EmbeddedBackend:
             fresh = changes.after(self.version)
             for removed in fresh.removed_chunks:
                 self.sparse.remove(removed.key)
-            for chunk in fresh.chunks:
-                self.sparse.add(chunk.key, self._term_ids(chunk.terms))
+            self.sparse.add_many(
+                [chunk.key for chunk in fresh.chunks],
+                self._term_ids_many([chunk.terms for chunk in fresh.chunks]),
+            )
             self.version = changes.version
         if self.dense is not None and self._dense_version < changes.version:  # vectors
             fresh = changes.after(self._dense_version)
@@ -213,21 +239,34 @@ class EmbeddedBackend:
         return len(self.sparse)
 
     def filter_mask(self, conditions: Filter) -> npt.NDArray[np.bool_]:
-        """Rows (of ``sparse.row_keys()``) whose metadata and ``source_id`` match all conditions."""
+        """Rows (of ``sparse.row_keys()``) whose metadata and ``source_id`` match all conditions.
+
+        The ``source_id`` part of the filter (roots, scopes) selects rows through the sorted
+        source ids (:mod:`~workspace_tools.core.ranking.source_filter`); the predicate runs only
+        on the rows it kept, and only when the filter has other conditions.
+        """
         if self._metadata is None:
             version, self._metadata = self.db.metadata_at()
             self._metadata_version = version
             if version != self.version:
                 self.follower.refresh(force=True)
         metadata = self._metadata
-        holds = conditions.holds
-        absent = missing()
         keys = self.sparse.row_keys()
         alive = self.sparse.alive_rows()
-        mask = np.zeros(len(keys), dtype=bool)
-        for row in np.flatnonzero(alive).tolist():
+        by_source, rest = split_source_conditions(conditions.conditions)
+        if by_source:
+            column = self._sources_of(keys, metadata)
+            mask = column.rows(column.select(by_source)) & alive
+        else:
+            mask = alive.copy()
+        if rest is None:
+            return mask
+        holds = conditions.holds  # the whole filter: its source part holds on these rows
+        absent = missing()
+        for row in np.flatnonzero(mask).tolist():
             entry = metadata.get(int(keys[row]))
             if entry is None:
+                mask[row] = False
                 continue
             _chunk_id, source, meta = entry
 
@@ -236,6 +275,22 @@ class EmbeddedBackend:
 
             mask[row] = holds(lookup)
         return mask
+
+    def _sources_of(
+        self,
+        keys: npt.NDArray[np.int64],
+        metadata: Mapping[int, tuple[str, str, dict[str, Any]]],
+    ) -> SourceColumn:
+        """The source column of these row keys, kept until the rows or the metadata change."""
+        cached = self._source_column
+        if cached is not None and cached[0] is keys and cached[1] == self._metadata_version:
+            return cached[2]
+        get = metadata.get
+        column = SourceColumn(
+            [None if (entry := get(key)) is None else entry[1] for key in keys.tolist()]
+        )
+        self._source_column = (keys, self._metadata_version, column)
+        return column
 
     def search(self, query: BackendQuery) -> BackendHits:
         """BM25 and vector hits (see :meth:`SearchBackend.search`); the query text is unused."""

@@ -10,6 +10,9 @@ words as the tokenizer sees them before stemming, and maps each match back to it
 * **typo**: for a word of at least ``min_typo_chars`` characters that the corpus does not contain,
   the surface terms within ``max_edits`` edits (optimal string alignment distance from rapidfuzz,
   so a swap of two neighbouring letters costs one edit), at ``typo_weight``.
+* **joined**: runs of neighbouring query words that the corpus writes as one identifier
+  (``create thread`` -> ``createThread``, ``text to speech`` -> ``text-to-speech``), each as one
+  more group at ``joined_weight``.
 
 Each query word becomes a *group* of weighted terms; callers score a document by the best member
 of each group, so an exact match always outranks an expanded one.
@@ -65,13 +68,22 @@ class ExpansionConfig:
     identifier_parts_weight: float = 0.5
     """Weight shared by the parts of a split query identifier (``vectorSearchString`` ->
     ``vector``, ``search``, ``string``); the whole identifier weighs 1."""
+    join_words: int = 3
+    """Longest run of consecutive query words also tried as one identifier: ``create thread``
+    -> ``createthread`` (``createThread``), ``text to speech`` -> ``text-to-speech``; a joined
+    form the corpus contains adds a term group. 1 (or 0) switches it off."""
+    joined_weight: float = 1.0
+    """Weight of a joined form's group."""
 
     def __post_init__(self) -> None:
-        for name in ("prefix_weight", "typo_weight", "identifier_parts_weight"):
+        for name in ("prefix_weight", "typo_weight", "identifier_parts_weight", "joined_weight"):
             value = getattr(self, name)
             if not 0 < value <= 1:
                 msg = f"{name} must be in (0, 1] so exact matches outrank expansions, got {value}."
                 raise ValueError(msg)
+        if self.join_words < 0:
+            msg = f"join_words must be >= 0 (0 or 1: no joining), got {self.join_words}."
+            raise ValueError(msg)
         if self.max_edits < 0 or self.min_prefix_chars < 1 or self.min_typo_chars < 1:
             msg = (
                 "max_edits must be >= 0 and min_prefix_chars, min_typo_chars >= 1, got "
@@ -150,7 +162,32 @@ class QueryExpander:
                 seen.add(term)
                 base = part_weight if split and position else 1.0
                 groups.append([(t, base * w) for t, w in self._group(surface, term)])
+        for term in self._joined(query):
+            if term not in seen:
+                seen.add(term)
+                groups.append([(term, self.config.joined_weight)])
         return groups
+
+    def _joined(self, query: str) -> list[str]:
+        """Index terms of runs of query words written as one identifier in the corpus.
+
+        Query words are separate where the docs write one identifier (``createThread``,
+        ``text-to-speech``, ``RuntimeContext``); as web search engines concatenate neighbouring
+        query words, each run of 2 to :attr:`ExpansionConfig.join_words` plain words is tried
+        joined and hyphenated, and kept when the corpus has that surface term.
+        """
+        words = [w.lower() for w in WORD_PATTERN.findall(query)]
+        found: list[str] = []
+        for size in range(2, self.config.join_words + 1):
+            for start in range(len(words) - size + 1):
+                run = words[start : start + size]
+                if not all(w.isalnum() for w in run):
+                    continue
+                for joined in ("".join(run), "-".join(run)):
+                    term = self._surfaces.get(joined)
+                    if term is not None and term not in found:
+                        found.append(term)
+        return found
 
     def _group(self, surface: str, term: str) -> TermGroup:
         weights: dict[str, float] = {term: 1.0}

@@ -194,27 +194,56 @@ class SparseSegments:
         self.add_many([key], [terms])
 
     def add_many(self, keys: Sequence[int], terms: Sequence[npt.NDArray[np.int32]]) -> None:
-        """Add documents (one growth of the row arrays for all of them)."""
+        """Add documents (one growth of the row arrays for all of them).
+
+        The document frequencies are counted for the whole batch at once (one sort of the
+        distinct ``(document, term)`` pairs), not with a ``np.unique`` per document.
+        """
+        if not keys:
+            return
+        if len(set(keys)) != len(keys):  # a key twice: the later one replaces the earlier
+            for key, ids in zip(keys, terms, strict=True):
+                self.add_many([key], [ids])
+            return
         self._stamp += 1
         for key in keys:
             if key in self._rows_by_key():
                 self._remove(key)
         row = len(self.base.keys) + len(self._recent_keys)
-        for key, ids in zip(keys, terms, strict=True):
-            self._recent_keys.append(key)
-            self._recent_terms.append(ids)
-            self._rows_by_key()[key] = row
-            row += 1
-            unique = np.unique(ids)
-            if len(unique) and int(unique[-1]) >= len(self._df):
-                grown = np.zeros(max(int(unique[-1]) + 1, 2 * len(self._df)), dtype=np.int64)
-                grown[: len(self._df)] = self._df
-                self._df = grown
-            self._df[unique] += 1
-            self._live += 1
-            self._total_length += len(ids)
+        self._recent_keys.extend(keys)
+        self._recent_terms.extend(terms)
+        self._rows_by_key().update(zip(keys, range(row, row + len(keys)), strict=True))
+        lengths = np.fromiter(map(len, terms), dtype=np.int64, count=len(terms))
+        total = int(lengths.sum())
+        if total:
+            flat = np.concatenate(terms).astype(np.int64)
+            self._grow_df([int(ids.max()) for ids in terms if len(ids)])
+            width = len(self._df)
+            docs = np.repeat(np.arange(len(terms), dtype=np.int64), lengths)
+            pairs = docs * width + flat
+            pairs.sort()  # each (document, term) once: the first of each run of equal pairs
+            first = np.empty(len(pairs), dtype=bool)
+            first[0] = True
+            np.not_equal(pairs[1:], pairs[:-1], out=first[1:])
+            self._df += np.bincount(pairs[first] % width, minlength=width)
+        self._live += len(keys)
+        self._total_length += total
         self._alive = np.concatenate([self._alive, np.ones(len(keys), dtype=bool)])
         self._changed()
+
+    def _grow_df(self, highest: Sequence[int]) -> None:
+        """Grow the frequency array as adding one by one documents whose highest ids these are.
+
+        Its length is the vocabulary size a merge builds with, so it grows exactly as before.
+        """
+        size = len(self._df)
+        for top in highest:
+            if top >= size:
+                size = max(top + 1, 2 * size)
+        if size > len(self._df):
+            grown = np.zeros(size, dtype=np.int64)
+            grown[: len(self._df)] = self._df
+            self._df = grown
 
     def remove(self, key: int) -> bool:
         """Delete a document; ``False`` when the key is not live."""

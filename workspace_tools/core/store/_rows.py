@@ -79,11 +79,21 @@ version is :data:`FORMAT_VERSION`)."""
 
 def row_checksum(*fields: Any) -> str:
     """Checksum of a row's fields (stored with the row, checked when it is read)."""
-    parts = [
-        value if isinstance(value, bytes) else str(value).encode("utf-8", "surrogatepass")
-        for value in fields
-    ]
-    return hashlib.blake2b(b"\x1f".join(parts), digest_size=8).hexdigest()
+    if set(map(type, fields)) <= _TEXT_TYPES:
+        # The bytes of the general case below, encoded in one pass (UTF-8 encodes each
+        # character on its own, and the separator is one byte).
+        data = "\x1f".join(map(str, fields)).encode("utf-8", "surrogatepass")
+    else:
+        parts = [
+            value if isinstance(value, bytes) else str(value).encode("utf-8", "surrogatepass")
+            for value in fields
+        ]
+        data = b"\x1f".join(parts)
+    return hashlib.blake2b(data, digest_size=8).hexdigest()
+
+
+_TEXT_TYPES: Final = frozenset({str, int, float, type(None)})
+"""Field types :func:`row_checksum` encodes as one string (no ``bytes`` among them)."""
 
 
 @dataclass(slots=True)
@@ -300,6 +310,8 @@ def split_metadata(
     A source's metadata (up to 16 KB) is stored once, on its row; each chunk row keeps only
     ``[own, dropped]`` (its format, kind, page...), where format 2 copied it onto every chunk.
     """
+    if not base:  # nothing to share (strings indexed without metadata, files)
+        return dict(metadata), []
     own = {
         key: value
         for key, value in metadata.items()
@@ -373,8 +385,17 @@ def parse_chunk(
 
 
 def dumps(value: Any) -> str:
-    """Compact, sorted JSON of a stored value (checksums depend on the exact text)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    """Compact, sorted JSON of a stored value (checksums depend on the exact text).
+
+    ``json.dumps`` with these options makes this same encoder on every call; it is made once.
+    """
+    if not value and type(value) in _EMPTY_JSON:  # the most common values, and the cheapest
+        return _EMPTY_JSON[type(value)]
+    return _ENCODER.encode(value)
+
+
+_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+_EMPTY_JSON: Final[dict[type, str]] = {list: "[]", dict: "{}"}
 
 
 def storage_error(exc: OSError, directory: Path, action: str) -> StorageError:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +23,102 @@ from workspace_tools.core.store._rows import (
 )
 
 __all__ = ["Writer"]
+
+_INSERT_SOURCE: Final = (
+    "INSERT OR REPLACE INTO sources(id, kind, hash, chunk_ids, metadata, mtime_ns, size, "
+    "format, version, checksum) VALUES (?,?,?,?,?,?,?,?,?,?)"
+)
+_INSERT_CHUNK: Final = (
+    "INSERT INTO chunks(id, source, start_line, end_line, headings, levels, hash, "
+    "metadata, text, terms, version, checksum) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+_INSERT_CHUNK_WITH_KEY: Final = (
+    "INSERT INTO chunks(key, id, source, start_line, end_line, headings, levels, hash, "
+    "metadata, text, terms, version, checksum) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+_IDS_PER_QUERY: Final = 400
+"""Source ids per lookup query (each is bound twice: under SQLite's 999 parameters)."""
+
+
+def _source_fields(row: SourceRecord) -> tuple[Any, ...]:
+    return (
+        row.id,
+        row.kind,
+        row.content_hash,
+        dumps(row.chunk_ids),
+        dumps(row.metadata),
+        row.mtime_ns,
+        row.size,
+        row.format,
+    )
+
+
+class _ChunkEncoder:
+    """The stored fields of chunk rows; the JSON of values repeated across rows made once."""
+
+    def __init__(self) -> None:
+        self._json: dict[Any, str] = {}
+
+    def __call__(self, c: ChunkRecord, base: Mapping[str, Any]) -> tuple[Any, ...]:
+        own, dropped = split_metadata(c.metadata, base)
+        return (
+            c.id,
+            c.source,
+            c.start_line,
+            c.end_line,
+            self._dumps(c.headings),
+            self._dumps(c.levels),
+            c.hash,
+            self._dumps([own, dropped]),
+            c.text,
+            c.terms,
+        )
+
+    def _dumps(self, value: Any) -> str:
+        try:
+            memo_key = _frozen(value)
+        except TypeError:  # a value that cannot be a key (nested lists or dicts): no memo
+            return dumps(value)
+        found = self._json.get(memo_key)
+        if found is None:
+            found = self._json[memo_key] = dumps(value)
+        return found
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable key that tells apart every value of the shapes chunk rows hold.
+
+    Lists of scalars, and ``[dict of str -> scalar, list of str]``; anything else raises
+    ``TypeError``. Each scalar is keyed with its type, so ``1`` and ``True`` (equal, with equal
+    hashes, but other JSON) never share a memo entry; floats are left out (``0.0 == -0.0``).
+    """
+    if type(value) is not list:
+        raise TypeError(value)
+    out: list[Any] = []
+    for item in value:
+        kind = type(item)
+        if kind is dict:
+            out.append(
+                (dict, *((k, type(v), v) for k, v in item.items() if type(k) is str and _scalar(v)))
+            )
+            if len(out[-1]) != len(item) + 1:
+                raise TypeError(item)
+        elif kind is list:
+            if not all(type(v) is str for v in item):
+                raise TypeError(item)
+            out.append((list, *item))
+        elif _scalar(item):
+            out.append((kind, item))
+        else:
+            raise TypeError(item)
+    return tuple(out)
+
+
+def _scalar(value: Any) -> bool:
+    return type(value) in _SCALARS
+
+
+_SCALARS: Final = frozenset({str, int, bool, type(None)})
 
 
 class Writer:
@@ -103,30 +199,76 @@ class Writer:
         self._put_source_row(row)
         keys = []
         conn = self._conn
+        encode = _ChunkEncoder()
         for c in chunks:
-            own, dropped = split_metadata(c.metadata, row.metadata)
-            fields = (
-                c.id,
-                c.source,
-                c.start_line,
-                c.end_line,
-                dumps(c.headings),
-                dumps(c.levels),
-                c.hash,
-                dumps([own, dropped]),
-                c.text,
-                c.terms,
-            )
-            cursor = conn.execute(
-                "INSERT INTO chunks(id, source, start_line, end_line, headings, levels, hash, "
-                "metadata, text, terms, version, checksum) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                (*fields, self.version, row_checksum(*fields)),
-            )
+            fields = encode(c, row.metadata)
+            cursor = conn.execute(_INSERT_CHUNK, (*fields, self.version, row_checksum(*fields)))
             key = int(cursor.lastrowid or 0)
             keys.append(key)
             self._chunks[key] = ChangedChunk(self.version, key, c.source, c.hash, c.terms)
         self.changed = True
         return keys
+
+    def put_sources(self, rows: Sequence[tuple[SourceRecord, Sequence[ChunkRecord]]]) -> None:
+        """:meth:`put_source` for many sources: the same rows, keys and log, fewer statements.
+
+        The sources already stored (or with chunks stored) are looked up in one query and
+        removed one by one as :meth:`put_source` does; every new row is then inserted by one
+        ``executemany`` per table, chunk keys given as ``AUTOINCREMENT`` would give them.
+        """
+        if not rows:
+            return
+        ids = [row.id for row, _ in rows]
+        if len(set(ids)) != len(ids):  # one source twice: in order, the later one wins
+            for row, chunks in rows:
+                self.put_source(row, chunks)
+            return
+        for source_id in self._stored(ids):
+            self.remove_source(source_id)
+        version = self.version
+        source_rows = []
+        for row, _ in rows:
+            fields = _source_fields(row)
+            source_rows.append((*fields, version, row_checksum(*fields)))
+        self._conn.executemany(_INSERT_SOURCE, source_rows)
+        for row, _ in rows:
+            self._remember_source(row)
+        key = self._last_key()
+        chunk_rows = []
+        changed = self._chunks
+        encode = _ChunkEncoder()
+        for row, chunks in rows:
+            for c in chunks:
+                key += 1
+                fields = encode(c, row.metadata)
+                chunk_rows.append((key, *fields, version, row_checksum(*fields)))
+                changed[key] = ChangedChunk(version, key, c.source, c.hash, c.terms)
+        self._conn.executemany(_INSERT_CHUNK_WITH_KEY, chunk_rows)
+        self.changed = True
+
+    def _stored(self, ids: Sequence[str]) -> list[str]:
+        """Which of ``ids`` have a source row or chunk rows, in the order given."""
+        found: set[str] = set()
+        for start in range(0, len(ids), _IDS_PER_QUERY):
+            part = ids[start : start + _IDS_PER_QUERY]
+            marks = ",".join("?" * len(part))
+            found.update(
+                str(r[0])
+                for r in self._conn.execute(
+                    f"SELECT id FROM sources WHERE id IN ({marks}) "  # noqa: S608 - marks only
+                    f"UNION SELECT source FROM chunks WHERE source IN ({marks})",
+                    (*part, *part),
+                )
+            )
+        return [i for i in ids if i in found]
+
+    def _last_key(self) -> int:
+        """The highest chunk key ever given (the next ``AUTOINCREMENT`` key is one more)."""
+        row = self._conn.execute(
+            "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name='chunks'), 0), "
+            "coalesce((SELECT max(key) FROM chunks), 0))"
+        ).fetchone()
+        return int(row[0])
 
     def touch_source(self, row: SourceRecord) -> None:
         """Rewrite a source row only (its mtime and size moved, its content did not)."""
@@ -134,22 +276,21 @@ class Writer:
         self.changed = True
 
     def _put_source_row(self, row: SourceRecord) -> None:
-        fields = (
+        fields = _source_fields(row)
+        self._conn.execute(_INSERT_SOURCE, (*fields, self.version, row_checksum(*fields)))
+        self._remember_source(row)
+
+    def _remember_source(self, row: SourceRecord) -> None:
+        copy = SourceRecord(  # not dataclasses.replace: that costs ~20 us a row
             row.id,
             row.kind,
             row.content_hash,
-            dumps(row.chunk_ids),
-            dumps(row.metadata),
+            list(row.chunk_ids),
+            dict(row.metadata),
             row.mtime_ns,
             row.size,
             row.format,
         )
-        self._conn.execute(
-            "INSERT OR REPLACE INTO sources(id, kind, hash, chunk_ids, metadata, mtime_ns, size, "
-            "format, version, checksum) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (*fields, self.version, row_checksum(*fields)),
-        )
-        copy = dataclasses.replace(row, chunk_ids=list(row.chunk_ids), metadata=dict(row.metadata))
         self._sources.pop(row.id, None)  # re-inserted last: commit order, as read back
         self._sources[row.id] = ChangedSource(self.version, copy)
 

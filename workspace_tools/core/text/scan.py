@@ -18,6 +18,7 @@ from typing import Any, Final
 import pathspec
 
 from workspace_tools.core.errors import InvalidInputError, PathOutsideWorkspaceError
+from workspace_tools.core.text.glob_prune import both, folder_filter
 from workspace_tools.core.text.safe_read import (
     check_path_length,
     is_inside,
@@ -205,7 +206,11 @@ def resolve_inside(root: Path, path: str | os.PathLike[str]) -> Path:
 
 
 def scan(
-    root: Path, paths: Sequence[str] | None = None, *, config: ScanConfig | None = None
+    root: Path,
+    paths: Sequence[str] | None = None,
+    *,
+    config: ScanConfig | None = None,
+    folders: Callable[[str], bool] | None = None,
 ) -> ScanResult:
     """Find the files to index under ``root``.
 
@@ -213,12 +218,16 @@ def scan(
         root: Absolute, resolved workspace root.
         paths: Files, directories or glob patterns relative to ``root``; ``None`` scans the root.
         config: Walk limits.
+        folders: Walk into a folder below an entry only when this holds for its root-relative
+            path (MCP roots: the folders in or around them); ``None``: every folder. A glob
+            also skips the folders no match can lie in.
 
     Returns:
         The files, the skipped files with reasons, and a scope predicate.
     """
     cfg = config or ScanConfig()
     walker = _Walker(root, cfg)
+    walker._descend = folders
     scopes: list[Callable[[str], bool]] = []
     for entry in paths if paths is not None else ["."]:
         text = os.fspath(entry)
@@ -269,6 +278,7 @@ class _Walker:
         self.config = config
         self.result = ScanResult()
         self._ignores: dict[str, pathspec.PathSpec[Any] | None] = {}
+        self._descend: Callable[[str], bool] | None = None  # enter a folder only if it holds
 
     def skip(self, rel: str, reason: str) -> None:
         self.result.skipped.append(SkippedFile(path=rel, reason=reason))
@@ -314,6 +324,8 @@ class _Walker:
             if is_dir:
                 if entry.name in self.config.excluded_dirs or self._ignored(child, is_dir=True):
                     continue
+                if self._descend is not None and not self._descend(child):
+                    continue
                 self.walk_dir(Path(entry.path), child, depth=depth + 1)
             elif entry.is_file() or entry.is_symlink():
                 if entry.is_symlink() and os.path.isdir(entry.path):
@@ -325,15 +337,17 @@ class _Walker:
 
     def walk_glob(self, pattern: str) -> None:
         rel_pattern = _strip_dot(normalise_id_glob(self.root, pattern))
-        walked: dict[str, _Walker] = {}
+        by_base: dict[str, list[str]] = {}
         for expanded in expand_braces(rel_pattern):
             base_parts: list[str] = []
             for part in PurePosixPath(expanded).parts:
                 if is_glob(part):
                     break
                 base_parts.append(part)
-            base = "/".join(base_parts)
-            matcher = glob_matcher(expanded)
+            by_base.setdefault("/".join(base_parts), []).append(expanded)
+        for base, patterns in by_base.items():  # one walk per base folder
+            specs = [glob_matcher(p) for p in patterns]
+            matcher = specs[0] if len(specs) == 1 else (lambda r, m=specs: any(f(r) for f in m))
             base_dir = self.root / base if base else self.root
             resolved = _resolve(base_dir)
             if resolved is None or not is_inside(self.root, resolved):
@@ -345,11 +359,10 @@ class _Walker:
                 continue
             if not base_dir.is_dir():
                 continue
-            found = walked.get(base)
-            if found is None:  # one walk per base folder, however many patterns share it
-                found = walked[base] = _Walker(self.root, self.config)
-                found._ignores = self._ignores
-                found.walk_dir(base_dir, base, depth=0)
+            found = _Walker(self.root, self.config)
+            found._ignores = self._ignores
+            found._descend = both(self._descend, folder_filter(patterns))  # prune the walk
+            found.walk_dir(base_dir, base, depth=0)
             for rel, absolute in found.result.files.items():
                 if matcher(rel) or any(matcher(parent) for parent in _parents(rel, base)):
                     self.add_file(absolute, rel)

@@ -16,7 +16,7 @@ confines every kind of result:
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -26,6 +26,7 @@ from workspace_tools.core.types import SkippedFile
 
 __all__ = [
     "and_filters",
+    "folders_within",
     "is_within",
     "keep_within",
     "narrow_entries",
@@ -69,6 +70,11 @@ def is_within(source_id: str, within: Sequence[str] | None) -> bool:
     if within is None:
         return True
     return any(_under(source_id, prefix) for prefix in within)
+
+
+def folders_within(within: Sequence[str]) -> Callable[[str], bool]:
+    """Which folders a walk confined to ``within`` enters: those in it and those around it."""
+    return lambda rel: is_within(rel, within) or any(_under(w, rel) for w in within)
 
 
 def within_filter(

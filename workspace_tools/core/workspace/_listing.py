@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from workspace_tools.core.backends.base import VectorBackfill
 from workspace_tools.core.store.database import SourceRecord
+from workspace_tools.core.text.within import is_within, normalise_within
 from workspace_tools.core.types import Chunk
 from workspace_tools.core.workspace._base import WorkspaceBase
 
@@ -45,8 +47,15 @@ class ListingPath(WorkspaceBase):
                 return []
             return [r.chunk() for r in self._db.chunks_of(self._normalise_source_id(source_id))]
 
-    def stats(self) -> dict[str, Any]:
-        """Counts and settings, for people and tools."""
+    def stats(self, *, within: Sequence[str] | None = None) -> dict[str, Any]:
+        """Counts and settings, for people and tools.
+
+        Args:
+            within: Count only the sources in these folders of the root (and their chunks),
+                as an MCP client's roots confine a session; ``None``: every source. Vectors
+                are then counted only when every chunk has one (else ``None``: not known).
+        """
+        within = normalise_within(within)
         with self._lock:
             self._follower.refresh()
             state = self._state
@@ -54,11 +63,17 @@ class ListingPath(WorkspaceBase):
             if vectors is None:
                 no_vectors = self.embedder is None or self._follower.empty or not self._db.exists()
                 vectors = 0 if no_vectors else self._db.count_embedded()
+            sources, chunks = len(self._sources.all()), len(self._state)
+            if within is not None:
+                inside = [r for s, r in self._sources.all().items() if is_within(s, within)]
+                every = vectors >= chunks
+                sources, chunks = len(inside), sum(len(r.chunk_ids) for r in inside)
+                vectors = chunks if every and vectors else (0 if not vectors else None)
             return {
                 "root": str(self.root),
                 "index_dir": str(self.index_dir),
-                "sources": len(self._sources.all()),
-                "chunks": len(self._state),
+                "sources": sources,
+                "chunks": chunks,
                 "modes": list(self.modes),
                 "embedder": self.embedder.model_id if self.embedder else None,
                 "vectors": vectors,

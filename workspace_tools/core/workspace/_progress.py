@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import Final
+
+from workspace_tools.core.text.within import is_within
 
 __all__ = ["BATCH_CHUNKS", "BATCH_FILES", "BATCH_SECONDS", "SyncProgress", "SyncTracker"]
 
@@ -37,11 +40,30 @@ class SyncProgress:
     """``time.time()`` when it ended (0: running or never)."""
     error: str | None = None
     """Why the last sync failed or stopped, if it did."""
+    files: tuple[str, ...] = field(default=(), repr=False, compare=False)
+    """The files the sync looks at, in the order it reads (and commits) them."""
 
     @property
     def pending(self) -> int:
         """Files looked at but not yet committed."""
         return max(0, self.files_total - self.files_committed) if self.running else 0
+
+    def within(self, within: Sequence[str] | None) -> SyncProgress:
+        """This progress counted over the files in ``within`` only (folders of the root).
+
+        A sync reads and commits its files in order, so the files committed (read) are the
+        first :attr:`files_committed` (:attr:`files_done`) of :attr:`files`. ``None``: itself.
+        """
+        if within is None:
+            return self
+        inside = [is_within(rel, within) for rel in self.files]
+        return replace(
+            self,
+            files=tuple(rel for rel, keep in zip(self.files, inside, strict=True) if keep),
+            files_total=sum(inside),
+            files_done=sum(inside[: self.files_done]),
+            files_committed=sum(inside[: self.files_committed]),
+        )
 
     def line(self) -> str:
         """``indexing: 420 of 1000 files`` while running, else a short summary."""
@@ -67,10 +89,12 @@ class SyncTracker:
         with self._lock:
             return self._state
 
-    def start(self, total: int) -> None:
-        """A sync that will look at ``total`` files begins."""
+    def start(self, total: int, *, files: Sequence[str] = ()) -> None:
+        """A sync that will look at ``total`` files (``files``, in reading order) begins."""
         with self._lock:
-            self._state = SyncProgress(running=True, files_total=total, started=time.time())
+            self._state = SyncProgress(
+                running=True, files_total=total, started=time.time(), files=tuple(files)
+            )
             self._staged = 0
 
     def update(self, *, done: int) -> None:

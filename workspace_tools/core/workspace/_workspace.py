@@ -55,6 +55,7 @@ from workspace_tools.core.workspace._freshness import record_removed, record_ski
 from workspace_tools.core.workspace._ingest import (
     DocumentLike,
     chunk_converted,
+    gc_paused,
     make_record,
     unpack_document,
 )
@@ -333,34 +334,42 @@ class Workspace(ReadPath, SyncPath, ListingPath):
         self._check_writable()
         started = time.perf_counter()
         report = SyncReport()
-        staged: list[tuple[SourceRecord, list[Chunk]]] = []
         with self._write_lock:
             self._refresh()
             latest: dict[str, tuple[str, dict[str, Any]]] = {}
             for doc in documents:
                 doc_id, content, metadata = unpack_document(doc)
                 latest[self._normalise_source_id(doc_id)] = (content, metadata)
-            for source_id, (content, metadata) in latest.items():
-                digest = text_hash(content)
-                with self._lock:
-                    previous = self._sources.get(source_id)
-                if previous and previous.content_hash == digest and previous.metadata == metadata:
-                    report.unchanged += 1
-                    continue
-                markdown = Path(source_id).suffix.lower() in MARKDOWN_EXTENSIONS
-                converted = Converted(
-                    text=content, format="markdown" if markdown else "text", markdown=markdown
-                )
-                staged.append(
-                    (
-                        make_record(source_id, "text", digest, converted, metadata),
-                        chunk_converted(source_id, converted, metadata, config=self.chunking),
-                    )
-                )
-                (report.updated if previous else report.added).append(source_id)
+            with gc_paused():  # many small objects, no cycles: no collection passes over them
+                staged = self._stage_texts(latest, report)
             self._apply(staged, [], report, show_progress=show_progress)
         report.seconds = time.perf_counter() - started
         return report
+
+    def _stage_texts(
+        self, latest: dict[str, tuple[str, dict[str, Any]]], report: SyncReport
+    ) -> list[tuple[SourceRecord, list[Chunk]]]:
+        """Records and chunks of the texts that changed (``index_many``)."""
+        staged: list[tuple[SourceRecord, list[Chunk]]] = []
+        for source_id, (content, metadata) in latest.items():
+            digest = text_hash(content)
+            with self._lock:
+                previous = self._sources.get(source_id)
+            if previous and previous.content_hash == digest and previous.metadata == metadata:
+                report.unchanged += 1
+                continue
+            markdown = Path(source_id).suffix.lower() in MARKDOWN_EXTENSIONS
+            converted = Converted(
+                text=content, format="markdown" if markdown else "text", markdown=markdown
+            )
+            staged.append(
+                (
+                    make_record(source_id, "text", digest, converted, metadata),
+                    chunk_converted(source_id, converted, metadata, config=self.chunking),
+                )
+            )
+            (report.updated if previous else report.added).append(source_id)
+        return staged
 
     def remove(self, id_or_prefix: str) -> list[str]:
         """Remove a source, every source under a folder prefix, or every source matching a glob.
@@ -423,7 +432,7 @@ class Workspace(ReadPath, SyncPath, ListingPath):
                 if not (index_rel and (rel == index_rel or rel.startswith(index_rel + "/")))
             ]
             report = SyncReport(skipped=list(found.skipped))
-            self._tracker.start(len(files))
+            self._tracker.start(len(files), files=[rel for rel, _ in files])
             try:
                 self._sync_files(files, found.in_scope, report, show_progress=show_progress)
             except BaseException as exc:  # Ctrl-C, SIGTERM, a crash: finished batches stay

@@ -15,7 +15,6 @@ from workspace_tools.core.backends.base import Compacts, MergesInBackground, Vec
 from workspace_tools.core.convert import DOCUMENT_FORMAT_NAMES
 from workspace_tools.core.errors import IndexCorruptError
 from workspace_tools.core.store.database import (
-    TERM_SEPARATOR,
     ChunkRecord,
     SourceRecord,
     storage_error,
@@ -65,13 +64,11 @@ class WritePath(WorkspaceBase):
 
     def _records(self, record: SourceRecord, chunks: list[Chunk]) -> list[ChunkRecord]:
         record.chunk_ids = [c.id for c in chunks]
-        tokenize = self.tokenizer.tokenize
+        terms_text = self.tokenizer.terms_text  # TERM_SEPARATOR-joined terms (one space)
         bm25 = self.bm25_enabled
         return [
             ChunkRecord.of(
-                c,
-                hash=text_hash(c.text),
-                terms=TERM_SEPARATOR.join(tokenize(indexed_text(c))) if bm25 else "",
+                c, hash=text_hash(c.text), terms=terms_text(indexed_text(c)) if bm25 else ""
             )
             for c in chunks
         ]
@@ -131,9 +128,8 @@ class WritePath(WorkspaceBase):
             writer.set_meta("root", root_record(self.root, self.index_dir))
             for source_id in removed:
                 writer.remove_source(source_id)
-            for record, records in rows:
-                writer.put_source(record, records)
-                report.chunks_indexed += len(records)
+            writer.put_sources(rows)
+            report.chunks_indexed += sum(len(records) for _, records in rows)
             for record in touched:
                 writer.touch_source(record)
             writer.put_vectors(vectors)
@@ -147,6 +143,8 @@ class WritePath(WorkspaceBase):
             self._follower.empty = False
             self._follower.reset()
             remove_legacy(self.index_dir)
+        if writer.version == 1 and self._sources.cursor() is None:
+            self._sources.start_empty(0)  # the first commit: nothing was stored before it
         self._follower.committed(writer)  # this write from memory, unless another came between
         if vectors and isinstance(state, VectorBackfill):
             state.add_vectors(vectors)

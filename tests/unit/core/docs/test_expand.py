@@ -57,3 +57,20 @@ def test_switches_and_weights() -> None:
     ]
     with pytest.raises(ValueError, match="prefix_weight must be in"):
         ExpansionConfig(prefix_weight=1.5)
+
+
+def test_neighbouring_query_words_match_an_identifier_the_docs_write_as_one() -> None:
+    tokenizer = Tokenizer()
+    surfaces = surface_map(["createThread", "Text-to-Speech", "thread", "speech"], tokenizer)
+    expander = QueryExpander(surfaces, tokenizer)
+    create = expander.expand("create a thread")  # no run: 'a' sits between the words
+    assert [g[0][0] for g in create] == ["creat", "thread"]
+    joined = expander.expand("create thread")
+    assert joined[-1] == [("createthread", 1.0)]
+    assert expander.expand("convert text to speech")[-1] == [("text-to-speech", 1.0)]
+    # a run the docs do not write as one word adds nothing; the switch turns it off
+    assert expander.expand("thread speech") == [[("thread", 1.0)], [("speech", 1.0)]]
+    off = QueryExpander(surfaces, tokenizer, config=ExpansionConfig(join_words=1))
+    assert [g[0][0] for g in off.expand("create thread")] == ["creat", "thread"]
+    with pytest.raises(ValueError, match="join_words must be"):
+        ExpansionConfig(join_words=-1)

@@ -279,15 +279,15 @@ def test_a_full_disk_is_a_clear_error_and_memory_equals_disk(
     ws.index("a.md", "Alpha text about rivers.")
     from workspace_tools.core.store import database as index_db
 
-    real = index_db.Writer.put_source
+    real = index_db.Writer.put_sources
 
     def full(self: Any, *args: Any, **kwargs: Any) -> Any:
         raise sqlite3.OperationalError("database or disk is full")
 
-    monkeypatch.setattr(index_db.Writer, "put_source", full)
+    monkeypatch.setattr(index_db.Writer, "put_sources", full)
     with pytest.raises(StorageError, match="disk is full: free some space and retry"):
         ws.index("b.md", "Beta text about rivers.")
-    monkeypatch.setattr(index_db.Writer, "put_source", real)
+    monkeypatch.setattr(index_db.Writer, "put_sources", real)
     assert ws.source_ids() == ["a.md"]
     assert [h.source_id for h in ws.search("rivers", mode="bm25")] == ["a.md"]
     assert Workspace(tmp_path, embedder=FakeEmbedder()).source_ids() == ["a.md"]

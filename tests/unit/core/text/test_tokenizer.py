@@ -173,3 +173,35 @@ def test_restored_vocabulary_gives_the_saved_ids() -> None:
     assert [reordered[i] for i in first.tokenize_ids("Cells cell-type")] == first.tokenize(
         "Cells cell-type"
     )
+
+
+TERMS_TEXT_SAMPLES = [
+    "",
+    "the of and",
+    "Parse parseHttpRequest, snake_case and foo.bar-baz: it's well-known (p53, GAS5, mRNA).",
+    "Dots... and--dashes :: colons' 'quotes' x.y.z a_b_c __init__ 2024-01-02 v1.2.3",
+    "Café résumé naïve Ünïcödé ΑΒΓ δέλτα Москва",
+    "東京都の天気は晴れです。日本語テキスト and English",
+    "tabs\tand\nnewlines\r\nand\u00a0no-break\u2003spaces",
+    "CamelCaseXMLParser HTTPServer getURLFor2Parts ABCdef",
+]
+
+
+@pytest.mark.parametrize("text", TERMS_TEXT_SAMPLES)
+def test_terms_text_is_the_joined_terms(text: str) -> None:
+    tokenizer = Tokenizer()
+    for _ in range(2):  # cold, then from the caches
+        assert tokenizer.terms_text(text) == " ".join(tokenizer.tokenize(text))
+    for config in (
+        TokenizerConfig(stopwords=frozenset(), stemmer=None),
+        TokenizerConfig(lowercase=False, fold_accents=False, split_identifiers=False),
+        TokenizerConfig(cjk_bigrams=False),
+    ):
+        other = Tokenizer(config)
+        assert other.terms_text(text) == " ".join(other.tokenize(text))
+
+
+def test_terms_text_of_ascii_and_other_text_share_one_vocabulary_of_words() -> None:
+    tokenizer = Tokenizer()
+    ascii_text, other_text = "Running runners ran", "Running runners ran — café"
+    assert tokenizer.terms_text(ascii_text).split() == tokenizer.terms_text(other_text).split()[:3]

@@ -94,13 +94,14 @@ def test_a_folder_around_within_walks_only_within(
     walked: list[list[str]] = []
     real_scan = grep_module.scan
 
-    def scan(root: Path, entries: list[str], *, config: object) -> object:
+    def scan(root: Path, entries: list[str], *, config: object, folders: object) -> object:
         walked.append(list(entries))
-        return real_scan(root, entries, config=config)  # type: ignore[arg-type]
+        return real_scan(root, entries, config=config, folders=folders)  # type: ignore[arg-type]
 
     monkeypatch.setattr(grep_module, "scan", scan)
     assert [m.path for m in grep(root, "needle", ["."], within=("src",)).matches] == ["src/a.txt"]
     assert [m.path for m in grep(root, "needle", ["**/*.txt"], within=("src",)).matches] == [
         "src/a.txt"
     ]
-    assert walked == [["src"], ["**/*.txt"]]  # a glob is walked, then filtered
+    assert walked == [["src"], ["**/*.txt"]]  # a glob walks only the folders in or around within
+    # (tests/unit/core/text/test_glob_prune.py: which folders it reads)
