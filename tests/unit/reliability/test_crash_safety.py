@@ -219,7 +219,7 @@ def test_every_damaged_index_file_gives_a_clear_error_or_heals(tmp_path: Path) -
     files = sorted(p.relative_to(index).as_posix() for p in index.rglob("*") if p.is_file())
     snapshot = next(index.glob("snapshot-*")).name
     assert "index.sqlite3" in files
-    for expected in ("vocab.json", "keys.npy", "terms.npy", "scores.npy", "dense.faiss"):
+    for expected in ("vocab.txt", "keys.npy", "lengths.npy", "scores.npy", "dense.faiss"):
         assert f"{snapshot}/{expected}" in files
     rng = random.Random(7)
     tried, refused, healed, problems = 0, 0, 0, []

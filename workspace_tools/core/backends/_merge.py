@@ -9,8 +9,8 @@ work in three steps, and only the first and the last hold the workspace lock:
    (the arrays themselves are never changed in place, so they are shared), the vocabulary, the
    database version and, when the snapshot will include vectors, the FAISS index serialized in
    memory.
-2. :func:`build` (no lock): the new base from the frozen rows, the result payload, and the
-   snapshot files and their record in the database.
+2. :func:`build` (no lock): the new base from the frozen rows, and the snapshot files and their
+   record in the database (then freed pages of the database go back to the file system).
 3. :func:`adopt` (lock held): the new base replaces the old one; what changed since the freeze
    (rows added or removed by this process or applied from another one) is replayed on top, so
    nothing is lost, and rankings equal a fresh build as before. If the state was reloaded in
@@ -29,7 +29,7 @@ import numpy.typing as npt
 
 from workspace_tools.core.index import segments
 from workspace_tools.core.index.segments import BaseArrays, SparseSegments, build_base
-from workspace_tools.core.store.snapshot import Payload, read_pointer, write_snapshot
+from workspace_tools.core.store.snapshot import read_pointer, write_snapshot
 
 if TYPE_CHECKING:
     from workspace_tools.core.index.dense import DenseIndex, FrozenDense
@@ -38,8 +38,9 @@ if TYPE_CHECKING:
 
 __all__ = ["MergeJob", "adopt", "build", "dense_reusable", "freeze"]
 
-_READ_BATCH = 2000
-"""Chunk rows read from the database per query while building a payload."""
+VACUUM_PAGES = 2048
+"""Freed database pages (16 MiB of 8 KiB pages) a background merge gives back to the file system
+after its snapshot (``PRAGMA incremental_vacuum``); ``save()`` gives back all of them."""
 DENSE_LAG = 3.0
 """A background merge writes the FAISS index again once the saved one lags behind by more rows
 (chunks written or deleted) than this many merge thresholds; below, the saved file is reused and
@@ -52,7 +53,6 @@ class MergeState(Protocol):
     db: IndexDatabase
     tokenizer: Tokenizer
     sparse: SparseSegments
-    payload: Payload | None
     dense: DenseIndex | None
     version: int
     snapshot_version: int
@@ -74,8 +74,6 @@ class MergeJob:
     """The tokenizer's vocabulary at the freeze (numbers the frozen rows' terms)."""
     version: int
     generation: int
-    payload: Payload | None
-    """The payload of the frozen base rows (rows are copied from it instead of re-read)."""
     dense: DenseIndex | FrozenDense | None
     reuse_dense: bool
     """Link the previous snapshot's FAISS file instead of writing :attr:`dense`."""
@@ -87,7 +85,6 @@ class MergeJob:
     nonoccurrence: Any = None
     fresh: SparseSegments | None = None
     """The new segments (built on :attr:`base`), which :func:`adopt` brings up to date."""
-    new_payload: Payload | None = None
     saved: bool = False
 
 
@@ -121,7 +118,6 @@ def freeze(state: MergeState, *, save: bool, config: dict[str, Any], background:
         vocab=dict(state.tokenizer.vocab),
         version=state.version,
         generation=state.generation,
-        payload=state.payload,
         dense=dense,
         reuse_dense=reuse,
         save=save,
@@ -130,8 +126,11 @@ def freeze(state: MergeState, *, save: bool, config: dict[str, Any], background:
 
 
 def build(job: MergeJob, db: IndexDatabase) -> None:
-    """Step 2 (no lock): the new base, its payload and, with ``save``, the snapshot."""
+    """Step 2 (no lock): the new base and, with ``save``, the snapshot."""
     frozen = job.rows
+    if frozen.base.terms is None:
+        frozen.base.transpose()  # every row's terms from the postings, in one sort
+    frozen.base.touch_all("terms")  # an older snapshot's terms: checked once
     keys, rows = frozen.live_row_numbers()
     terms = [frozen.terms_of_row(int(r)) for r in rows]
     words = [""] * len(job.vocab)
@@ -151,7 +150,6 @@ def build(job: MergeJob, db: IndexDatabase) -> None:
     job.fresh.load_built(job.base, job.nonoccurrence)  # here, not in adopt(): that holds the lock
     if not job.save:
         return
-    job.new_payload = _payload_for(job, rows, db)
     write_snapshot(
         db,
         version=job.version,
@@ -159,10 +157,11 @@ def build(job: MergeJob, db: IndexDatabase) -> None:
         vocab=job.words,
         dense=job.dense,
         config=job.config,
-        payload=job.new_payload,
         reuse_dense=job.reuse_dense,
     )
     job.saved = True
+    if not db.read_only:
+        db.compact(pages=VACUUM_PAGES)  # the pages the merged deletions freed
 
 
 def adopt(state: MergeState, job: MergeJob) -> bool:
@@ -195,7 +194,6 @@ def adopt(state: MergeState, job: MergeJob) -> bool:
         fresh.add_many(added.tolist(), replayed)
     state.tokenizer.set_vocabulary(list(vocab))
     state.sparse = fresh
-    state.payload = job.new_payload
     if job.saved:
         state.snapshot_version = job.version
         state.snapshot_dense_current = not job.reuse_dense
@@ -225,46 +223,3 @@ def dense_lag(state: MergeState, config: dict[str, Any]) -> int | None:
 def _rows_changed_since(db: IndexDatabase, version: int) -> int:
     """Chunk rows written and deletions logged after ``version`` (what a catch-up applies)."""
     return db.count("chunks", since=version) + db.count("removed", since=version)
-
-
-def _payload_for(job: MergeJob, rows: npt.NDArray[np.int64], db: IndexDatabase) -> Payload:
-    """Result payload of the merged rows: copied from the old payload, else read."""
-    keys = job.keys.tolist()
-    parts: dict[int, tuple[bytes, bytes]] = {}
-    sources: dict[str, Any] = {}
-    payload, base_rows = job.payload, len(job.rows.base.keys)
-    if payload is not None:
-        blob, offsets, old = payload.blob, payload.offsets, payload.sources
-        for key, row in zip(keys, rows.tolist(), strict=True):
-            if row < base_rows:
-                start, middle, stop = offsets[2 * row : 2 * row + 3].tolist()
-                if middle > start:
-                    head = blob[start:middle].tobytes()
-                    parts[key] = (head, blob[middle:stop].tobytes())
-                    source = head.split(b"\0", 2)[1].decode("utf-8", "surrogatepass")
-                    sources[source] = old.get(source)
-    lacking = {source for source, value in sources.items() if value is None}
-    sources.update(db.source_metadata(lacking) if lacking else {})
-    missing = [k for k in keys if k not in parts]
-    for start in range(0, len(missing), _READ_BATCH):
-        records = db.chunks(missing[start : start + _READ_BATCH])
-        wanted = {r.source for r in records.values()} - sources.keys()
-        sources.update(db.source_metadata(wanted))
-        for key, r in records.items():
-            parts[key] = Payload.encode(
-                chunk_id=r.id,
-                source=r.source,
-                start=r.start_line,
-                end=r.end_line,
-                headings=r.headings,
-                levels=r.levels,
-                metadata=r.metadata,
-                base=sources.get(r.source, {}),
-                text=r.text,
-            )
-    pieces = [piece for k in keys for piece in parts.get(k, (b"", b""))]
-    offsets = np.zeros(len(pieces) + 1, dtype=np.int64)
-    np.cumsum([len(p) for p in pieces], out=offsets[1:])
-    return Payload(
-        blob=np.frombuffer(b"".join(pieces), dtype=np.uint8), offsets=offsets, sources=sources
-    )

@@ -195,5 +195,5 @@ class ResultCache(Protocol):
     """A backend that holds result chunks itself (the rest are read from the database)."""
 
     def cached_chunks(self, keys: list[int]) -> dict[int, Chunk | ChunkFields]:
-        """Chunks of these keys it holds, as :class:`Chunk` objects or decoded payload fields."""
+        """Chunks of these keys it holds, as :class:`Chunk` objects or decoded result fields."""
         ...

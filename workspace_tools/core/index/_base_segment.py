@@ -5,34 +5,114 @@ Pure functions over numpy arrays (no shared state), so a merge builds a base out
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from workspace_tools.core.index._sparse_build import build_scores_from_pairs, count_pairs
 
-__all__ = ["BaseArrays", "build_base", "empty_base"]
+__all__ = ["BaseArrays", "build_base", "empty_base", "narrow_counts"]
+
+
+_SCANS: Final = 8
+"""Rows whose terms are found by a scan of the postings before they are transposed once."""
 
 
 @dataclass(slots=True)
 class BaseArrays:
-    """The base segment, as saved in a snapshot (arrays may be memory-mapped)."""
+    """The base segment, as saved in a snapshot (arrays may be memory-mapped).
 
-    keys: npt.NDArray[np.int64]
-    """Chunk key of each base row."""
-    terms: npt.NDArray[np.int32]
-    """Term ids of every row, concatenated."""
-    offsets: npt.NDArray[np.int64]
-    """Row ``i``'s terms are ``terms[offsets[i]:offsets[i + 1]]``."""
+    A snapshot keeps no per-row term lists (the database holds each chunk's terms, the postings
+    hold them by term): a row's terms are read from the postings when a deletion or a merge needs
+    them (:meth:`terms_of_row`). A base built in memory keeps its :attr:`terms` as well.
+    """
+
+    keys: npt.NDArray[Any]
+    """Chunk key of each base row (``int32`` in a snapshot when every key fits)."""
     indptr: npt.NDArray[np.int64]
     """Postings of term ``t`` are ``docs/tf/scores[indptr[t]:indptr[t + 1]]``."""
     docs: npt.NDArray[np.int32]
-    tf: npt.NDArray[np.float32]
+    tf: npt.NDArray[Any]
+    """Term frequency of each posting, in the narrowest exact dtype (``uint8`` when every count
+    is below 256, ``uint16``, else ``float32``); readers cast to the model's dtype."""
     scores: npt.NDArray[np.float32]
     """bm25s's score of each posting, with the statistics of the base."""
+    lengths: npt.NDArray[Any]
+    """Tokens of each row (its BM25 document length)."""
+    terms: npt.NDArray[np.int32] | None = None
+    """Term ids of every row, concatenated (a base built in memory, or an older snapshot)."""
+    offsets: npt.NDArray[Any] | None = None
+    """Row ``i``'s terms are ``terms[offsets[i]:offsets[i + 1]]``."""
+    verify: Callable[[str, int, int], None] | None = None
+    """Checks elements ``start:stop`` of an array (by name) before they are first read: a
+    loaded snapshot's per-block checksums (``store/_snapshot_checks.py``); ``None``: trusted."""
+    by_row: tuple[Any, Any, Any] | None = field(default=None, repr=False, compare=False)
+    """``(row offsets, term ids, counts)``: the postings by row (:meth:`transpose`), once made."""
+    scans: int = field(default=0, repr=False, compare=False)
+
+    def terms_of_row(self, row: int) -> npt.NDArray[np.int32]:
+        """Term ids of a row, each as often as it occurs in the row.
+
+        From :attr:`terms` when kept (in the order of the text), else from the postings (by
+        term id: the same multiset, so the same BM25 statistics and scores): a scan of
+        :attr:`docs` for the first few rows asked, then one transposition kept for the rest.
+        """
+        if self.terms is not None and self.offsets is not None:
+            start, stop = int(self.offsets[row]), int(self.offsets[row + 1])
+            self.touch("terms", start, stop)
+            return np.asarray(self.terms[start:stop])
+        if self.by_row is None and self.scans < _SCANS:
+            self.scans += 1
+            self.touch_all("docs")
+            self.touch_all("tf")
+            positions = np.flatnonzero(np.asarray(self.docs) == row)
+            ids = (np.searchsorted(self.indptr, positions, side="right") - 1).astype(np.int32)
+            return np.repeat(ids, np.asarray(self.tf)[positions].astype(np.int64))
+        offsets, ids, counts = self.transpose()
+        start, stop = int(offsets[row]), int(offsets[row + 1])
+        return np.repeat(ids[start:stop], counts[start:stop].astype(np.int64))
+
+    def transpose(self) -> tuple[Any, Any, Any]:
+        """The postings by row: ``(row offsets, term ids, counts)`` (one stable sort, kept)."""
+        if self.by_row is None:
+            self.touch_all("docs")
+            self.touch_all("tf")
+            docs = np.asarray(self.docs)
+            order = np.argsort(docs, kind="stable")  # within a row, term ids stay ascending
+            per_term: npt.NDArray[np.int64] = np.diff(self.indptr).astype(np.int64)
+            ids = np.repeat(np.arange(len(self.indptr) - 1, dtype=np.int32), per_term)
+            offsets = np.zeros(len(self.keys) + 1, dtype=np.int64)
+            np.cumsum(np.bincount(docs, minlength=len(self.keys)), out=offsets[1:])
+            self.by_row = (offsets, ids[order], np.asarray(self.tf)[order])
+        return self.by_row
+
+    def touch(self, name: str, start: int, stop: int) -> None:
+        """Let :attr:`verify` check elements ``start:stop`` of array ``name`` before a read."""
+        verify = self.verify
+        if verify is not None:
+            verify(name, start, stop)
+
+    def touch_postings(self, terms: Sequence[int], names: Sequence[str]) -> None:
+        """:meth:`touch` the postings of these term ids in the arrays ``names``."""
+        verify = self.verify
+        if verify is None or getattr(verify, "left", 1) == 0:
+            return
+        indptr = self.indptr
+        limit = len(indptr) - 1
+        for term in terms:
+            if 0 <= term < limit:
+                start, stop = int(indptr[term]), int(indptr[term + 1])
+                for name in names:
+                    verify(name, start, stop)
+
+    def touch_all(self, name: str) -> None:
+        """:meth:`touch` every element of array ``name``."""
+        array = getattr(self, name)
+        if array is not None:
+            self.touch(name, 0, len(array))
 
 
 def build_base(
@@ -64,23 +144,41 @@ def build_base(
     )
     base = BaseArrays(
         keys=np.asarray(keys, dtype=np.int64),
-        terms=flat,
-        offsets=offsets,
         indptr=indptr,
         docs=docs,
-        tf=tf,
+        tf=narrow_counts(tf),
         scores=scores,
+        lengths=lengths,
+        terms=flat,
+        offsets=offsets,
     )
     return base, nonoccurrence
+
+
+def narrow_counts(tf: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """Term frequencies in the narrowest dtype that holds them exactly (4x less than float32).
+
+    Counts are whole numbers, so ``uint8`` / ``uint16`` cast back to float32 give the same bits.
+    """
+    if not len(tf):
+        return np.zeros(0, dtype=np.uint8)
+    top = float(tf.max())
+    if (tf.dtype.kind == "f" and not bool(np.all(tf == np.floor(tf)))) or float(tf.min()) < 0:
+        return tf
+    for dtype in (np.uint8, np.uint16):
+        if top <= np.iinfo(dtype).max:
+            return tf.astype(dtype)
+    return tf
 
 
 def empty_base() -> BaseArrays:
     return BaseArrays(
         keys=np.zeros(0, dtype=np.int64),
-        terms=np.zeros(0, dtype=np.int32),
-        offsets=np.zeros(1, dtype=np.int64),
         indptr=np.zeros(1, dtype=np.int64),
         docs=np.zeros(0, dtype=np.int32),
-        tf=np.zeros(0, dtype=np.float32),
+        tf=np.zeros(0, dtype=np.uint8),
         scores=np.zeros(0, dtype=np.float32),
+        lengths=np.zeros(0, dtype=np.int64),
+        terms=np.zeros(0, dtype=np.int32),
+        offsets=np.zeros(1, dtype=np.int64),
     )

@@ -118,6 +118,7 @@ class BackgroundRescore:
             stamp, base, lengths, alive, df, live, total_length = state
             grid = owner._grid_of(base)
             if grid is UNKNOWN_GRID:  # made once per base, here rather than on a query's time
+                base.touch_all("tf")  # a loaded snapshot's blocks, checked before they are read
                 grid = grid_of(lengths, base.tf)
                 owner._grids = (base, grid)
             quiet = self.requested + RESCORE_DELAY
@@ -248,6 +249,8 @@ def rescore_base(
 
     idf_fn = _select_idf_scorer(model.idf_method)
     tfc_fn = _select_tfc_scorer(model.method)
+    base.touch_all("docs")  # a loaded snapshot's blocks, checked once before they are read
+    base.touch_all("tf")
     indptr = np.asarray(base.indptr)
     terms_in_base = len(indptr) - 1
     idf = _per_value(df[:terms_in_base], lambda d: idf_fn(d, N=live), dtype=model.dtype)
@@ -323,6 +326,7 @@ def base_query_postings(seg: SparseSegments, ids: list[int]) -> tuple[Any, Any, 
     its own postings, so the live rows' sums are those of a fresh build, bit for bit).
     """
     base = seg.base
+    base.touch_postings(ids, ("docs", "tf"))  # a loaded snapshot's blocks, checked first
     return _scored_columns(
         seg, ids, base.indptr, base.docs, base.tf, first_row=0, alive=False, grid=seg._cells()
     )

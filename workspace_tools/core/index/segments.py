@@ -61,7 +61,9 @@ class SparseSegments:
         self._recent_terms: list[npt.NDArray[np.int32]] = []
         self._recent_postings: tuple[Any, Any, Any] | None = None
         self._alive = np.zeros(0, dtype=bool)
-        self._row_of_key: dict[int, int] = {}
+        self._row_of_key: dict[int, int] | None = {}
+        """``key -> row`` of the live rows; ``None`` right after :meth:`load` (made on first use:
+        a search does not need it, so opening does not pay for it)."""
         self._keys_cache: npt.NDArray[np.int64] | None = None
         self._lengths_cache: npt.NDArray[np.int64] | None = None
         self._dead_cache: npt.NDArray[np.int64] | None = None
@@ -87,7 +89,7 @@ class SparseSegments:
         return self._live
 
     def __contains__(self, key: int) -> bool:
-        return key in self._row_of_key
+        return key in self._rows_by_key()
 
     @property
     def model(self) -> Any:
@@ -120,14 +122,21 @@ class SparseSegments:
 
     def row_of(self, key: int) -> int | None:
         """Row of a live key."""
-        return self._row_of_key.get(key)
+        return self._rows_by_key().get(key)
+
+    def _rows_by_key(self) -> dict[int, int]:
+        rows = self._row_of_key
+        if rows is None:  # just loaded: every row is a live base row
+            keys = np.asarray(self.base.keys).tolist()
+            rows = self._row_of_key = dict(zip(keys, range(len(keys)), strict=True))
+        return rows
 
     def terms_of_row(self, row: int) -> npt.NDArray[np.int32]:
         """Term ids of a row."""
-        base_rows = len(self.base.keys)
-        if row < base_rows:
-            return np.asarray(self.base.terms[self.base.offsets[row] : self.base.offsets[row + 1]])
-        return self._recent_terms[row - base_rows]
+        base = self.base
+        if row < len(base.keys):
+            return base.terms_of_row(row)
+        return self._recent_terms[row - len(base.keys)]
 
     # -- building ----------------------------------------------------------------------------------
 
@@ -135,13 +144,12 @@ class SparseSegments:
         """Start from a saved base (every row alive)."""
         self._stamp += 1
         self.base = base
-        offsets = np.asarray(base.offsets)
-        self._base_lengths = np.diff(offsets).astype(np.int64)
+        self._base_lengths = np.asarray(base.lengths).astype(np.int64)
         rows = len(base.keys)
         self._recent_keys, self._recent_terms = [], []
         self._recent_postings = None
         self._alive = np.ones(rows, dtype=bool)
-        self._row_of_key = dict(zip(np.asarray(base.keys).tolist(), range(rows), strict=True))
+        self._row_of_key = None
         indptr = np.asarray(base.indptr)
         # Room for new terms: the first write after opening would otherwise copy the whole
         # array into one twice its size (0.5 ms at 50k chunks, more under load).
@@ -219,12 +227,12 @@ class SparseSegments:
             return
         self._stamp += 1
         for key in keys:
-            if key in self._row_of_key:
+            if key in self._rows_by_key():
                 self._remove(key)
         row = len(self.base.keys) + len(self._recent_keys)
         self._recent_keys.extend(keys)
         self._recent_terms.extend(terms)
-        self._row_of_key.update(zip(keys, range(row, row + len(keys)), strict=True))
+        self._rows_by_key().update(zip(keys, range(row, row + len(keys)), strict=True))
         lengths = np.fromiter(map(len, terms), dtype=np.int64, count=len(terms))
         total = int(lengths.sum())
         if total:
@@ -259,7 +267,7 @@ class SparseSegments:
 
     def remove(self, key: int) -> bool:
         """Delete a document; ``False`` when the key is not live."""
-        if key not in self._row_of_key:
+        if key not in self._rows_by_key():
             return False
         self._stamp += 1
         self._remove(key)
@@ -267,7 +275,7 @@ class SparseSegments:
         return True
 
     def _remove(self, key: int) -> None:
-        row = self._row_of_key.pop(key)
+        row = self._rows_by_key().pop(key)
         terms = self.terms_of_row(row)
         self._alive[row] = False
         self._df[np.unique(terms)] -= 1
@@ -333,6 +341,7 @@ class SparseSegments:
             limit = len(base.indptr) - 1
             used = [i for i in known if i < limit]
             data = base.scores if self._pristine else rescored[2]  # type: ignore[index]
+            base.touch_postings(used, ("docs", "scores") if self._pristine else ("docs",))
             scores = self._sum(data, base.indptr, base.docs, used, weight_of, rows)
             if not self._pristine and self._recent_keys:
                 # The recent rows, scored now with the live statistics; a row is either a base

@@ -13,7 +13,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from workspace_tools.core.errors import IndexCorruptError, WorkspaceError
 from workspace_tools.core.store._checks import check_database
@@ -44,6 +44,8 @@ class DatabaseFile:
         self._durable = durable
         self._immutable: tuple[int, int] | None = None
         self._reopens = 0
+        self._parsed: dict[str, Any] = {}
+        """JSON column values already parsed (``IndexDatabase.result_chunks``)."""
 
     # -- connection ----------------------------------------------------------------------------
 
@@ -120,10 +122,14 @@ class DatabaseFile:
                 conn = sqlite3.connect(
                     self.path, timeout=60, isolation_level=None, check_same_thread=False
                 )
-                conn.execute(f"PRAGMA page_size={PAGE_SIZE}")  # before the first table
-                conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
+                if found is None:  # a new file: these apply before the first table only
+                    conn.execute(f"PRAGMA page_size={PAGE_SIZE}")
+                    conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
                 conn.execute("PRAGMA secure_delete=ON")
-                conn.executescript(SCHEMA)
+                if found != FORMAT_VERSION:
+                    # Tables of this format: an existing index of it has them (setting
+                    # auto_vacuum and running the schema on one cost 10-25 ms of every open)
+                    conn.executescript(SCHEMA)
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute(f"PRAGMA synchronous={'FULL' if self._durable else 'NORMAL'}")
                 if found is not None and found < FORMAT_VERSION:

@@ -1,12 +1,21 @@
 """Derived snapshots: the BM25 base segment and the FAISS index, saved so a process opens fast.
 
 A snapshot is a folder ``snapshot-<version>/`` holding what the database looked like at that
-version, in the form search needs: the base segment's arrays (``.npy``, memory-mapped on load),
-its vocabulary, and the FAISS index. The database's ``meta`` row ``snapshot`` names the folder,
-its version and the size and hash of every file; nothing is trusted blindly: a file that is
-missing or fails its hash is ignored and the data is rebuilt from the database (the source of
-truth). Snapshots are written to a temporary folder, fsynced and renamed into place, one writer at
-a time (a ``filelock`` lock, which works on every platform), then older folders are deleted.
+version, in the form search needs: the base segment's arrays (``.npy``, memory-mapped on load, in
+the narrowest exact dtype), its vocabulary (``vocab.txt``, one term a line), and the FAISS index.
+Chunk texts are not in it: results read them from the database by key (``result_chunks``). The
+database's ``meta`` row ``snapshot`` names the folder, its version, the size and CRC-32 of every
+small file and, for the large postings arrays, one CRC-32 per 64 KiB block, checked when a query
+first reads the block (``_snapshot_checks.BlockChecks``): open reads only what the first query
+needs. Nothing is trusted blindly: a file that is missing or of another size is ignored and the
+data is rebuilt from the database (the source of truth); a block that fails its checksum is an
+:class:`IndexCorruptError` naming ``rebuild=True``. Snapshots are written to a temporary folder,
+fsynced and renamed into place, one writer at a time (a ``filelock`` lock, which works on every
+platform), then older folders are deleted.
+
+A snapshot of the previous layout (``vocab.json``, float32 term frequencies, a result payload
+``results.npy``, whole-file checksums) is still read: its files are checked whole at open, its
+payload is ignored.
 """
 
 from __future__ import annotations
@@ -20,18 +29,21 @@ import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
+import numpy.typing as npt
 
 from workspace_tools.core.errors import IndexCorruptError
 from workspace_tools.core.index.segments import BaseArrays
-from workspace_tools.core.store._rows import join_metadata, split_metadata
-from workspace_tools.core.store._snapshot_checks import PAYLOAD as _PAYLOAD
-from workspace_tools.core.store._snapshot_checks import PAYLOAD_OFFSETS as _PAYLOAD_OFFSETS
-from workspace_tools.core.store._snapshot_checks import PAYLOAD_SOURCES as _PAYLOAD_SOURCES
-from workspace_tools.core.store._snapshot_checks import check_base, check_payload
-from workspace_tools.core.types import Chunk
+from workspace_tools.core.store._rows import ChunkFields
+from workspace_tools.core.store._snapshot_checks import (
+    BLOCK_BYTES,
+    BLOCKED,
+    BlockChecks,
+    block_crcs,
+    check_base,
+)
 
 if TYPE_CHECKING:
     from workspace_tools.core.index.dense import DenseIndex, FrozenDense
@@ -39,11 +51,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ChunkFields",
-    "Payload",
     "SnapshotInfo",
     "load_base",
     "load_dense",
-    "load_payload",
     "read_pointer",
     "write_snapshot",
 ]
@@ -51,132 +61,15 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _PREFIX: Final = "snapshot-"
-_ARRAYS: Final = ("keys", "terms", "offsets", "indptr", "docs", "tf", "scores")
+_ARRAYS: Final = ("keys", "indptr", "docs", "tf", "scores", "lengths")
+_OLD_ARRAYS: Final = ("keys", "terms", "offsets", "indptr", "docs", "tf", "scores")
+"""The previous layout's arrays: per-row term lists (``terms``, ``offsets``), no ``lengths``."""
 _DENSE: Final = "dense.faiss"
-
-
-class ChunkFields(NamedTuple):
-    """A chunk as a payload row decodes it: :class:`~workspace_tools.core.types.Chunk`'s fields.
-
-    A separate type because it is a tuple (made ~10x cheaper than the frozen :class:`Chunk`):
-    results read its fields directly and make the :class:`Chunk` only when a snippet is read.
-    """
-
-    id: str
-    source_id: str
-    start_line: int
-    end_line: int
-    headings: tuple[str, ...]
-    heading_levels: tuple[int, ...]
-    metadata: dict[str, Any]
-    text: str
-
-    def chunk(self) -> Chunk:
-        """The :class:`Chunk` of these fields."""
-        return Chunk(
-            id=self.id,
-            source_id=self.source_id,
-            text=self.text,
-            start_line=self.start_line,
-            end_line=self.end_line,
-            headings=self.headings,
-            heading_levels=self.heading_levels,
-            metadata=self.metadata,
-        )
-
-
-_new_tuple: Final = tuple.__new__
-_TAILS_KEPT: Final = 4096
-"""Parsed ``[headings, levels, metadata]`` values a payload keeps (most chunks share a few)."""
-
-
-class Payload:
-    """What a search result shows of each base row (memory-mapped at open).
-
-    Row ``i`` is two byte ranges of :attr:`blob`: a header at ``offsets[2i]:offsets[2i + 1]``,
-    then the chunk text as raw UTF-8 at ``offsets[2i + 1]:offsets[2i + 2]``. The header is
-    ``id NUL source NUL start NUL end NUL [headings, levels, own, dropped]`` (the last part
-    JSON; ids never hold NUL), where the chunk's metadata is its source's (:attr:`sources`,
-    kept once per source) without ``dropped``, plus ``own``. Reading a row decodes two short
-    byte ranges, and the JSON part is parsed once per distinct value, where a JSON row per chunk
-    cost ~11 us for 1 KB of text.
-    """
-
-    __slots__ = ("_blob_view", "_offsets_view", "_sources", "_tails", "blob", "offsets", "raw")
-
-    def __init__(self, *, blob: Any, offsets: Any, sources: bytes | dict[str, Any]) -> None:
-        self.blob = blob
-        """``uint8`` bytes of every row, one after the other."""
-        self.offsets = offsets
-        """``int64``, ``2 * rows + 1`` entries (see the class docstring)."""
-        # memoryviews: slicing and indexing them costs a fraction of numpy's scalar paths
-        self._blob_view = np.ascontiguousarray(blob, dtype=np.uint8).data
-        self._offsets_view = np.ascontiguousarray(offsets, dtype=np.int64).data.cast("B").cast("q")
-        self._tails: dict[str, tuple[tuple[str, ...], tuple[int, ...], Any, Any]] = {}
-        self.raw = sources if isinstance(sources, bytes) else b""
-        """The JSON of :attr:`sources` as saved (parsed on first use)."""
-        self._sources = None if isinstance(sources, bytes) else sources
-
-    @property
-    def sources(self) -> dict[str, Any]:
-        """``source id -> metadata`` of the rows' sources."""
-        if self._sources is None:
-            parsed = json.loads(self.raw) if self.raw else {}
-            if not isinstance(parsed, dict) or not all(
-                isinstance(v, dict) for v in parsed.values()
-            ):
-                msg = "the payload's source metadata is not a mapping of objects"
-                raise ValueError(msg)
-            self._sources = parsed
-        return self._sources
-
-    def row(self, number: int) -> ChunkFields | None:
-        """``(id, source, start, end, headings, levels, metadata, text)`` of a base row.
-
-        ``None`` for a row that was deleted before the payload was written.
-        """
-        offsets, blob = self._offsets_view, self._blob_view
-        start, middle, stop = offsets[2 * number], offsets[2 * number + 1], offsets[2 * number + 2]
-        if middle == start:
-            return None
-        cid, source, first, last, tail = str(blob[start:middle], "utf-8", "surrogatepass").split(
-            "\0", 4
-        )
-        parsed = self._tails.get(tail)
-        if parsed is None:
-            headings, levels, own, dropped = json.loads(tail)
-            parsed = (tuple(headings), tuple(levels), own, dropped)
-            if len(self._tails) >= _TAILS_KEPT:
-                self._tails.clear()
-            self._tails[tail] = parsed
-        metadata = join_metadata(self.sources.get(source, {}), parsed[2], parsed[3])
-        text = str(blob[middle:stop], "utf-8", "surrogatepass")
-        fields = (cid, source, int(first), int(last), parsed[0], parsed[1], metadata, text)
-        return _new_tuple(ChunkFields, fields)  # as ChunkFields(*fields), without its __new__
-
-    @staticmethod
-    def encode(
-        *,
-        chunk_id: str,
-        source: str,
-        start: int,
-        end: int,
-        headings: list[str],
-        levels: list[int],
-        metadata: dict[str, Any],
-        base: dict[str, Any],
-        text: str,
-    ) -> tuple[bytes, bytes]:
-        """The two byte ranges of a row (``base``: its source's metadata, kept apart)."""
-        own, dropped = split_metadata(metadata, base)
-        tail = json.dumps(
-            [headings, levels, own, dropped],
-            ensure_ascii=False,
-            separators=(",", ":"),
-            sort_keys=True,
-        )
-        head = "\0".join([chunk_id, source, str(start), str(end), tail])
-        return head.encode("utf-8", "surrogatepass"), text.encode("utf-8", "surrogatepass")
+_VOCAB: Final = "vocab.txt"
+_OLD_VOCAB: Final = "vocab.json"
+_BLOCKED_FILE: Final = "blocks"
+"""The whole-file CRC-32 recorded for a file checked by blocks: it never matches, so code of the
+previous layout (which checks whole files) rebuilds from the database instead of misreading."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,12 +79,15 @@ class SnapshotInfo:
     folder: Path
     version: int
     files: dict[str, list[Any]]
-    """Relative path -> ``[size, CRC-32 hex]``."""
+    """Relative path -> ``[size, CRC-32 hex]`` (``"blocks"`` for a file in :attr:`blocks`)."""
     config: dict[str, Any]
     """What the snapshot was built with (BM25 parameters, embedder)."""
     dense_version: int
     """Database version the FAISS file reflects (older than :attr:`version` when a background
     merge kept the previous snapshot's file instead of serializing the index again)."""
+    blocks: dict[str, list[int]]
+    """Relative path -> the CRC-32 of each :data:`BLOCK_BYTES` block of its array data (checked
+    when first read); empty for a snapshot of the previous layout (whole files checked)."""
 
     @property
     def has_dense(self) -> bool:
@@ -215,6 +111,11 @@ def read_pointer(db: IndexDatabase) -> SnapshotInfo | None:
             files={str(k): list(v) for k, v in dict(data["files"]).items()},
             config=dict(data.get("config") or {}),
             dense_version=int(data.get("dense_version", data["version"])),
+            blocks={
+                str(k): [int(c) for c in v]
+                for k, v in dict(data.get("blocks") or {}).items()
+                if int(data.get("block_bytes", 0)) == BLOCK_BYTES
+            },
         )
     except (ValueError, KeyError, TypeError):
         logger.warning(
@@ -224,11 +125,15 @@ def read_pointer(db: IndexDatabase) -> SnapshotInfo | None:
 
 
 def _verified(info: SnapshotInfo, name: str) -> Path | None:
+    """The file's path when its size (and, unless checked by blocks, CRC-32) match the record."""
     path = info.folder / name
     entry = info.files.get(name)
     try:
-        if entry is None or path.stat().st_size != int(entry[0]) or _digest(path) != entry[1]:
-            msg = "size or hash differs"
+        if entry is None or path.stat().st_size != int(entry[0]):
+            msg = "size differs"
+            raise ValueError(msg)
+        if name not in info.blocks and _digest(path) != entry[1]:
+            msg = "hash differs"
             raise ValueError(msg)
     except (OSError, ValueError, TypeError) as exc:
         _report(path, exc)
@@ -237,9 +142,13 @@ def _verified(info: SnapshotInfo, name: str) -> Path | None:
 
 
 def load_base(info: SnapshotInfo) -> tuple[BaseArrays, list[str]] | None:
-    """The BM25 base segment and its vocabulary, memory-mapped; ``None`` if anything is off."""
+    """The BM25 base segment and its vocabulary, memory-mapped; ``None`` if anything is off.
+
+    Small files are checked whole here; the postings arrays of the current layout only for
+    their size and dtype: each block's CRC-32 (and value ranges) when a query first reads it.
+    """
     arrays: dict[str, Any] = {}
-    for name in _ARRAYS:
+    for name in _ARRAYS if "lengths.npy" in info.files else _OLD_ARRAYS:
         path = _verified(info, f"{name}.npy")
         if path is None:
             return None
@@ -249,42 +158,35 @@ def load_base(info: SnapshotInfo) -> tuple[BaseArrays, list[str]] | None:
         except (OSError, ValueError) as exc:
             _report(path, exc)
             return None
-    path = _verified(info, "vocab.json")
+    vocab_name = _VOCAB if _VOCAB in info.files else _OLD_VOCAB
+    path = _verified(info, vocab_name)
     if path is None:
         return None
     try:
-        vocab = json.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
+        if vocab_name == _OLD_VOCAB:
+            vocab = json.loads(raw)
+        else:
+            vocab = raw.decode("utf-8", "surrogatepass").split("\n") if raw else []
     except (OSError, ValueError) as exc:
         _report(path, exc)
         return None
+    if "lengths" not in arrays:
+        arrays["lengths"] = np.diff(arrays["offsets"]) if arrays["offsets"].ndim == 1 else None
     base = BaseArrays(**arrays)
     # Sizes and hashes matched: what is wrong now was written wrong (a bug, or someone who also
     # rewrote the record), so it is refused, not rebuilt quietly.
-    check_base(base, vocab, folder=info.folder)
+    check_base(base, vocab, folder=info.folder, lazy=bool(info.blocks))
+    if info.blocks:
+        checks = BlockChecks(
+            base,
+            {f"{n}.npy": info.blocks.get(f"{n}.npy") for n in BLOCKED if n in arrays},
+            folder=info.folder,
+            vocabulary=len(vocab),
+        )
+        base.verify = checks
+        checks.verify_in_background()  # the rest, once the first query has gone
     return base, vocab
-
-
-def load_payload(info: SnapshotInfo, rows: int) -> Payload | None:
-    """The result payload of the base rows (``None`` when absent or damaged: read the database)."""
-    if _PAYLOAD not in info.files or _PAYLOAD_SOURCES not in info.files:
-        return None  # a snapshot from before this payload format: results come from the database
-    blob_path = _verified(info, _PAYLOAD)
-    offsets_path = _verified(info, _PAYLOAD_OFFSETS)
-    sources_path = _verified(info, _PAYLOAD_SOURCES)
-    if blob_path is None or offsets_path is None or sources_path is None:
-        return None
-    try:
-        # Mapped, not read into memory: the text of every chunk (54 MB at 50,000 chunks) would
-        # count in the process's memory, where a mapped row costs a minor page fault (the check
-        # above has just read the file into the page cache) the first time a result shows it.
-        blob = np.asarray(np.load(blob_path, mmap_mode="r", allow_pickle=False))
-        offsets = np.load(offsets_path, allow_pickle=False)
-        sources = json.loads(sources_path.read_bytes())
-    except (OSError, ValueError) as exc:
-        _report(blob_path, exc)
-        return None
-    check_payload(blob, offsets, sources, rows=rows, folder=info.folder)
-    return Payload(blob=blob, offsets=offsets, sources=sources)
 
 
 def load_dense(info: SnapshotInfo, *, dimension: int, hnsw_threshold: int) -> DenseIndex | None:
@@ -312,7 +214,6 @@ def write_snapshot(
     vocab: list[str],
     dense: DenseIndex | FrozenDense | None,
     config: dict[str, Any],
-    payload: Payload | None = None,
     reuse_dense: bool = False,
 ) -> None:
     """Save a snapshot of database version ``version`` and point the database at it.
@@ -332,7 +233,6 @@ def write_snapshot(
             vocab=vocab,
             dense=dense,
             config=config,
-            payload=payload,
             reuse_dense=reuse_dense,
         )
     except OSError as exc:
@@ -347,7 +247,6 @@ def _write_snapshot(
     vocab: list[str],
     dense: DenseIndex | FrozenDense | None,
     config: dict[str, Any],
-    payload: Payload | None,
     reuse_dense: bool,
 ) -> None:
     from filelock import FileLock
@@ -369,25 +268,18 @@ def _write_snapshot(
             final = directory / f"{final.name}-{time.time_ns():x}"
         staging = directory / f".tmp-{final.name}-{os.getpid()}"
         staging.mkdir(parents=True)
+        blocks: dict[str, list[int]] = {}
         try:
             if base is not None:
                 for name in _ARRAYS:
-                    np.save(
-                        staging / f"{name}.npy", np.asarray(getattr(base, name)), allow_pickle=False
-                    )
-                text = json.dumps(vocab, ensure_ascii=False, separators=(",", ":"))
-                (staging / "vocab.json").write_text(text, encoding="utf-8")
-            if payload is not None:
-                np.save(staging / _PAYLOAD, np.asarray(payload.blob), allow_pickle=False)
-                np.save(
-                    staging / _PAYLOAD_OFFSETS,
-                    np.asarray(payload.offsets, dtype=np.int64),
-                    allow_pickle=False,
-                )
-                raw = payload.raw or json.dumps(
-                    payload.sources, ensure_ascii=False, separators=(",", ":")
-                ).encode("utf-8", "surrogatepass")
-                (staging / _PAYLOAD_SOURCES).write_bytes(raw)
+                    array = _narrowed(name, np.ascontiguousarray(getattr(base, name)))
+                    np.save(staging / f"{name}.npy", array, allow_pickle=False)
+                    if name in BLOCKED:
+                        blocks[f"{name}.npy"] = block_crcs(array)
+                if any("\n" in term for term in vocab):  # the tokenizer never yields one
+                    msg = "a vocabulary term holds a line break"
+                    raise ValueError(msg)
+                (staging / _VOCAB).write_bytes("\n".join(vocab).encode("utf-8", "surrogatepass"))
             dense_version = version
             kept: dict[str, list[Any]] = {}
             if dense is not None and len(dense):
@@ -396,7 +288,8 @@ def _write_snapshot(
                 kept = _link_dense(current, staging)
                 dense_version = current.dense_version
             files = {
-                p.name: kept.get(p.name) or [p.stat().st_size, _digest(p)]
+                p.name: kept.get(p.name)
+                or [p.stat().st_size, _BLOCKED_FILE if p.name in blocks else _digest(p)]
                 for p in sorted(staging.iterdir())
             }
             _fsync_folder(staging)
@@ -414,6 +307,8 @@ def _write_snapshot(
             "version": version,
             "dense_version": dense_version,
             "files": files,
+            "block_bytes": BLOCK_BYTES,
+            "blocks": blocks,
             "config": config,
         }
         with db.write("save a snapshot") as writer:
@@ -422,6 +317,19 @@ def _write_snapshot(
         for old in directory.glob(f"{_PREFIX}*"):
             if old.name != final.name:
                 shutil.rmtree(old, ignore_errors=True)
+
+
+def _narrowed(name: str, array: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """Keys and lengths in the narrowest integer dtype that holds them exactly."""
+    if name not in {"keys", "lengths"}:
+        return array
+    top = int(array.max()) if len(array) else 0
+    low = int(array.min()) if len(array) else 0
+    kinds = (np.uint16, np.int32) if name == "lengths" else (np.int32,)
+    for dtype in kinds:
+        if np.iinfo(dtype).min <= low and top <= np.iinfo(dtype).max:
+            return array.astype(dtype)
+    return array.astype(np.int64)
 
 
 def _same_dense(current: SnapshotInfo, config: dict[str, Any]) -> bool:

@@ -240,7 +240,7 @@ class ReadPath(WorkspaceBase):
         return value
 
     def _chunks(self, keys: list[int]) -> dict[int, Chunk | ChunkFields]:
-        """Chunks by key: decoded from the snapshot's payload (cheap), else from the database.
+        """Chunks by key: from the backend (its fast read and cache), else from the database.
 
         Rows read from the database are kept in memory (a key's chunk never changes).
         """

@@ -192,3 +192,25 @@ def test_save_writes_the_vectors_of_a_snapshot_whose_faiss_file_lags(
     assert [p.name for p in ws.index_dir.glob("snapshot-*")] == [saved.folder.name]
     fresh = _fresh(tmp_path, live)
     assert _rankings(Workspace(root, embedder=FakeEmbedder(), read_only=True)) == _rankings(fresh)
+
+
+def test_a_background_merge_gives_freed_pages_back(tmp_path: Path, merge_often: None) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    ws = Workspace(root, embedder=None)
+    big = " ".join(f"word{n}" for n in range(3000))  # rows of several pages each
+    ws.index_many([(f"d{n}.txt", f"{big} doc{n}") for n in range(60)])
+    ws.save()
+    database = root / ".workspace_tools" / "index" / "index.sqlite3"
+    freelist = "PRAGMA freelist_count"
+    before, size = ws._merge_thread, database.stat().st_size
+    for n in range(40):
+        ws.remove(f"d{n}.txt")
+        if ws._merge_thread is not before:  # past the merge threshold of 25: a merge started
+            break
+    assert n < 39  # 7 chunks a document: the 4th removal crosses it
+    ws._wait_for_merge()
+    assert ws._state.snapshot_version == ws._db.version()  # the background merge saved
+    left = int(ws._db.connection().execute(freelist).fetchone()[0])
+    assert left == 0, left  # the deleted rows' pages went back to the file system
+    assert database.stat().st_size < size

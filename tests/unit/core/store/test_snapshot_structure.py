@@ -1,7 +1,7 @@
 """Snapshot files wrong in structure but with their checksums rewritten (issue 28, item 9).
 
 A writer bug, or someone who also rewrites the database's snapshot record, leaves files whose
-size and CRC-32 match: row ids out of range, a 2-D array, payload offsets past the payload, a
+size and CRC-32 match: row ids out of range, a 2-D array, lengths that do not fit the rows, a
 vocabulary of numbers. Each is refused with ``IndexCorruptError`` naming ``rebuild=True`` (it
 was a raw ``IndexError``, ``ValueError``, ``JSONDecodeError`` or silently other answers).
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import json
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ import pytest
 from tests.support.fakes import FakeEmbedder
 from workspace_tools import Workspace
 from workspace_tools.core.errors import IndexCorruptError
+from workspace_tools.core.store._snapshot_checks import BLOCKED, BlockChecks, block_crcs
 from workspace_tools.core.store.snapshot import _digest
 
 
@@ -49,7 +51,11 @@ def _rewrite(snapshot: Path, name: str, change: Callable[[Path], None]) -> None:
     with conn:
         (raw,) = conn.execute("SELECT value FROM meta WHERE key='snapshot'").fetchone()
         record = json.loads(raw)
-        record["files"][name] = [path.stat().st_size, _digest(path)]
+        if name.removesuffix(".npy") in BLOCKED:
+            record["files"][name][0] = path.stat().st_size
+            record["blocks"][name] = block_crcs(np.load(path, allow_pickle=False))
+        else:
+            record["files"][name] = [path.stat().st_size, _digest(path)]
         conn.execute("UPDATE meta SET value=? WHERE key='snapshot'", (json.dumps(record),))
     conn.close()
 
@@ -67,14 +73,9 @@ def _docs_out_of_range(docs: Any) -> Any:
     return docs
 
 
-def _offsets_past_the_payload(offsets: Any) -> Any:
-    offsets[3] = offsets[-1] + 5_000
-    return offsets
-
-
-def _numbers(path: Path) -> None:
-    terms = json.loads(path.read_text(encoding="utf-8"))
-    path.write_text(json.dumps(list(range(len(terms)))), encoding="utf-8")
+def _repeated(path: Path) -> None:
+    terms = path.read_text(encoding="utf-8").split("\n")
+    path.write_text("\n".join([terms[0], *terms[:-1]]), encoding="utf-8")
 
 
 @pytest.mark.parametrize(
@@ -82,15 +83,12 @@ def _numbers(path: Path) -> None:
     [
         ("docs.npy", _edit_array(_docs_out_of_range), "docs.npy does not fit the other arrays"),
         ("scores.npy", _edit_array(lambda a: a.reshape(-1, 1)), "scores.npy is float32 of shape"),
-        (
-            "results_offsets.npy",
-            _edit_array(_offsets_past_the_payload),
-            "results_offsets.npy points outside results.npy",
-        ),
-        ("vocab.json", _numbers, "vocab.json is not a list of terms"),
-        ("terms.npy", _edit_array(lambda a: a.astype(np.int64)), "terms.npy is int64"),
+        ("lengths.npy", _edit_array(lambda a: a[:-1]), "lengths.npy does not fit"),
+        ("lengths.npy", _edit_array(lambda a: a.astype(np.float64)), "lengths.npy is float64"),
+        ("vocab.txt", _repeated, "the vocabulary repeats a term"),
+        ("tf.npy", _edit_array(lambda a: a.astype(np.float64)), "tf.npy is float64"),
+        ("scores.npy", _edit_array(lambda a: a * np.inf), "scores.npy does not fit"),
         ("keys.npy", _edit_array(lambda a: a * 0), "keys.npy does not fit"),
-        ("results_sources.json", lambda p: p.write_text("[1]"), "not a mapping of source"),
     ],
 )
 @pytest.mark.parametrize("read_only", [False, True])
@@ -107,3 +105,58 @@ def test_structurally_wrong_snapshot_files_are_refused(
     rebuilt = Workspace(tmp_path / "ws", embedder=FakeEmbedder(), rebuild=True)
     rebuilt.sync()
     assert len(rebuilt.search("marker3", top_k=3)) == 3
+
+
+def _flip_last_byte(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def _search_then_write_then_search(ws: Workspace) -> None:
+    """Read docs and scores (a search), then tf (a search scoring a pending change)."""
+    query = "marker7 searching delta epsilon alpha beta gamma part doc"
+    ws.search(query, mode="bm25")
+    ws.index("new.md", "alpha beta")
+    ws.search(query, mode="bm25")
+
+
+@pytest.mark.parametrize("name", ["docs.npy", "tf.npy", "scores.npy"])
+def test_a_damaged_block_is_refused_when_first_read(tmp_path: Path, name: str) -> None:
+    """Same size, checksums not rewritten: the block's CRC-32 fails when a query reads it."""
+    snapshot = _build(tmp_path / "ws")
+    _flip_last_byte(snapshot / name)  # 8 small documents: every posting is in block 0
+    ws = Workspace(tmp_path / "ws", embedder=FakeEmbedder())
+    assert len(ws) == 8  # opened without reading the block
+    with pytest.raises(IndexCorruptError) as caught:
+        _search_then_write_then_search(ws)
+    message = str(caught.value)
+    assert f"block 0 of {name} fails its CRC-32" in message and "rebuild=True" in message, message
+    rebuilt = Workspace(tmp_path / "ws", embedder=FakeEmbedder(), rebuild=True)
+    rebuilt.sync()
+    _search_then_write_then_search(rebuilt)
+
+
+def test_open_reads_no_block_of_the_postings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(BlockChecks, "verify_in_background", lambda self: None)
+    snapshot = _build(tmp_path / "ws")
+    for name in ("docs.npy", "tf.npy", "scores.npy"):
+        _flip_last_byte(snapshot / name)
+    ws = Workspace(tmp_path / "ws", embedder=FakeEmbedder(), read_only=True)
+    assert len(ws) == 8 * len(ws.chunks_of("doc0.md"))  # opened, nothing read yet
+    checks = ws._state.sparse.base.verify
+    assert checks is not None and checks.left > 0
+
+
+def test_the_other_blocks_are_checked_in_the_background(tmp_path: Path) -> None:
+    _build(tmp_path / "ws")
+    ws = Workspace(tmp_path / "ws", embedder=FakeEmbedder(), read_only=True)
+    assert len(ws) == 8
+    checks = ws._state.sparse.base.verify
+    assert isinstance(checks, BlockChecks)
+    deadline = time.monotonic() + 30
+    while checks.left and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert checks.left == 0  # no query ran: the background thread checked every block
