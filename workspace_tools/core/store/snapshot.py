@@ -26,6 +26,7 @@ import logging
 import os
 import shutil
 import time
+import tokenize
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +63,9 @@ logger = logging.getLogger(__name__)
 
 _PREFIX: Final = "snapshot-"
 _ARRAYS: Final = ("keys", "indptr", "docs", "tf", "scores", "lengths")
+_UNREADABLE_ARRAY: Final = (OSError, ValueError, SyntaxError, tokenize.TokenError, EOFError)
+"""What ``np.load`` raises on a damaged ``.npy`` file (its header is parsed as a Python literal,
+and the large arrays are not checked whole before they are mapped)."""
 _OLD_ARRAYS: Final = ("keys", "terms", "offsets", "indptr", "docs", "tf", "scores")
 """The previous layout's arrays: per-row term lists (``terms``, ``offsets``), no ``lengths``."""
 _DENSE: Final = "dense.faiss"
@@ -155,7 +159,7 @@ def load_base(info: SnapshotInfo) -> tuple[BaseArrays, list[str]] | None:
         try:
             # A plain ndarray view of the map (slicing a memmap costs ~100 us in __array_finalize__)
             arrays[name] = np.asarray(np.load(path, mmap_mode="r", allow_pickle=False))
-        except (OSError, ValueError) as exc:
+        except _UNREADABLE_ARRAY as exc:  # a damaged header too: numpy parses it as a literal
             _report(path, exc)
             return None
     vocab_name = _VOCAB if _VOCAB in info.files else _OLD_VOCAB
