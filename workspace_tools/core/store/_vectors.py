@@ -17,14 +17,16 @@ rewritten in float16 once, by the ``save()`` that forgets unused cached vectors
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
+from workspace_tools.core.errors import IndexCorruptError
 from workspace_tools.core.store._rows import row_checksum
 
-__all__ = ["FLOAT16_TAG", "decode_vector", "encode_vector", "float16_in_place"]
+__all__ = ["FLOAT16_TAG", "cached_vector", "decode_vector", "encode_vector", "float16_in_place"]
 
 FLOAT16_TAG: Final = b"\x10"
 """First byte of a float16 blob (its odd length is what tells it from a float32 one)."""
@@ -76,3 +78,18 @@ def float16_in_place(conn: sqlite3.Connection) -> int:
         updates.append((new, row_checksum(digest, new), digest))
     conn.executemany("UPDATE vectors SET vector=?, checksum=? WHERE hash=?", updates)
     return len(updates)
+
+
+def cached_vector(path: Path, digest: str, blob: bytes, checksum: str) -> npt.NDArray[np.float32]:
+    """One embedding-cache row as float32, or :class:`IndexCorruptError` if it is damaged."""
+    problem = "it fails its checksum"
+    if row_checksum(digest, blob) == checksum:
+        try:
+            return decode_vector(blob)
+        except ValueError as exc:
+            problem = str(exc)
+    msg = (
+        f"The index database {path} is damaged (a cached vector: {problem}). Open the workspace "
+        "with rebuild=True (CLI: --rebuild) to rebuild it."
+    )
+    raise IndexCorruptError(msg)

@@ -15,18 +15,24 @@ that fell behind that horizon reloads in full). Rows carry a checksum, so a dama
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from pathlib import Path
-from typing import Any, Final
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from workspace_tools.core.errors import IndexCorruptError
 from workspace_tools.core.store._database_file import DatabaseFile
+from workspace_tools.core.store._result_rows import (
+    PARSED_KEPT,
+    RESULT_COLUMNS,
+    fast_checksum,
+    new_tuple,
+    parse_once,
+    result_metadata,
+)
 from workspace_tools.core.store._rows import (
     CHUNK_COLUMNS,
     DB_NAME,
@@ -42,13 +48,12 @@ from workspace_tools.core.store._rows import (
     RemovedSource,
     SourceRecord,
     chunk_metadata,
-    join_metadata,
     parse_chunk,
     parse_source,
     row_checksum,
     storage_error,
 )
-from workspace_tools.core.store._vectors import decode_vector
+from workspace_tools.core.store._vectors import cached_vector
 from workspace_tools.core.store._writer import Writer
 
 __all__ = [
@@ -215,31 +220,31 @@ class IndexDatabase(DatabaseFile):
                 part = [int(k) for k in keys[start : start + 500]]
                 marks = ",".join("?" * len(part))
                 rows = conn.execute(
-                    f"SELECT {_RESULT_COLUMNS} FROM chunks c LEFT JOIN sources s "  # noqa: S608
+                    f"SELECT {RESULT_COLUMNS} FROM chunks c LEFT JOIN sources s "  # noqa: S608
                     f"ON s.id = c.source WHERE c.key IN ({marks})",
                     part,
                 ).fetchall()
                 for row in rows:
                     key, cid, source, first, last, headings, levels = row[:7]
                     metadata, text, checksum, base = row[8], row[9], row[11], row[12]
-                    if _fast_checksum(row) != checksum:
+                    if fast_checksum(row) != checksum:
                         parse_chunk(self.path, row[:12])  # raises the checksum's error
-                    if len(parsed) > _PARSED_KEPT:
+                    if len(parsed) > PARSED_KEPT:
                         parsed.clear()
                     fields = (
                         str(cid),
                         str(source),
                         int(first),
                         int(last),
-                        _parse(parsed, headings, tuple),
-                        _parse(parsed, levels, tuple),
-                        _metadata(parsed, metadata, _parse(parsed, base or "{}", dict)),
+                        parse_once(parsed, headings, tuple),
+                        parse_once(parsed, levels, tuple),
+                        result_metadata(parsed, metadata, parse_once(parsed, base or "{}", dict)),
                         str(text),
                     )
-                    out[int(key)] = _new_tuple(ChunkFields, fields)
+                    out[int(key)] = new_tuple(ChunkFields, fields)
         return out
 
-    def source_metadata(self, source_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    def sourceresult_metadata(self, source_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         """The metadata of these sources (the part every chunk of a source shares)."""
         with self._lock, self.guard("read the index"):
             return self._source_metadata(self.connection(), set(source_ids))
@@ -295,7 +300,7 @@ class IndexDatabase(DatabaseFile):
                     f"SELECT hash, vector, checksum FROM vectors WHERE hash IN ({marks})",  # noqa: S608
                     part,
                 ):
-                    out[digest] = _cached_vector(self.path, digest, blob, checksum)
+                    out[digest] = cached_vector(self.path, digest, blob, checksum)
         return out
 
     def changes_since(self, version: int) -> Changes | None:
@@ -445,53 +450,6 @@ class IndexDatabase(DatabaseFile):
             self.connection().execute("PRAGMA wal_checkpoint(FULL)")
 
 
-_RESULT_COLUMNS: Final = (
-    "c.key, c.id, c.source, c.start_line, c.end_line, c.headings, c.levels, c.hash, c.metadata, "
-    "c.text, c.terms, c.checksum, s.metadata"
-)
-_PARSED_KEPT: Final = 8192
-"""Parsed JSON column values :meth:`IndexDatabase.result_chunks` keeps (most rows share a few)."""
-_PARSED_LONGEST: Final = 2048
-_new_tuple: Final = tuple.__new__
-
-
-def _fast_checksum(row: Sequence[Any]) -> str:
-    """:func:`row_checksum` of a chunk row's stored fields (``row[1:11]``), in one encode.
-
-    The same bytes: every field is a string or an integer, and encoding the joined string
-    equals joining the encoded fields.
-    """
-    joined = "\x1f".join(map(str, row[1:11]))
-    return hashlib.blake2b(joined.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
-
-
-def _parse(cache: dict[str, Any], raw: str, kind: Callable[[Any], Any]) -> Any:
-    """``kind(json.loads(raw))``, parsed once per distinct ``raw`` (values are never mutated)."""
-    value = cache.get(raw)
-    if value is None:
-        loaded = json.loads(raw)
-        if not isinstance(loaded, list | dict):
-            msg = f"a chunk column holds {type(loaded).__name__}, not an array or object"
-            raise TypeError(msg)
-        value = kind(loaded)
-        if len(raw) <= _PARSED_LONGEST:  # a big source metadata (up to 16 KB) is parsed anew
-            cache[raw] = value
-    return value
-
-
-def _metadata(cache: dict[str, Any], raw: str, base: dict[str, Any]) -> dict[str, Any]:
-    """A chunk's metadata (:func:`chunk_metadata`), its column parsed once per distinct value.
-
-    A new dict every time (results hand it to the caller): the parsed value is never returned.
-    """
-    value = _parse(cache, raw, lambda v: v)
-    if isinstance(value, dict):
-        return dict(value)  # format 2: the whole metadata on the row
-    if len(value) == 2 and isinstance(value[0], dict) and isinstance(value[1], list):
-        return join_metadata(base, value[0], value[1])
-    return chunk_metadata(raw, base)  # raises its error
-
-
 def _written_by() -> str:
     """This package's version, recorded with each commit (a newer reader's refusal names it).
 
@@ -501,18 +459,3 @@ def _written_by() -> str:
     from workspace_tools._version import __version__
 
     return __version__
-
-
-def _cached_vector(path: Path, digest: str, blob: bytes, checksum: str) -> npt.NDArray[np.float32]:
-    """One embedding-cache row as float32, or :class:`IndexCorruptError` if it is damaged."""
-    problem = "it fails its checksum"
-    if row_checksum(digest, blob) == checksum:
-        try:
-            return decode_vector(blob)
-        except ValueError as exc:
-            problem = str(exc)
-    msg = (
-        f"The index database {path} is damaged (a cached vector: {problem}). Open the workspace "
-        "with rebuild=True (CLI: --rebuild) to rebuild it."
-    )
-    raise IndexCorruptError(msg)

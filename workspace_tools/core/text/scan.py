@@ -18,6 +18,7 @@ from typing import Any, Final
 import pathspec
 
 from workspace_tools.core.errors import InvalidInputError, PathOutsideWorkspaceError
+from workspace_tools.core.text.braces import MAX_BRACE_PATTERNS, expand_braces
 from workspace_tools.core.text.glob_prune import both, folder_filter
 from workspace_tools.core.text.safe_read import (
     check_path_length,
@@ -75,11 +76,7 @@ DEFAULT_EXCLUDED_FILES: Final[frozenset[str]] = frozenset({"workspace-tools.yaml
 """File names left out of folder walks: the project's own settings file is no content (it was
 the top hit for common words). Named explicitly (``index workspace-tools.yaml``), it is read."""
 
-MAX_BRACE_PATTERNS: Final = 256
-"""Most patterns one ``{a,b}`` glob may expand to (each one is matched, some walked)."""
-
 _GLOB_CHARS: Final = re.compile(r"[*?\[\]{}]")
-_BRACES: Final = re.compile(r"\{([^{}]*)\}")
 _PLAIN_ID: Final = re.compile(r"[^/\\\x00][^\\\x00]*[^/\\\x00]|[^/\\\x00.]")
 
 
@@ -436,43 +433,6 @@ def _parents(rel: str, base: str) -> Iterable[str]:
     start = len(base.split("/")) if base else 0
     for end in range(start + 1, len(parts)):
         yield "/".join(parts[:end])
-
-
-def expand_braces(pattern: str, *, limit: int = MAX_BRACE_PATTERNS) -> list[str]:
-    """All the patterns a ``{a,b}`` brace pattern stands for (at most ``limit``).
-
-    Raises:
-        InvalidInputError: The braces multiply to more than ``limit`` patterns.
-    """
-    out: list[str] = []
-    stack = [pattern]
-    while stack:
-        current = stack.pop()
-        match = _BRACES.search(current)
-        if match is None:
-            out.append(current)
-            if len(out) > limit:
-                _too_many_patterns(pattern, limit)
-            continue
-        if len(stack) + len(out) > limit:
-            _too_many_patterns(pattern, limit)
-        head, tail = current[: match.start()], current[match.end() :]
-        stack.extend(head + option + tail for option in reversed(match.group(1).split(",")))
-    return out
-
-
-def _too_many_patterns(pattern: str, limit: int) -> None:
-    groups = _BRACES.findall(pattern)
-    flat = "".join(f"{{{g}}}" for g in groups).count("{") == pattern.count("{")
-    count = 1
-    for group in groups:
-        count *= len(group.split(","))
-    many = f"{count} patterns" if flat else f"more than {limit} patterns"
-    msg = (
-        f"Glob {pattern[:100]!r} expands to {many} through its {{a,b}} braces; the limit is "
-        f"{limit}. Use fewer brace options, or a wildcard such as '*' or '**'."
-    )
-    raise InvalidInputError(msg)
 
 
 class PathRules:
