@@ -26,6 +26,7 @@ __all__ = [
     "STATUS_TOOL",
     "Live",
     "SessionLog",
+    "status_definition",
     "status_tool",
     "with_note",
     "with_progress",
@@ -90,8 +91,7 @@ _STATUS_SCHEMA: Final[dict[str, Any]] = {
 
 def status_tool() -> types.Tool:
     """The MCP definition of ``workspace_status``."""
-    return types.Tool(
-        name=STATUS_TOOL,
+    return status_definition(
         title="Workspace status",
         description=(
             "What the workspace index holds now, whether indexing is running (files committed "
@@ -99,8 +99,18 @@ def status_tool() -> types.Tool:
             "directories this session serves (the client's roots within the allowed folders). "
             "Call it when a search says indexing is in progress."
         ),
+        output_schema=_STATUS_SCHEMA,
+    )
+
+
+def status_definition(*, title: str, description: str, output_schema: dict[str, Any]) -> types.Tool:
+    """A ``workspace_status`` tool: no arguments, read-only, idempotent, this server only."""
+    return types.Tool(
+        name=STATUS_TOOL,
+        title=title,
+        description=description,
         inputSchema={"type": "object", "properties": {}},
-        outputSchema=_STATUS_SCHEMA,
+        outputSchema=output_schema,
         annotations=types.ToolAnnotations(
             readOnlyHint=True, openWorldHint=False, destructiveHint=False, idempotentHint=True
         ),

@@ -47,21 +47,16 @@ _SCHEMA: Final[dict[str, Any]] = {
 
 def served_status_tool() -> types.Tool:
     """The MCP definition of ``workspace_status`` on a server without a workspace."""
-    from workspace_tools.mcp._live import STATUS_TOOL
+    from workspace_tools.mcp._live import status_definition
 
-    return types.Tool(
-        name=STATUS_TOOL,
+    return status_definition(
         title="Server status",
         description=(
             "What this server serves: the docs tree (pages, sections, how searches rank) and "
             "the skills (names, load problems), counted within the directories this session "
             "serves (the client's roots within the allowed folders), and those directories."
         ),
-        inputSchema={"type": "object", "properties": {}},
-        outputSchema=_SCHEMA,
-        annotations=types.ToolAnnotations(
-            readOnlyHint=True, openWorldHint=False, destructiveHint=False, idempotentHint=True
-        ),
+        output_schema=_SCHEMA,
     )
 
 

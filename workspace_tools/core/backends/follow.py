@@ -114,9 +114,10 @@ class ChangeFollower:
         base = writer.version - 1
         cursors = [part.cursor() for part in self.parts]
         if writer.changed and not writer.cleared and all(c is None or c == base for c in cursors):
+            changes = writer.changes  # built from the writer's maps: once, for every part
             for part, cursor in zip(self.parts, cursors, strict=True):
                 if cursor is not None:
-                    part.apply(writer.changes)
+                    part.apply(changes)
             return
         self.refresh(force=True)
 

@@ -10,14 +10,8 @@ from tests.unit.core.backends.conftest import OpenWorkspace
 from workspace_tools.core.ranking import filters
 
 
-@pytest.mark.parametrize("mode", ["bm25", "vector", "hybrid"])
-def test_one_search_refreshes_once_and_compiles_its_filter_once(
-    open_ws: OpenWorkspace, mode: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    ws = open_ws()
-    ws.index_many([(f"d{i}", f"sun and park number {i}", {"year": 2000 + i}) for i in range(30)])
-    ws.index("package-lock.json", '{"sun": "park"}')  # a kind the prior weighs: a second pool
-    ws.search("warm up", mode=mode)  # loads what a first search loads (vectors, metadata)
+def _count_compilations(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The filters compiled from now on, in order."""
     compiled: list[Any] = []
     real = filters.compile_filter
 
@@ -26,6 +20,18 @@ def test_one_search_refreshes_once_and_compiles_its_filter_once(
         return real(conditions)
 
     monkeypatch.setattr(filters, "compile_filter", counting)
+    return compiled
+
+
+@pytest.mark.parametrize("mode", ["bm25", "vector", "hybrid"])
+def test_one_search_refreshes_once_and_compiles_its_filter_once(
+    open_ws: OpenWorkspace, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = open_ws()
+    ws.index_many([(f"d{i}", f"sun and park number {i}", {"year": 2000 + i}) for i in range(30)])
+    ws.index("package-lock.json", '{"sun": "park"}')  # a kind the prior weighs: a second pool
+    ws.search("warm up", mode=mode)  # loads what a first search loads (vectors, metadata)
+    compiled = _count_compilations(monkeypatch)
     before = ws._follower.refreshes
     results = ws.search("sun park", mode=mode, top_k=5, filter={"year": {"$gte": 2010}})
     assert results
@@ -41,14 +47,7 @@ def test_several_formulations_refresh_once_and_compile_the_filter_once(
     ws = open_ws()
     ws.index_many([(f"d{i}", f"sun and park number {i}", {"year": 2000 + i}) for i in range(30)])
     ws.search("warm up", mode=mode)
-    compiled: list[Any] = []
-    real = filters.compile_filter
-
-    def counting(conditions: Any) -> Any:
-        compiled.append(conditions)
-        return real(conditions)
-
-    monkeypatch.setattr(filters, "compile_filter", counting)
+    compiled = _count_compilations(monkeypatch)
     before = ws._follower.refreshes
     queries = ["sun park", "park number", "sunny parks"]
     results = ws.search(queries, mode=mode, top_k=5, filter={"year": {"$gte": 2010}})
