@@ -27,7 +27,6 @@ time, so the weights can change without re-indexing. A kind set by the caller's 
 from __future__ import annotations
 
 import itertools
-import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import PurePosixPath
@@ -206,15 +205,15 @@ def content_kind(source_id: str, text: str, *, fmt: str = "text") -> str:
     """
     name, suffix = _name_and_suffix(source_id.lower())
     stem = name.split(".", 1)[0]
-    head = "\n".join(text[:2000].splitlines()[:8])
     m = _Measures(text[:_SHAPE_CHARS])
     if not m.n:
         return "prose" if fmt not in {"code"} else "code"
-    if name in _LOCKFILES or "lockfileVersion" in head or m.hashes() >= 0.5:
+    head = _Head(text)
+    if name in _LOCKFILES or head.has("lockfileVersion") or m.hashes() >= 0.5:
         return "lockfile"
     if (
-        "<urlset" in head
-        or "<sitemapindex" in head
+        head.has("<urlset")
+        or head.has("<sitemapindex")
         or (stem.startswith("sitemap") and m.urls() >= 0.5)
     ):
         return "sitemap"
@@ -223,7 +222,7 @@ def content_kind(source_id: str, text: str, *, fmt: str = "text") -> str:
         long_lines and ((m.spaces_below(0.1) and not m.prose_at_least(0.5)) or m.escapes() >= 0.005)
     ):
         return "minified"
-    if _may_be_generated(head) and _GENERATED.search(head):
+    if _may_be_generated(head.lowered()) and _GENERATED.search(head.text()):
         return "generated"
     if not m.prose_at_least(0.2) and (
         m.links() >= 0.5 or (stem in _NAV_STEMS and m.entries() >= 0.4)
@@ -234,6 +233,36 @@ def content_kind(source_id: str, text: str, *, fmt: str = "text") -> str:
     if fmt in {"markdown", "pdf", "docx", "pptx", "odt", "html", "epub", "rtf"}:
         return "prose"
     return "data" if suffix in _DATA_SUFFIXES else "code"
+
+
+class _Head:
+    """The first lines of a text (its first 8 lines within 2,000 characters), made when needed.
+
+    A phrase without a line break found in the head is in the first 2,000 characters too, so
+    those are searched first and the head is joined only when they hold the phrase.
+    """
+
+    __slots__ = ("_first", "_lowered", "_text")
+
+    def __init__(self, text: str) -> None:
+        self._first = text[:2000]
+        self._text: str | None = None
+        self._lowered: str | None = None
+
+    def text(self) -> str:
+        if self._text is None:
+            self._text = "\n".join(self._first.splitlines()[:8])
+        return self._text
+
+    def has(self, phrase: str) -> bool:
+        """Whether ``phrase`` (no line break in it) is in the head."""
+        return phrase in self._first and phrase in self.text()
+
+    def lowered(self) -> str:
+        """The first 2,000 characters lower-cased (what ``_may_be_generated`` may read)."""
+        if self._lowered is None:
+            self._lowered = self._first.lower()
+        return self._lowered
 
 
 def _name_and_suffix(path: str) -> tuple[str, str]:
@@ -251,29 +280,58 @@ def _is_prose_line(stripped: str) -> bool:
     A token that is all letters (``str.isalpha``) is a word (each such character is one of
     :data:`_PROSE_WORD`'s ``[^\W\d_]``), so those are counted without the regular
     expression, which then runs only on the other tokens, and only when the letters alone do
-    not decide: the same count as matching every token, several times faster on prose.
+    not decide: the same count as matching every token, several times faster on prose. An
+    ASCII line's tokens are counted on its bytes, without making them (:func:`_ascii_counts`).
     """
-    tokens = stripped.split()
-    total = len(tokens)
-    if total < 5:
-        return False
-    alpha = list(map(str.isalpha, tokens))
-    words = sum(alpha)
-    if words >= 5 and words >= 0.6 * total:
-        return True
-    others = list(itertools.compress(tokens, map(operator.not_, alpha)))
-    words += len(list(filter(_PROSE_WORD.match, others)))
+    if stripped.isascii():
+        total, others = _ascii_counts(stripped)
+        if total < 5:
+            return False
+        words = total - others
+        if words >= 5 and words >= 0.6 * total:
+            return True
+        tokens = stripped.split()
+    else:
+        tokens = stripped.split()
+        total = len(tokens)
+        if total < 5:
+            return False
+        words = sum(map(str.isalpha, tokens))
+        if words >= 5 and words >= 0.6 * total:
+            return True
+    others_matching = filter(_PROSE_WORD.match, itertools.filterfalse(str.isalpha, tokens))
+    words += len(list(others_matching))
     return words >= 5 and words >= 0.6 * total
 
 
-def _may_be_generated(head: str) -> bool:
-    """Whether :data:`_GENERATED` can match: each of its phrases holds ``generated`` or ``do not``.
+_SPACE_CODES: Final = frozenset(code for code in range(128) if chr(code).isspace())
+_ASCII_LETTERS: Final = bytes(code for code in range(128) if chr(code).isalpha())
+_TOKEN_MARKS: Final = bytes(ord(" ") if code in _SPACE_CODES else ord("a") for code in range(256))
+_OTHER_MARKS: Final = bytes(ord(" ") if code in _SPACE_CODES else ord("x") for code in range(256))
 
-    A character that matches one of those letters ignoring case lowercases to it
-    (``test_prior_kinds.py`` checks every code point), so ``str.lower`` and ``in`` tell.
+
+def _ascii_counts(line: str) -> tuple[int, int]:
+    """Tokens of an ASCII line (``len(line.split())``) and those not all letters.
+
+    On the bytes, whitespace (what ``str.split`` splits on) becomes a space and every other
+    byte a mark (``a``; ``x`` after the letters are deleted): a token starts where a mark
+    follows a space or the start, so counting those starts counts the tokens.
     """
-    low = head.lower()
-    return "generated" in low or "do not " in low
+    raw = line.encode("ascii")
+    marks = raw.translate(_TOKEN_MARKS)
+    total = marks.count(b" a") + marks.startswith(b"a")
+    other = raw.translate(_OTHER_MARKS, _ASCII_LETTERS)
+    return total, other.count(b" x") + other.startswith(b"x")
+
+
+def _may_be_generated(lowered: str) -> bool:
+    """Whether :data:`_GENERATED` can match a head whose lower-cased text is in ``lowered``.
+
+    Each of its phrases holds ``generated`` or ``do not``, and a character that matches one of
+    those letters ignoring case lowercases to it (``test_prior_kinds.py`` checks every code
+    point), so ``str.lower`` and ``in`` tell.
+    """
+    return "generated" in lowered or "do not " in lowered
 
 
 _HEX_MARKS: Final = bytes(
