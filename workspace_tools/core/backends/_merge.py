@@ -17,12 +17,20 @@ work in three steps, and only the first and the last hold the workspace lock:
    between, the merge is dropped (the snapshot it wrote is still valid for its version).
 
 ``save()`` runs the same three steps in a row under the lock.
+
+A merge after a bulk write (:data:`BULK_ROWS` or more chunk rows) waits for the writes to stop
+first (:class:`Deferral`): a build of 50,000 chunks in batches of 10,000 then merges once, at
+the end, instead of after every batch, each merge larger than the last and each competing with
+the next batch for the cores. Small writes merge as soon as they cross the threshold.
 """
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -36,7 +44,7 @@ if TYPE_CHECKING:
     from workspace_tools.core.store.database import IndexDatabase
     from workspace_tools.core.text.tokenizer import Tokenizer
 
-__all__ = ["MergeJob", "adopt", "build", "dense_reusable", "freeze"]
+__all__ = ["Deferral", "MergeJob", "adopt", "build", "dense_reusable", "freeze"]
 
 VACUUM_PAGES = 2048
 """Freed database pages (16 MiB of 8 KiB pages) a background merge gives back to the file system
@@ -45,6 +53,53 @@ DENSE_LAG = 3.0
 """A background merge writes the FAISS index again once the saved one lags behind by more rows
 (chunks written or deleted) than this many merge thresholds; below, the saved file is reused and
 a process that loads it catches the rest up from the database."""
+
+BULK_ROWS = 1_000
+"""Chunk rows (written or deleted) from which a write is a bulk write: its merge is deferred."""
+QUIET_SECONDS = 0.5
+"""A deferred merge starts once no write has run for this long..."""
+DEFER_LIMIT = 30.0
+"""...or once it has waited this long (writes that never stop still get merged)."""
+_POLL: Final = 0.05
+"""Seconds between two looks at the writes while a merge waits (it holds no lock)."""
+
+
+class Deferral:
+    """When a merge that follows a bulk write may start: once the writes stop.
+
+    The merge thread calls :meth:`wait` before it freezes anything. It returns when no write is
+    running (``busy()`` is false) and the last one ended :data:`QUIET_SECONDS` ago, when
+    :meth:`release` was called (``save()``, or anyone waiting for the merge), when the main
+    thread has ended (the interpreter is exiting and waits for this thread: it merges now), or
+    after :data:`DEFER_LIMIT` seconds.
+
+    Args:
+        busy: Whether a write is running now.
+        last_write: ``time.monotonic()`` when the last write ended.
+    """
+
+    def __init__(self, *, busy: Callable[[], bool], last_write: Callable[[], float]) -> None:
+        self._busy = busy
+        self._last_write = last_write
+        self._go = threading.Event()
+
+    def release(self) -> None:
+        """Let the merge start now."""
+        self._go.set()
+
+    def wait(self) -> None:
+        """Block until the merge may start (see the class docstring)."""
+        deadline = time.monotonic() + DEFER_LIMIT
+        main = threading.main_thread()
+        while not self._go.is_set() and main.is_alive():
+            now = time.monotonic()
+            if now >= deadline:
+                return
+            if not self._busy():
+                left = self._last_write() + QUIET_SECONDS - now
+                if left <= 0:
+                    return
+            self._go.wait(_POLL)
 
 
 class MergeState(Protocol):

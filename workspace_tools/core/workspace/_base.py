@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from workspace_tools.core.backends._merge import Deferral
 from workspace_tools.core.backends.base import SearchBackend, VectorBackfill
 from workspace_tools.core.backends.catalog import SourceCatalog
 from workspace_tools.core.backends.follow import ChangeFollower
@@ -60,6 +61,10 @@ class WorkspaceBase:
     _kind_cache: dict[int, Any]
     _saved_settings: dict[str, Any] | None
     _merge_thread: threading.Thread | None
+    _merge_deferral: Deferral | None = None
+    """What the running merge thread waits for before it starts (after a bulk write)."""
+    _last_write: float = 0.0
+    """``time.monotonic()`` at the end of this workspace's last write."""
     _prune_due: bool
 
     @property

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
+from workspace_tools.core.backends import _merge as merges
 from workspace_tools.core.backends.base import Compacts, MergesInBackground, VectorBackfill
 from workspace_tools.core.convert import DOCUMENT_FORMAT_NAMES
 from workspace_tools.core.errors import IndexCorruptError
@@ -151,6 +153,7 @@ class WritePath(WorkspaceBase):
                 writer.touch_source(record)
             writer.put_vectors(vectors)
         report.commits += 1
+        self._last_write = time.monotonic()
         tracker = getattr(self, "_tracker", None)
         if tracker is not None:
             tracker.committed()
@@ -168,30 +171,51 @@ class WritePath(WorkspaceBase):
         self._prune_due = True  # replaced or removed texts may leave unused cached vectors
         if isinstance(state, Compacts) and state.wants_merge(snapshot_minimum=_SNAPSHOT_MINIMUM):
             if isinstance(state, MergesInBackground):
-                self._merge_soon()
+                written = sum(len(records) for _, records in rows) + len(removed)
+                self._merge_soon(bulk=written >= merges.BULK_ROWS)
             else:
                 self._merge(prune=bool(removed))
         if documents_left:  # a converted document left or changed: its conversion goes too
             self._prune_conversions()
 
-    def _merge_soon(self) -> None:
+    def _merge_soon(self, *, bulk: bool = False) -> None:
         """Merge in a background thread (unless one runs): the write does not wait for it.
 
+        After a ``bulk`` write the thread first waits for the writes to stop
+        (``_merge.Deferral``): the next batch of a bulk build would cross the threshold again.
         The thread is not a daemon, so a process that exits right after a write still leaves
         the merged snapshot behind (the interpreter waits for it). ``save()`` waits for it too.
         """
         thread = self._merge_thread
         if thread is not None and thread.is_alive():
             return
-        thread = threading.Thread(target=self._merge_in_background, name="workspace-tools-merge")
+        deferral = (
+            merges.Deferral(busy=self._writing, last_write=self._last_written) if bulk else None
+        )
+        self._merge_deferral = deferral
+        thread = threading.Thread(
+            target=self._merge_in_background, args=(deferral,), name="workspace-tools-merge"
+        )
         self._merge_thread = thread
         thread.start()
 
-    def _merge_in_background(self) -> None:
+    def _writing(self) -> bool:
+        """Whether another thread holds the write lock (a write of this process is running)."""
+        if not self._write_lock.acquire(blocking=False):
+            return True
+        self._write_lock.release()
+        return False
+
+    def _last_written(self) -> float:
+        return self._last_write
+
+    def _merge_in_background(self, deferral: merges.Deferral | None = None) -> None:
         state = self._state
         assert isinstance(state, MergesInBackground)
         assert isinstance(state, Compacts)
         try:
+            if deferral is not None:
+                deferral.wait()
             with self._lock:
                 if self._follower.empty or not state.wants_merge(
                     snapshot_minimum=_SNAPSHOT_MINIMUM
@@ -205,9 +229,15 @@ class WritePath(WorkspaceBase):
             )
 
     def _wait_for_merge(self) -> None:
-        """Let a background merge finish (called without holding the locks it needs)."""
+        """Let a background merge finish (called without holding the locks it needs).
+
+        A merge still waiting for bulk writes to stop starts at once.
+        """
         thread = self._merge_thread
         if thread is not None and thread is not threading.current_thread():
+            deferral = self._merge_deferral
+            if deferral is not None:
+                deferral.release()
             thread.join()
 
     def _merge(self, *, prune: bool) -> None:
