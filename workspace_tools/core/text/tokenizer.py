@@ -11,8 +11,11 @@ Rules, applied to each word-like run of the text:
 * Case folding, accent folding (``café`` == ``cafe``), English stop words and Snowball stemming
   (PyStemmer) are on by default and configurable.
 
-Each distinct surface word is analysed once and cached, so tokenizing a large corpus costs about
-one dictionary lookup per word.
+Each distinct surface word is analysed once and cached (its terms, and its term ids), so
+tokenizing a large corpus costs the regular expression that finds the words and one dictionary
+lookup per word, both in C: the words are looked up by ``map`` over the cache's ``__getitem__``
+(a miss is analysed by ``__missing__``), and a text's whitespace-separated tokens stand for its
+words (each distinct token cached too).
 """
 
 from __future__ import annotations
@@ -22,7 +25,11 @@ import sys
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from itertools import chain
+from typing import Any, Final, TypeVar
+
+import numpy as np
+import numpy.typing as npt
 
 from workspace_tools.core.text._stopwords import DEFAULT_STOPWORDS
 
@@ -33,13 +40,14 @@ WORD_PATTERN: Final = re.compile(
     # exactly the same words with less backtracking bookkeeping, about 15% faster.
     r"\w++(?:[.\-:']\w++)*+" if sys.version_info >= (3, 11) else r"\w+(?:[.\-:']\w+)*"
 )
-_ASCII_WORD_PATTERN: Final = re.compile(WORD_PATTERN.pattern.encode("ascii"))
-""":data:`WORD_PATTERN` over bytes: on ASCII text the same words (``\\w`` of an ASCII character
-is ``[A-Za-z0-9_]`` either way), found about a third faster."""
 _PART_SPLIT: Final = re.compile(r"[._\-:']+")
 _CAMEL: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_a-zA-Z]+")
 _CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u31f0-\u31ff]+")
 _CACHE_LIMIT: Final = 1_000_000
+_TOKEN_LIMIT: Final = 300_000
+"""Distinct whitespace-separated tokens cached (each also a word, or a few: ``(p53,``)."""
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 TOKENIZER_RULES: Final = 1
 """Version of the tokenizer's rules (word pattern, identifier splitting, folding, CJK, stemming).
 
@@ -96,72 +104,73 @@ class Tokenizer:
 
     def __init__(self, config: TokenizerConfig | None = None) -> None:
         self.config = config or TokenizerConfig()
-        self._cache: dict[str, tuple[str, ...]] = {}
-        self._joined = _JoinedTerms(self._join_terms)
-        """Surface word -> its terms joined by spaces (:meth:`terms_text`), filled on a miss."""
-        self._joined_ascii = _JoinedTerms(self._join_ascii_terms)
-        """The same for the words of ASCII texts, found as bytes (filled from :attr:`_joined`)."""
-        self._id_cache: dict[str, tuple[int, ...]] = {}
-        self._term_ids: dict[str, int] = {}
-        """Normalised (unstemmed) term -> vocab id, so each term is stemmed once."""
+        self._cache: _WordCache[str, tuple[str, ...]] = _WordCache(self._analyse)
+        """Surface word -> its terms, filled on a miss."""
+        self._token_cache: _WordCache[str, tuple[str, ...]] = _WordCache(
+            self._token_terms, limit=_TOKEN_LIMIT
+        )
+        """Whitespace-separated token of a text (``cells,``) -> the terms of its words."""
+        self._id_cache: _WordCache[str, tuple[int, ...]] = _WordCache(self._word_ids)
+        """Surface word -> the vocabulary ids of its terms (new terms added), filled on a miss."""
+        self._token_id_cache: _WordCache[str, tuple[int, ...]] = _WordCache(
+            self._token_ids, limit=_TOKEN_LIMIT
+        )
+        """Whitespace-separated token -> the ids of its words' terms."""
         self._stem_once = _make_stemmer(self.config.stemmer)
-        """Stems one term, uncached (the id path caches term ids instead)."""
+        """Stems one term, uncached (each word's terms are cached instead)."""
         self._stem = _memoised(self._stem_once)
         self.vocab: dict[str, int] = {}
         """Term -> integer id, grown as documents are tokenized (ids are never reused)."""
 
     def tokenize(self, text: str) -> list[str]:
-        """Terms of one text, in order, with repeats."""
-        cache = self._cache
-        out: list[str] = []
-        for word in WORD_PATTERN.findall(text):
-            terms = cache.get(word)
-            if terms is None:
-                terms = self._analyse(word)
-                if len(cache) >= _CACHE_LIMIT:
-                    cache.clear()
-                cache[word] = terms
-            out.extend(terms)
-        return out
+        """Terms of one text, in order, with repeats.
+
+        No word of :data:`WORD_PATTERN` holds whitespace, so the words of a text are the words
+        of its whitespace-separated tokens, one token after the other: ``str.split`` finds the
+        tokens (several times faster than the pattern's scan) and each distinct token's terms
+        are cached (``test_tokenizer.py`` checks both against the pattern over the whole text).
+        """
+        return list(chain.from_iterable(map(self._token_cache.__getitem__, text.split())))
 
     def terms_text(self, text: str) -> str:
-        """:meth:`tokenize`'s terms joined by single spaces (how the index stores them).
-
-        The same terms in the same order, but each word's terms are cached already joined and
-        the words are looked up by ``map`` (no Python loop per word): what is left is the
-        regular expression that finds the words.
-        """
-        if text.isascii():  # most texts: the bytes pattern finds the same words faster
-            words = _ASCII_WORD_PATTERN.findall(text.encode("ascii"))
-            return " ".join(filter(None, map(self._joined_ascii.__getitem__, words)))
-        return " ".join(filter(None, map(self._joined.__getitem__, WORD_PATTERN.findall(text))))
+        """:meth:`tokenize`'s terms joined by single spaces."""
+        return " ".join(self.tokenize(text))
 
     def tokenize_ids(self, text: str) -> list[int]:
-        """Term ids of one text, adding new terms to :attr:`vocab` (the fast indexing path)."""
-        cache = self._id_cache
-        get = cache.get
-        out: list[int] = []
-        for word in WORD_PATTERN.findall(text):
-            ids = get(word)
-            if ids is None:
-                if len(cache) >= _CACHE_LIMIT:
-                    cache.clear()
-                    self._term_ids.clear()
-                ids = cache[word] = self._word_ids(word)
-            out += ids
-        return out
+        """Term ids of one text, adding new terms to :attr:`vocab` (as :meth:`term_ids`)."""
+        ids: list[int] = self.term_ids(text).tolist()
+        return ids
+
+    def term_ids(self, text: str) -> npt.NDArray[np.int32]:
+        """The :attr:`vocab` id of each term of :meth:`tokenize`, adding new terms in order.
+
+        A new term gets the next id when first met, so the ids equal numbering the terms of
+        :meth:`tokenize` one after the other; no term string is made for a token seen before
+        (its ids are cached, and cleared with the vocabulary by :meth:`set_vocabulary`).
+        """
+        ids = chain.from_iterable(map(self._token_id_cache.__getitem__, text.split()))
+        return np.fromiter(ids, dtype=np.int32)
+
+    def term_ids_many(self, texts: Iterable[str]) -> list[npt.NDArray[np.int32]]:
+        """:meth:`term_ids` of each text, one after the other (new terms numbered in that order)."""
+        return [self.term_ids(text) for text in texts]
+
+    def _token_terms(self, token: str) -> tuple[str, ...]:
+        # The cold path of tokenize: once per distinct token; most tokens are one word.
+        words = WORD_PATTERN.findall(token)
+        if len(words) == 1:
+            return self._cache[words[0]]
+        return tuple(chain.from_iterable(map(self._cache.__getitem__, words)))
 
     def _word_ids(self, word: str) -> tuple[int, ...]:
-        # The cold path of tokenize_ids: once per distinct surface word, so it is kept lean.
-        term_ids = self._term_ids
-        ids: list[int] = []
-        for term in self._unstemmed_terms(word):
-            found = term_ids.get(term)
-            if found is None:
-                vocab = self.vocab
-                found = term_ids[term] = vocab.setdefault(self._stem_once(term), len(vocab))
-            ids.append(found)
-        return tuple(ids)
+        vocab = self.vocab
+        return tuple([vocab.setdefault(term, len(vocab)) for term in self._cache[word]])
+
+    def _token_ids(self, token: str) -> tuple[int, ...]:
+        words = WORD_PATTERN.findall(token)
+        if len(words) == 1:
+            return self._id_cache[words[0]]
+        return tuple(chain.from_iterable(map(self._id_cache.__getitem__, words)))
 
     def ids_of(self, terms: Sequence[str]) -> list[int]:
         """Ids of the terms already in :attr:`vocab`, distinct, in first-seen order."""
@@ -172,7 +181,7 @@ class Tokenizer:
         """Restore a saved vocabulary (term ``i`` gets id ``i``); clears the word caches."""
         self.vocab = {term: i for i, term in enumerate(terms)}
         self._id_cache.clear()
-        self._term_ids.clear()
+        self._token_id_cache.clear()
 
     def tokenize_many(self, texts: Iterable[str]) -> list[list[str]]:
         """Terms of many texts."""
@@ -204,10 +213,7 @@ class Tokenizer:
 
     def word_terms(self, word: str) -> tuple[str, ...]:
         """Terms of one surface word (as matched by :data:`WORD_PATTERN`)."""
-        terms = self._cache.get(word)
-        if terms is None:
-            terms = self._cache[word] = self._analyse(word)
-        return terms
+        return self._cache[word]
 
     def fingerprint(self) -> dict[str, Any]:
         """Settings and rules version that change the terms; stored with the index."""
@@ -216,16 +222,6 @@ class Tokenizer:
     def _analyse(self, word: str) -> tuple[str, ...]:
         stem = self._stem
         return tuple([stem(term) for term in self._unstemmed_terms(word)])
-
-    def _join_terms(self, word: str) -> str:
-        if _is_single_term(word):  # most words: one term, as _unstemmed_terms gives it
-            cfg = self.config
-            term = word.lower() if cfg.lowercase else word
-            return "" if term in cfg.stopwords else self._stem(term)
-        return " ".join(self._analyse(word))
-
-    def _join_ascii_terms(self, word: bytes) -> str:
-        return self._joined[word.decode("ascii")]  # each word analysed once, whatever its text
 
     def _unstemmed_terms(self, word: str) -> Sequence[str]:
         """Normalised terms of one surface word, stop words dropped, before stemming."""
@@ -262,22 +258,24 @@ class Tokenizer:
         return term
 
 
-class _JoinedTerms(dict[Any, str]):
-    """Word -> its terms joined by spaces; a missing word is analysed when first looked up.
+class _WordCache(dict[_K, _V]):
+    """Word -> what it gives (terms, term ids); a missing word is analysed when first looked up.
 
-    ``dict.__getitem__`` stays the C lookup, so ``map`` over it runs no Python code for a
-    word already seen.
+    ``dict.__getitem__`` stays the C lookup, so ``map`` over it runs no Python code for a word
+    already seen. Past its limit (:data:`_CACHE_LIMIT` words unless told) it starts again (a
+    corpus of many rare words).
     """
 
-    def __init__(self, join: Callable[[Any], str]) -> None:
+    def __init__(self, make: Callable[[_K], _V], *, limit: int = 0) -> None:
         super().__init__()
-        self._join = join
+        self._make = make
+        self._limit = limit
 
-    def __missing__(self, word: Any) -> str:
-        if len(self) >= _CACHE_LIMIT:
+    def __missing__(self, word: _K) -> _V:
+        if len(self) >= (self._limit or _CACHE_LIMIT):
             self.clear()
-        joined = self[word] = self._join(word)
-        return joined
+        made = self[word] = self._make(word)
+        return made
 
 
 def _is_single_term(word: str) -> bool:

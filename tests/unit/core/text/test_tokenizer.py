@@ -3,6 +3,7 @@ from __future__ import annotations
 import random
 import re
 
+import numpy as np
 import pytest
 
 from workspace_tools.core.text.tokenizer import (
@@ -205,3 +206,66 @@ def test_terms_text_of_ascii_and_other_text_share_one_vocabulary_of_words() -> N
     tokenizer = Tokenizer()
     ascii_text, other_text = "Running runners ran", "Running runners ran — café"
     assert tokenizer.terms_text(ascii_text).split() == tokenizer.terms_text(other_text).split()[:3]
+
+
+def _reference_terms(tok: Tokenizer, text: str) -> list[str]:
+    """Every word's full analysis, one word after the other (no cache, no bytes path)."""
+    return [term for word in WORD_PATTERN.findall(text) for term in tok._analyse(word)]
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        TokenizerConfig(),
+        TokenizerConfig(lowercase=False, fold_accents=False, split_identifiers=False),
+        TokenizerConfig(stemmer=None, stopwords=frozenset(), cjk_bigrams=False),
+    ],
+)
+def test_tokenize_and_term_ids_give_every_word_s_analysis_in_order(
+    config: TokenizerConfig,
+) -> None:
+    tok, numbered = Tokenizer(config), Tokenizer(config)
+    vocab: dict[str, int] = {}
+    texts = [_TRICKY, *TERMS_TEXT_SAMPLES, *_random_texts(300)]
+    for text in texts * 2:  # cold, then from the caches
+        terms = _reference_terms(tok, text)
+        assert tok.tokenize(text) == terms, text
+        ids = numbered.term_ids(text)
+        assert ids.dtype == np.int32
+        assert ids.tolist() == [vocab.setdefault(t, len(vocab)) for t in terms], text
+    assert numbered.vocab == vocab
+    many = Tokenizer(config)
+    assert [a.tolist() for a in many.term_ids_many(texts)] == [
+        numbered.term_ids(text).tolist() for text in texts
+    ]
+
+
+def test_term_ids_follow_a_restored_vocabulary() -> None:
+    tok = Tokenizer()
+    tok.term_ids("Cells cell-type CELLS mRNA")  # the word ids are cached for this vocabulary
+    tok.set_vocabulary(["mrna", "cell"])
+    ids = tok.term_ids("Cells cell-type CELLS mRNA")
+    terms = tok.tokenize("Cells cell-type CELLS mRNA")
+    assert [list(tok.vocab)[i] for i in ids.tolist()] == terms
+    assert tok.vocab["mrna"] == 0 and tok.vocab["cell"] == 1  # the restored ids stay
+
+
+def test_the_word_caches_start_again_past_their_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    from workspace_tools.core.text import tokenizer as module
+
+    monkeypatch.setattr(module, "_CACHE_LIMIT", 3)
+    tok = Tokenizer()
+    tok._token_cache._limit = tok._token_id_cache._limit = 2
+    text = "alpha beta, gamma delta epsilon (zeta) alpha"
+    assert tok.tokenize(text) == _reference_terms(tok, text)
+    assert len(tok._token_cache) <= 2 and len(tok._cache) <= 3
+    assert tok.term_ids(text).tolist() == [0, 1, 2, 3, 4, 5, 0]
+
+
+def test_no_character_is_both_whitespace_and_part_of_a_word() -> None:
+    """Why a text's words are its whitespace-separated tokens' words (``Tokenizer.tokenize``)."""
+    import sys
+
+    spaces = "".join(chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace())
+    assert len(spaces.split()) == 0 and len(spaces) == 29
+    assert WORD_PATTERN.findall(spaces) == [] and not re.search(r"[.\-:']", spaces)
