@@ -144,6 +144,8 @@ class EmbeddedBackend:
         self._source_column = None
 
     def _load_sparse(self) -> None:
+        if self.index_terms:  # the terms of a snapshot's vocabulary, or of the texts, are its
+            self._tokenizer_check(self.db.meta("settings"))
         info = read_pointer(self.db)
         loaded = None
         if info is not None and info.config.get("bm25") == self.bm25_config.to_dict():
