@@ -237,6 +237,7 @@ def _open_embedded(context: BackendContext, settings: EmbeddedSettings) -> Searc
         tokenizer=context.tokenizer,
         bm25_config=context.bm25_config or BM25Config(),
         hnsw_threshold=context.hnsw_threshold,
+        index_terms=context.bm25_config is not None,
     )
 
 
@@ -255,6 +256,7 @@ def _open_milvus(context: BackendContext, settings: MilvusSettings) -> SearchBac
         bm25_config=context.bm25_config,
         embedder=context.embedder,
         read_only=context.read_only,
+        tokenizer=context.tokenizer,
     )
 
 

@@ -14,8 +14,9 @@ thread-safe on its own.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
+from itertools import chain
 from typing import Any, Final
 
 import numpy as np
@@ -23,14 +24,14 @@ import numpy.typing as npt
 
 from workspace_tools.core.backends import _merge
 from workspace_tools.core.backends.base import BackendHits, BackendQuery, Hit
-from workspace_tools.core.backends.follow import ChangeFollower
+from workspace_tools.core.backends.follow import ChangeFollower, TokenizerCheck
 from workspace_tools.core.index.dense import DenseIndex
 from workspace_tools.core.index.segments import SparseSegments
 from workspace_tools.core.index.sparse import BM25Config, query_tf_weights
 from workspace_tools.core.ranking.filters import Filter, missing
 from workspace_tools.core.ranking.source_filter import SourceColumn, split_source_conditions
 from workspace_tools.core.store._snapshot_checks import refuse
-from workspace_tools.core.store.database import TERM_SEPARATOR, Changes
+from workspace_tools.core.store.database import Changes
 from workspace_tools.core.store.snapshot import (
     ChunkFields,
     load_base,
@@ -59,6 +60,8 @@ class EmbeddedBackend:
         tokenizer: The workspace tokenizer (its vocabulary numbers the BM25 terms).
         bm25_config: BM25 parameters.
         hnsw_threshold: Vector count above which FAISS switches to HNSW.
+        index_terms: Tokenize the texts of chunks read from the database (``False``: a
+            workspace without BM25, whose rows hold no terms).
     """
 
     def __init__(
@@ -68,10 +71,13 @@ class EmbeddedBackend:
         tokenizer: Tokenizer,
         bm25_config: BM25Config,
         hnsw_threshold: int,
+        index_terms: bool = True,
     ) -> None:
         self.follower = follower
         self.db = follower.db
         self.tokenizer = tokenizer
+        self.index_terms = index_terms
+        self._tokenizer_check = TokenizerCheck(tokenizer, follower.db.directory)
         self.bm25_config = bm25_config
         self.hnsw_threshold = hnsw_threshold
         self.sparse = SparseSegments(bm25_config)
@@ -138,6 +144,8 @@ class EmbeddedBackend:
         self._source_column = None
 
     def _load_sparse(self) -> None:
+        if self.index_terms:  # the terms of a snapshot's vocabulary, or of the texts, are its
+            self._tokenizer_check(self.db.meta("settings"))
         info = read_pointer(self.db)
         loaded = None
         if info is not None and info.config.get("bm25") == self.bm25_config.to_dict():
@@ -150,20 +158,35 @@ class EmbeddedBackend:
             self.sparse.load(base)
             self.version = self.snapshot_version = info.version
             return
-        version, rows = self.db.snapshot_of_rows()
+        rows = self.db.snapshot_of_rows()
         self.tokenizer.set_vocabulary([])
-        keys = [int(r[0]) for r in rows]
-        terms = self._term_ids_many([r[3] for r in rows])
+        keys = [chunk.key for chunk in rows.chunks]
+        terms = self._term_ids_many(self._terms(rows))
         self.sparse.build(keys, terms, len(self.tokenizer.vocab))
-        self.version = version
+        self.version = rows.version
         self.snapshot_version = -1
 
-    def _term_ids(self, text: str) -> npt.NDArray[np.int32]:
-        """Vocabulary ids of a chunk's stored terms; a new term gets the next id, in order."""
-        if not text:
+    def _terms(self, changes: Changes) -> list[Sequence[str]]:
+        """The terms of each chunk of ``changes``: from memory, else tokenized from its text.
+
+        The database stores no terms: a chunk another process wrote (or any chunk, when
+        rebuilding from the database) is tokenized with this workspace's tokenizer, checked to
+        be the one the index records (:class:`TokenizerCheck`), so its terms are the writer's.
+        """
+        chunks = changes.chunks
+        if all(chunk.terms is not None for chunk in chunks):
+            return [chunk.terms for chunk in chunks if chunk.terms is not None]
+        if not self.index_terms:
+            return [chunk.terms or () for chunk in chunks]
+        self._tokenizer_check(changes.settings)
+        tokenize = self.tokenizer.tokenize
+        return [tokenize(c.text) if c.terms is None else c.terms for c in chunks]
+
+    def _term_ids(self, terms: Sequence[str]) -> npt.NDArray[np.int32]:
+        """Vocabulary ids of a chunk's terms; a new term gets the next id, in order."""
+        if not terms:
             return np.zeros(0, dtype=np.int32)
         vocab = self.tokenizer.vocab
-        terms = text.split(TERM_SEPARATOR)
         distinct = dict.fromkeys(terms)  # first-seen order: new ids as one setdefault each gave
         new = set(distinct).difference(vocab)  # (a set's difference looks up the small side)
         if new:
@@ -171,20 +194,16 @@ class EmbeddedBackend:
             vocab.update(zip(fresh, range(len(vocab), len(vocab) + len(fresh)), strict=True))
         return np.fromiter(map(vocab.__getitem__, terms), dtype=np.int32, count=len(terms))
 
-    def _term_ids_many(self, texts: list[str]) -> list[npt.NDArray[np.int32]]:
-        """:meth:`_term_ids` of many chunks from one split and one lookup of all their terms.
+    def _term_ids_many(self, lists: list[Sequence[str]]) -> list[npt.NDArray[np.int32]]:
+        """:meth:`_term_ids` of many chunks from one lookup of all their terms.
 
         New terms get their ids in the order the chunks, one after the other, first use them:
         the ids one call per chunk gives.
         """
-        if len(texts) < 2:
-            return [self._term_ids(text) for text in texts]
-        counts = np.fromiter(
-            (text.count(TERM_SEPARATOR) + 1 if text else 0 for text in texts),
-            dtype=np.int64,
-            count=len(texts),
-        )
-        flat = self._term_ids(TERM_SEPARATOR.join(filter(None, texts)))
+        if len(lists) < 2:
+            return [self._term_ids(terms) for terms in lists]
+        counts = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+        flat = self._term_ids(list(chain.from_iterable(lists)))
         return np.split(flat, np.cumsum(counts[:-1]))
 
     def apply(self, changes: Changes) -> None:
@@ -195,7 +214,7 @@ class EmbeddedBackend:
                 self.sparse.remove(removed.key)
             self.sparse.add_many(
                 [chunk.key for chunk in fresh.chunks],
-                self._term_ids_many([chunk.terms for chunk in fresh.chunks]),
+                self._term_ids_many(self._terms(fresh)),
             )
             self.rows_applied += len(fresh.removed_chunks) + len(fresh.chunks)
             self.version = changes.version
@@ -364,9 +383,9 @@ class EmbeddedBackend:
         if self.empty or not self.db.exists():
             self._dense_version = max(self.version, 0)
             return {}
-        version, rows = self.db.snapshot_of_rows()
-        self._dense_version = version
-        self._add_vectors({int(r[0]): str(r[2]) for r in rows})
+        rows = self.db.snapshot_of_rows()
+        self._dense_version = rows.version
+        self._add_vectors({chunk.key: chunk.hash for chunk in rows.chunks})
         self.follower.refresh(force=True)
         return dict(self._dense_pending)
 

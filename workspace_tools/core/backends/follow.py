@@ -16,11 +16,15 @@ stay correct. Another process's later commits change ``PRAGMA data_version``, wh
 
 from __future__ import annotations
 
-from typing import Final, Protocol
+import json
+from pathlib import Path
+from typing import Any, Final, Protocol
 
+from workspace_tools.core.errors import IndexMismatchError
 from workspace_tools.core.store.database import Changes, IndexDatabase, Writer
+from workspace_tools.core.text.tokenizer import Tokenizer
 
-__all__ = ["ChangeFollower", "Follows"]
+__all__ = ["ChangeFollower", "Follows", "TokenizerCheck"]
 
 _ATTEMPTS: Final = 3
 
@@ -126,3 +130,49 @@ class ChangeFollower:
         for part in self.parts:
             part.reset()
         self._data_version = None
+
+
+class TokenizerCheck:
+    """Refuses to tokenize stored texts with a tokenizer other than the one the index records.
+
+    The database stores no terms: a follower makes a chunk's terms from its text, which gives
+    the writer's terms only with the writer's tokenizer. Opening a workspace checks that
+    (``workspace/_compat.py``); this check covers an index another process rebuilt since with
+    other tokenizer settings, where the follower would otherwise score texts by other terms.
+
+    Args:
+        tokenizer: The tokenizer of this process.
+        directory: The index folder (for the message).
+    """
+
+    def __init__(self, tokenizer: Tokenizer, directory: Path) -> None:
+        self.tokenizer = tokenizer
+        self.directory = directory
+        self._checked: str | None = None
+
+    def __call__(self, settings: str | None) -> None:
+        """Check the ``meta`` settings (JSON) read with the rows; ``None``: nothing recorded.
+
+        Raises:
+            IndexMismatchError: the recorded tokenizer differs from this process's.
+        """
+        if settings is None or settings == self._checked:
+            return
+        recorded = json.loads(settings).get("tokenizer")
+        if recorded is not None and _rules(recorded) != _rules(self.tokenizer.fingerprint()):
+            msg = (
+                f"The index in {self.directory} is now tokenized with other settings "
+                f"(index: {recorded}, this process: {self.tokenizer.fingerprint()}): another "
+                "process rebuilt it, and the texts it holds would not give the terms it was "
+                "built with here. Reopen the workspace with the index's tokenizer settings, or "
+                "rebuild it with rebuild=True (CLI: --rebuild)."
+            )
+            raise IndexMismatchError(msg)
+        self._checked = settings
+
+
+def _rules(fingerprint: Any) -> Any:
+    """A tokenizer fingerprint with its rules version (none recorded means 1)."""
+    if not isinstance(fingerprint, dict):
+        return fingerprint
+    return {"rules": 1, **json.loads(json.dumps(fingerprint))}

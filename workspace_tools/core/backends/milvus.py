@@ -32,10 +32,12 @@ import numpy.typing as npt
 from workspace_tools.core.backends._milvus_filters import milvus_expression
 from workspace_tools.core.backends._milvus_schema import SCHEMA_VERSION, connect, create_collection
 from workspace_tools.core.backends.base import BackendHits, BackendQuery, Hit
-from workspace_tools.core.backends.follow import ChangeFollower
+from workspace_tools.core.backends.follow import ChangeFollower, TokenizerCheck
 from workspace_tools.core.errors import StorageError
 from workspace_tools.core.index.sparse import BM25Config
-from workspace_tools.core.store.database import TERM_SEPARATOR, Changes, ChunkRecord
+from workspace_tools.core.store.database import Changes, ChunkRecord
+from workspace_tools.core.text.indexed import bm25_text
+from workspace_tools.core.text.tokenizer import Tokenizer
 
 __all__ = ["MilvusBackend", "term_token"]
 
@@ -83,9 +85,13 @@ class MilvusBackend:
         bm25_config: BM25Config | None,
         embedder: tuple[str, int] | None,
         read_only: bool,
+        tokenizer: Tokenizer | None = None,
     ) -> None:
         self.follower = follower
         self.db = follower.db
+        self.tokenizer = tokenizer or Tokenizer()
+        """Makes the terms of the ``workspace`` analyzer from each stored text."""
+        self._tokenizer_check = TokenizerCheck(self.tokenizer, self.db.directory)
         self.uri = uri
         self.analyzer = analyzer
         self.bm25_config = bm25_config
@@ -179,11 +185,11 @@ class MilvusBackend:
                 dimension=self.embedder[1] if self.embedder else None,
             )
         self._pending = {}
-        version, rows = self.db.snapshot_of_rows()
-        for batch in _chunks([int(r[0]) for r in rows], 2000):
+        rows = self.db.snapshot_of_rows()
+        for batch in _chunks([chunk.key for chunk in rows.chunks], 2000):
             self._upsert(batch)
-        self._record(version)
-        self._count = len(rows)
+        self._record(rows.version)
+        self._count = len(rows.chunks)
 
     # -- following the change log ----------------------------------------------------------
 
@@ -219,6 +225,8 @@ class MilvusBackend:
 
     def _upsert(self, keys: list[int]) -> None:
         records = self.db.chunks(keys)
+        if self.bm25_config is not None and self.analyzer == "workspace":
+            self._tokenizer_check(self.db.meta("settings"))
         vectors: dict[str, npt.NDArray[np.float32]] = {}
         if self.embedder is not None:
             vectors = self.db.vectors({r.hash for r in records.values()})
@@ -241,7 +249,9 @@ class MilvusBackend:
         }
         if self.bm25_config is not None:
             if self.analyzer == "workspace":
-                terms = record.terms.split(TERM_SEPARATOR) if record.terms else []
+                # The database stores no terms: the workspace tokenizer makes them from the text
+                indexed = bm25_text(record.text, record.metadata.get("format"))
+                terms = self.tokenizer.tokenize(indexed)
                 text = " ".join(term_token(t) for t in terms)
             else:
                 text = record.text

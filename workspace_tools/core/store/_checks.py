@@ -19,8 +19,9 @@ __all__ = ["READABLE_FORMATS", "TABLES", "check_database"]
 
 TABLES: Final = frozenset({"meta", "sources", "chunks", "removed", "vectors"})
 """Tables every index database holds."""
-READABLE_FORMATS: Final = frozenset({2, 3})
-"""Database formats this version opens (2 is converted to 3 by a writable open)."""
+READABLE_FORMATS: Final = frozenset({2, 3, 4})
+"""Database formats this version opens (2 and 3 are converted to 4 by a writable open, and read
+as they are by a read-only one: ``_upgrade.py``)."""
 _COUNTERS: Final = ("version", "horizon")
 
 
@@ -81,6 +82,9 @@ def check_database(conn: sqlite3.Connection, path: Path, *, current: int) -> int
         value = meta.get(key)
         if value is None or not value.isascii() or not value.isdigit():
             raise _damaged(path, f"meta {key!r} is {value!r}, not a count")
+    last_key = meta.get("last_key")
+    if found >= 4 and (last_key is None or not last_key.isascii() or not last_key.isdigit()):
+        raise _damaged(path, f"meta 'last_key' is {last_key!r}, not a count")
     if "database_id" not in meta:
         raise _damaged(path, "meta 'database_id' is missing")
     settings = meta.get("settings")

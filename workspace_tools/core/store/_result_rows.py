@@ -1,20 +1,30 @@
-"""The fast read of result rows: a row's checksum in one encode, its JSON parsed once.
+"""The fast reads of chunk rows: a row's checksum in one encode, its JSON parsed once.
 
-``IndexDatabase.result_chunks`` (``store/database.py``) reads every search result through these.
+``IndexDatabase.result_chunks`` (``store/database.py``) reads every search result through these,
+and ``changes_since`` / ``snapshot_of_rows`` the rows a follower applies (:func:`changed_chunks`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Final
 
-from workspace_tools.core.store._rows import chunk_metadata, join_metadata
+from workspace_tools.core.store._rows import (
+    ChangedChunk,
+    chunk_format,
+    chunk_metadata,
+    join_metadata,
+    parse_chunk,
+)
+from workspace_tools.core.text.indexed import bm25_text
 
 __all__ = [
     "PARSED_KEPT",
     "RESULT_COLUMNS",
+    "changed_chunks",
     "fast_checksum",
     "new_tuple",
     "parse_once",
@@ -23,7 +33,7 @@ __all__ = [
 
 RESULT_COLUMNS: Final = (
     "c.key, c.id, c.source, c.start_line, c.end_line, c.headings, c.levels, c.hash, c.metadata, "
-    "c.text, c.terms, c.checksum, s.metadata"
+    "c.text, c.checksum, s.metadata"
 )
 PARSED_KEPT: Final = 8192
 """Parsed JSON column values :meth:`IndexDatabase.result_chunks` keeps (most rows share a few)."""
@@ -32,12 +42,12 @@ new_tuple: Final = tuple.__new__
 
 
 def fast_checksum(row: Sequence[Any]) -> str:
-    """:func:`row_checksum` of a chunk row's stored fields (``row[1:11]``), in one encode.
+    """:func:`row_checksum` of a chunk row's stored fields (``row[1:10]``), in one encode.
 
     The same bytes: every field is a string or an integer, and encoding the joined string
     equals joining the encoded fields.
     """
-    joined = "\x1f".join(map(str, row[1:11]))
+    joined = "\x1f".join(map(str, row[1:10]))
     return hashlib.blake2b(joined.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
@@ -66,3 +76,34 @@ def result_metadata(cache: dict[str, Any], raw: str, base: dict[str, Any]) -> di
     if len(value) == 2 and isinstance(value[0], dict) and isinstance(value[1], list):
         return join_metadata(base, value[0], value[1])
     return chunk_metadata(raw, base)  # raises its error
+
+
+def changed_chunks(
+    path: Path,
+    rows: Sequence[Sequence[Any]],
+    bases: Callable[[set[str]], Mapping[str, Mapping[str, Any]]],
+) -> list[ChangedChunk]:
+    """Chunk rows (``CHUNK_COLUMNS, version``) as a follower applies them, checksums checked.
+
+    Each row's text is the one source of its terms: the text to tokenize is its
+    :func:`~workspace_tools.core.text.indexed.bm25_text`, which needs the chunk's ``format``
+    only when the text has a Markdown link (``"]("``): only those rows' metadata is parsed, and
+    only their sources' metadata is read (``bases``: source ids -> metadata).
+    """
+    for row in rows:
+        if fast_checksum(row) != row[10]:
+            parse_chunk(path, row[:11])  # raises the checksum's error
+    linked = [row for row in rows if "](" in row[9]]
+    base = bases({str(row[2]) for row in linked}) if linked else {}
+    formats = {int(row[0]): chunk_format(row[8], base.get(str(row[2]), {})) for row in linked}
+    return [
+        ChangedChunk(
+            int(row[11]),
+            int(row[0]),
+            str(row[2]),
+            str(row[7]),
+            bm25_text(row[9], formats[int(row[0])]) if int(row[0]) in formats else str(row[9]),
+            None,
+        )
+        for row in rows
+    ]

@@ -18,9 +18,9 @@ __all__ = [
     "CHUNK_COLUMNS",
     "DB_NAME",
     "FORMAT_VERSION",
+    "LEGACY_CHUNKS",
     "SCHEMA",
     "SOURCE_COLUMNS",
-    "TERM_SEPARATOR",
     "ChangedChunk",
     "ChangedSource",
     "Changes",
@@ -29,6 +29,7 @@ __all__ = [
     "RemovedChunk",
     "RemovedSource",
     "SourceRecord",
+    "chunk_format",
     "chunk_metadata",
     "dumps",
     "join_metadata",
@@ -40,12 +41,12 @@ __all__ = [
     "translate_error",
 ]
 
-FORMAT_VERSION: Final = 3
+FORMAT_VERSION: Final = 4
 """Version of the on-disk format (1 was generation folders of JSON and arrays; 2 copied the
-source's metadata onto every chunk row, 3 keeps it once, on the source row)."""
+source's metadata onto every chunk row, 3 keeps it once, on the source row; 4 stores no terms:
+the text is the one source of a chunk's BM25 terms, and chunk keys are given from the ``meta``
+row ``last_key`` instead of ``AUTOINCREMENT``)."""
 DB_NAME: Final = "index.sqlite3"
-TERM_SEPARATOR: Final = " "
-"""Terms of a chunk are stored space-separated (the tokenizer never yields whitespace)."""
 
 SCHEMA: Final = """
 BEGIN IMMEDIATE;
@@ -56,10 +57,10 @@ CREATE TABLE IF NOT EXISTS sources(
     format TEXT NOT NULL, version INTEGER NOT NULL, checksum TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS sources_version ON sources(version);
 CREATE TABLE IF NOT EXISTS chunks(
-    key INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL, source TEXT NOT NULL,
+    key INTEGER PRIMARY KEY, id TEXT NOT NULL, source TEXT NOT NULL,
     start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, headings TEXT NOT NULL,
     levels TEXT NOT NULL, hash TEXT NOT NULL, metadata TEXT NOT NULL, text TEXT NOT NULL,
-    terms TEXT NOT NULL, version INTEGER NOT NULL, checksum TEXT NOT NULL);
+    version INTEGER NOT NULL, checksum TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS chunks_version ON chunks(version);
 CREATE INDEX IF NOT EXISTS chunks_source ON chunks(source);
 CREATE TABLE IF NOT EXISTS removed(
@@ -67,14 +68,30 @@ CREATE TABLE IF NOT EXISTS removed(
 CREATE INDEX IF NOT EXISTS removed_version ON removed(version);
 CREATE TABLE IF NOT EXISTS vectors(
     hash TEXT PRIMARY KEY, vector BLOB NOT NULL, checksum TEXT NOT NULL);
-INSERT OR IGNORE INTO meta VALUES ('format_version', '3');
+INSERT OR IGNORE INTO meta VALUES ('format_version', '4');
 INSERT OR IGNORE INTO meta VALUES ('version', '0');
+INSERT OR IGNORE INTO meta VALUES ('last_key', '0');
 INSERT OR IGNORE INTO meta VALUES ('horizon', '0');
 INSERT OR IGNORE INTO meta VALUES ('database_id', lower(hex(randomblob(16))));
 COMMIT;
 """
 """Schema and first rows in one transaction: a crash leaves all of it or none (the format
-version is :data:`FORMAT_VERSION`)."""
+version is :data:`FORMAT_VERSION`). Chunk keys are never reused (a process caches a key's row,
+and a follower's deletions and FAISS ids name keys): ``meta`` ``last_key`` holds the highest key
+ever given, and every chunk is inserted with the next one, in the transaction that writes it."""
+
+LEGACY_CHUNKS: Final = """
+CREATE TEMP VIEW IF NOT EXISTS chunks AS SELECT key, id, source, start_line, end_line,
+    headings, levels, hash, metadata, text, version,
+    format4_checksum(id, source, start_line, end_line, headings, levels, hash, metadata, text,
+        terms, checksum) AS checksum
+FROM main.chunks;
+"""
+"""What a read-only connection to a format-2/3 file reads as ``chunks``: the format-4 columns.
+
+The temporary view hides ``main.chunks`` (the ``temp`` schema is searched first, and a read-only
+file is not changed); each row's stored checksum (over its terms too) is checked, and the view
+shows the format-4 checksum of a row that passes (a damaged row shows a checksum it fails)."""
 
 
 def row_checksum(*fields: Any) -> str:
@@ -152,10 +169,19 @@ class ChunkRecord:
     hash: str
     metadata: dict[str, Any]
     text: str
-    terms: str
+    terms: list[str] | None = None
+    """Its BM25 terms when the writing process has them (never stored: the text is their one
+    source). The writer hands them to its own process's backend; ``None``: tokenize the text."""
 
     @classmethod
-    def of(cls, chunk: Chunk, *, hash: str, terms: str, key: int = -1) -> ChunkRecord:  # noqa: A002
+    def of(
+        cls,
+        chunk: Chunk,
+        *,
+        hash: str,  # noqa: A002
+        terms: list[str] | None = None,
+        key: int = -1,
+    ) -> ChunkRecord:
         """The row of ``chunk`` (``key`` -1: the database assigns it)."""
         return cls(
             key=key,
@@ -230,8 +256,12 @@ class ChangedChunk(NamedTuple):
     key: int
     source_id: str
     hash: str
-    terms: str
-    """Its tokenizer terms, :data:`TERM_SEPARATOR`-joined."""
+    text: str
+    """The text its BM25 terms come from (:func:`~workspace_tools.core.text.indexed.bm25_text`
+    of the stored text): tokenize it with the workspace tokenizer when :attr:`terms` is ``None``."""
+    terms: list[str] | None
+    """Its terms, when the process that wrote it hands them over from memory (``None`` when read
+    from the database: the database stores no terms)."""
 
 
 class RemovedSource(NamedTuple):
@@ -262,10 +292,15 @@ class Changes:
     chunks: list[ChangedChunk] = field(default_factory=list)
     removed_sources: list[RemovedSource] = field(default_factory=list)
     removed_chunks: list[RemovedChunk] = field(default_factory=list)
+    settings: str | None = None
+    """The ``meta`` settings (JSON) read with these rows, when they were read from the database:
+    a follower that tokenizes :attr:`ChangedChunk.text` checks the tokenizer recorded there is
+    its own (``None``: written by this process, whose settings they are)."""
 
     def after(self, version: int) -> Changes:
         """Only what was committed after ``version``."""
         return Changes(
+            settings=self.settings,
             version=self.version,
             sources=[c for c in self.sources if c.version > version],
             chunks=[c for c in self.chunks if c.version > version],
@@ -276,7 +311,7 @@ class Changes:
 
 SOURCE_COLUMNS: Final = "id, kind, hash, chunk_ids, metadata, mtime_ns, size, format, checksum"
 CHUNK_COLUMNS: Final = (
-    "key, id, source, start_line, end_line, headings, levels, hash, metadata, text, terms, checksum"
+    "key, id, source, start_line, end_line, headings, levels, hash, metadata, text, checksum"
 )
 
 
@@ -368,7 +403,7 @@ def parse_chunk(
             "checksum). Open the workspace with rebuild=True (CLI: --rebuild) to rebuild it."
         )
         raise IndexCorruptError(msg)
-    key, cid, source, start, end, headings, levels, digest, metadata, text, terms = fields
+    key, cid, source, start, end, headings, levels, digest, metadata, text = fields
     return ChunkRecord(
         key=int(key),
         id=cid,
@@ -380,8 +415,12 @@ def parse_chunk(
         hash=digest,
         metadata=chunk_metadata(metadata, base),
         text=text,
-        terms=terms,
     )
+
+
+def chunk_format(raw: str, base: Mapping[str, Any] | None) -> Any:
+    """The ``format`` metadata of a chunk (its column ``raw``, its source's metadata ``base``)."""
+    return chunk_metadata(raw, base if base is not None else {}).get("format")
 
 
 def dumps(value: Any) -> str:

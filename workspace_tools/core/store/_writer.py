@@ -22,6 +22,7 @@ from workspace_tools.core.store._rows import (
     split_metadata,
 )
 from workspace_tools.core.store._vectors import encode_vector, float16_in_place
+from workspace_tools.core.text.indexed import bm25_text
 
 __all__ = ["Writer"]
 
@@ -30,12 +31,8 @@ _INSERT_SOURCE: Final = (
     "format, version, checksum) VALUES (?,?,?,?,?,?,?,?,?,?)"
 )
 _INSERT_CHUNK: Final = (
-    "INSERT INTO chunks(id, source, start_line, end_line, headings, levels, hash, "
-    "metadata, text, terms, version, checksum) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
-)
-_INSERT_CHUNK_WITH_KEY: Final = (
     "INSERT INTO chunks(key, id, source, start_line, end_line, headings, levels, hash, "
-    "metadata, text, terms, version, checksum) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    "metadata, text, version, checksum) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 _IDS_PER_QUERY: Final = 400
 """Source ids per lookup query (each is bound twice: under SQLite's 999 parameters)."""
@@ -72,7 +69,6 @@ class _ChunkEncoder:
             c.hash,
             self._dumps([own, dropped]),
             c.text,
-            c.terms,
         )
 
     def _dumps(self, value: Any) -> str:
@@ -115,6 +111,13 @@ def _frozen(value: Any) -> Any:
     return tuple(out)
 
 
+def _changed(version: int, key: int, c: ChunkRecord) -> ChangedChunk:
+    """What a follower of this process applies of a chunk just written (its terms in memory)."""
+    return ChangedChunk(
+        version, key, c.source, c.hash, bm25_text(c.text, c.metadata.get("format")), c.terms
+    )
+
+
 def _scalar(value: Any) -> bool:
     return type(value) in _SCALARS
 
@@ -142,6 +145,8 @@ class Writer:
         self._removed_chunks: list[RemovedChunk] = []
         self.cleared = False
         """:meth:`clear` ran: every follower reloads."""
+        self._last_key: int | None = None
+        """The highest chunk key ever given, once :meth:`_last` has read it."""
 
     @property
     def changes(self) -> Changes:
@@ -191,6 +196,7 @@ class Writer:
         gone = conn.execute("DELETE FROM sources WHERE id=?", (source_id,)).rowcount
         keys = [r[0] for r in conn.execute("SELECT key FROM chunks WHERE source=?", (source_id,))]
         if keys:
+            self._deleting(max(int(k) for k in keys))
             for k in keys:
                 self._chunks.pop(int(k), None)
             self._removed_chunks += [RemovedChunk(self.version, int(k)) for k in keys]
@@ -209,17 +215,10 @@ class Writer:
         """Replace a source and its chunks; returns the new chunk keys."""
         self.remove_source(row.id)
         self._put_source_row(row)
-        keys = []
-        conn = self._conn
-        encode = _ChunkEncoder()
-        for c in chunks:
-            fields = encode(c, row.metadata)
-            cursor = conn.execute(_INSERT_CHUNK, (*fields, self.version, row_checksum(*fields)))
-            key = int(cursor.lastrowid or 0)
-            keys.append(key)
-            self._chunks[key] = ChangedChunk(self.version, key, c.source, c.hash, c.terms)
+        first = self._last() + 1
+        self._insert_chunks(row, chunks, first - 1)
         self.changed = True
-        return keys
+        return list(range(first, first + len(chunks)))
 
     def put_sources(self, rows: Sequence[tuple[SourceRecord, Sequence[ChunkRecord]]]) -> None:
         """:meth:`put_source` for many sources: the same rows, keys and log, fewer statements.
@@ -245,7 +244,7 @@ class Writer:
         self._conn.executemany(_INSERT_SOURCE, source_rows)
         for row, _ in rows:
             self._remember_source(row)
-        key = self._last_key()
+        key = self._last()
         chunk_rows = []
         changed = self._chunks
         encode = _ChunkEncoder()
@@ -254,9 +253,23 @@ class Writer:
                 key += 1
                 fields = encode(c, row.metadata)
                 chunk_rows.append((key, *fields, version, row_checksum(*fields)))
-                changed[key] = ChangedChunk(version, key, c.source, c.hash, c.terms)
-        self._conn.executemany(_INSERT_CHUNK_WITH_KEY, chunk_rows)
+                changed[key] = _changed(version, key, c)
+        self._conn.executemany(_INSERT_CHUNK, chunk_rows)
+        self._last_key = key
         self.changed = True
+
+    def _insert_chunks(self, row: SourceRecord, chunks: Sequence[ChunkRecord], key: int) -> None:
+        """Insert ``chunks`` of ``row`` with the keys after ``key``."""
+        encode = _ChunkEncoder()
+        version = self.version
+        chunk_rows = []
+        for c in chunks:
+            key += 1
+            fields = encode(c, row.metadata)
+            chunk_rows.append((key, *fields, version, row_checksum(*fields)))
+            self._chunks[key] = _changed(version, key, c)
+        self._conn.executemany(_INSERT_CHUNK, chunk_rows)
+        self._last_key = key
 
     def _stored(self, ids: Sequence[str]) -> list[str]:
         """Which of ``ids`` have a source row or chunk rows, in the order given."""
@@ -274,13 +287,35 @@ class Writer:
             )
         return [i for i in ids if i in found]
 
-    def _last_key(self) -> int:
-        """The highest chunk key ever given (the next ``AUTOINCREMENT`` key is one more)."""
-        row = self._conn.execute(
-            "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name='chunks'), 0), "
-            "coalesce((SELECT max(key) FROM chunks), 0))"
-        ).fetchone()
-        return int(row[0])
+    def _last(self) -> int:
+        """The highest chunk key ever given (the next key is one more).
+
+        Keys are never reused (``AUTOINCREMENT``'s rule, without its ``sqlite_sequence`` row
+        rewritten by every insert): every key given is at most the larger of ``meta``
+        ``last_key`` and the highest key in the table, because a deletion that removes a key
+        above ``last_key`` records it there first (:meth:`_deleting`). A write that only adds
+        rows writes no ``meta`` row for its keys.
+        """
+        if self._last_key is None:
+            row = self._conn.execute("SELECT max(key) FROM chunks").fetchone()
+            self._last_key = max(self._recorded(), int(row[0] or 0))
+        return self._last_key
+
+    def _recorded(self) -> int:
+        """``meta`` ``last_key`` as stored."""
+        stored = self._meta.get("last_key")
+        if stored is None:  # not read with the transaction's meta values: read it now
+            stored = self.meta("last_key")
+        if stored is None or not stored.isascii() or not stored.isdigit():
+            msg = f"meta 'last_key' is {stored!r}, not a count"
+            raise ValueError(msg)
+        return int(stored)
+
+    def _deleting(self, top: int) -> None:
+        """Chunk keys up to ``top`` are about to be deleted: keep ``top`` from being given again."""
+        if top > self._recorded():
+            self._conn.execute("UPDATE meta SET value=? WHERE key='last_key'", (str(top),))
+            self._meta["last_key"] = str(top)
 
     def touch_source(self, row: SourceRecord) -> None:
         """Rewrite a source row only (its mtime and size moved, its content did not)."""
@@ -327,6 +362,7 @@ class Writer:
         Every process reloads afterwards: the deletion log restarts here.
         """
         conn = self._conn
+        self._deleting(self._last())
         conn.execute("DELETE FROM sources")
         conn.execute("DELETE FROM chunks")
         conn.execute("DELETE FROM removed")

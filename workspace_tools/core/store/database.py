@@ -1,9 +1,10 @@
 """The index database: SQLite (WAL), the source of truth for everything an index holds.
 
 One file, ``index.sqlite3``, holds the settings and format version, every source, every chunk
-(text, metadata, terms), the embedding cache (content hash -> vector) and a pointer to the latest
-derived snapshot (see ``snapshot.py``). Each change is one transaction: SQLite's atomic commit and
-its locking replace hand-written generations, pointers and lock files, on every platform.
+(text and metadata: the text is the one source of its BM25 terms), the embedding cache (content
+hash -> vector) and a pointer to the latest derived snapshot (see ``snapshot.py``). Each change
+is one transaction: SQLite's atomic commit and its locking replace hand-written generations,
+pointers and lock files, on every platform.
 
 Every commit bumps ``version``. Upserted rows carry the version that wrote them and deletions are
 logged in ``removed``, so a process at version ``v`` catches up with :meth:`changes_since`
@@ -28,6 +29,7 @@ from workspace_tools.core.store._database_file import DatabaseFile
 from workspace_tools.core.store._result_rows import (
     PARSED_KEPT,
     RESULT_COLUMNS,
+    changed_chunks,
     fast_checksum,
     new_tuple,
     parse_once,
@@ -38,8 +40,6 @@ from workspace_tools.core.store._rows import (
     DB_NAME,
     FORMAT_VERSION,
     SOURCE_COLUMNS,
-    TERM_SEPARATOR,
-    ChangedChunk,
     ChangedSource,
     Changes,
     ChunkFields,
@@ -59,7 +59,6 @@ from workspace_tools.core.store._writer import Writer
 __all__ = [
     "DB_NAME",
     "FORMAT_VERSION",
-    "TERM_SEPARATOR",
     "Changes",
     "ChunkRecord",
     "IndexDatabase",
@@ -110,7 +109,7 @@ class IndexDatabase(DatabaseFile):
     def data_version(self) -> int:
         """Changes whenever another connection commits (cheap: no table is read)."""
         conn = self._conn
-        if conn is not None and self._immutable is None:
+        if conn is not None and self._immutable is None and not self._legacy:
             with self._lock:  # the common case, without the guard's context manager (~4 us)
                 try:
                     return self._reopens << 32 | int(
@@ -122,6 +121,12 @@ class IndexDatabase(DatabaseFile):
             moved = self._immutable is not None and (
                 self._wal.exists() or self._stamp() != self._immutable
             )
+            if self._legacy and self._conn is not None and not moved:
+                # A format-2/3 file read through a view: a writer may have converted it since.
+                row = self._conn.execute(
+                    "SELECT value FROM main.meta WHERE key='format_version'"
+                ).fetchone()
+                moved = row is not None and int(row[0]) >= FORMAT_VERSION
             if self._conn is not None and moved:
                 self._conn.close()  # a writer appeared: reopen to see its commits
                 self._conn = None
@@ -226,9 +231,9 @@ class IndexDatabase(DatabaseFile):
                 ).fetchall()
                 for row in rows:
                     key, cid, source, first, last, headings, levels = row[:7]
-                    metadata, text, checksum, base = row[8], row[9], row[11], row[12]
+                    metadata, text, checksum, base = row[8], row[9], row[10], row[11]
                     if fast_checksum(row) != checksum:
-                        parse_chunk(self.path, row[:12])  # raises the checksum's error
+                        parse_chunk(self.path, row[:11])  # raises the checksum's error
                     if len(parsed) > PARSED_KEPT:
                         parsed.clear()
                     fields = (
@@ -304,16 +309,21 @@ class IndexDatabase(DatabaseFile):
         return out
 
     def changes_since(self, version: int) -> Changes | None:
-        """Rows written and deleted after ``version``; ``None`` past the pruning horizon."""
+        """Rows written and deleted after ``version``; ``None`` past the pruning horizon.
+
+        The chunks come without terms (the database stores none): a follower tokenizes each
+        one's :attr:`~ChangedChunk.text` with the tokenizer of :attr:`Changes.settings`.
+        """
         with self._lock, self.guard("read the index"):
             conn = self.connection()
             with self.reading():
-                current = int(
-                    conn.execute("SELECT value FROM meta WHERE key='version'").fetchone()[0]
+                meta = dict(
+                    conn.execute(
+                        "SELECT key, value FROM meta "
+                        "WHERE key IN ('version', 'horizon', 'settings')"
+                    ).fetchall()
                 )
-                horizon = int(
-                    conn.execute("SELECT value FROM meta WHERE key='horizon'").fetchone()[0]
-                )
+                current, horizon = int(meta["version"]), int(meta["horizon"])
                 if version < horizon:
                     return None
                 rows = conn.execute(
@@ -333,11 +343,11 @@ class IndexDatabase(DatabaseFile):
                         (version,),
                     ).fetchall()
                 )
-                chunks = [
-                    ChangedChunk(int(r[-1]), c.key, c.source, c.hash, c.terms)
-                    for c, r in ((parse_chunk(self.path, r[:-1]), r) for r in chunk_rows)
-                ]
+                chunks = changed_chunks(
+                    self.path, chunk_rows, lambda ids: self._source_metadata(conn, ids)
+                )
         return Changes(
+            settings=meta.get("settings"),
             version=current,
             sources=[ChangedSource(int(r[-1]), parse_source(self.path, r[:-1])) for r in rows],
             chunks=chunks,
@@ -349,19 +359,26 @@ class IndexDatabase(DatabaseFile):
             ],
         )
 
-    def snapshot_of_rows(self) -> tuple[int, list[tuple[int, str, str, str]]]:
-        """The version and ``(key, source, hash, terms)`` of every chunk, read atomically."""
+    def snapshot_of_rows(self) -> Changes:
+        """Every chunk row, in key order, as :meth:`changes_since` reads changed ones, atomically.
+
+        The version and settings read with them; no deletions.
+        """
         with self._lock, self.guard("read the index"):
             conn = self.connection()
             with self.reading():
-                current = int(
-                    conn.execute("SELECT value FROM meta WHERE key='version'").fetchone()[0]
+                meta = dict(
+                    conn.execute(
+                        "SELECT key, value FROM meta WHERE key IN ('version', 'settings')"
+                    ).fetchall()
                 )
                 rows = conn.execute(
-                    f"SELECT {CHUNK_COLUMNS} FROM chunks ORDER BY key"  # noqa: S608
+                    f"SELECT {CHUNK_COLUMNS}, version FROM chunks ORDER BY key"  # noqa: S608
                 ).fetchall()
-                checked = [parse_chunk(self.path, r) for r in rows]
-        return current, [(c.key, c.source, c.hash, c.terms) for c in checked]
+                chunks = changed_chunks(
+                    self.path, rows, lambda ids: self._source_metadata(conn, ids)
+                )
+        return Changes(version=int(meta["version"]), chunks=chunks, settings=meta.get("settings"))
 
     def sources_at(self) -> tuple[int, list[SourceRecord]]:
         """The version and every source row, read atomically."""

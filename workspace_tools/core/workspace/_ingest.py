@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import re
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -20,6 +19,7 @@ from workspace_tools.core.errors import ConversionError, InvalidInputError
 from workspace_tools.core.store.corpus import ChunkRow, SourceRecord
 from workspace_tools.core.text.chunking import ChunkingConfig
 from workspace_tools.core.text.hashing import text_hash
+from workspace_tools.core.text.indexed import bm25_text
 from workspace_tools.core.text.scan import ScanConfig
 from workspace_tools.core.text.validate import check_unicode
 from workspace_tools.core.types import Chunk, SkippedFile, SyncReport
@@ -48,7 +48,6 @@ with ``id`` and ``page_content``/``content`` (LangChain ``Document`` works)."""
 
 RACY_WINDOW_NS: Final = 3_000_000_000
 """Files modified less than this long before a sync are hashed again by the next sync."""
-_LINK_TARGET: Final = re.compile(r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
 
 
 MAX_METADATA_BYTES: Final = 16_384
@@ -155,9 +154,7 @@ def make_record(
 
 def indexed_text(chunk: Chunk) -> str:
     """Text whose terms are indexed: Markdown link targets (URLs, paths, anchors) left out."""
-    if chunk.metadata.get("format") == "markdown" and "](" in chunk.text:
-        return _LINK_TARGET.sub("]", chunk.text)
-    return chunk.text
+    return bm25_text(chunk.text, chunk.metadata.get("format"))
 
 
 @contextlib.contextmanager

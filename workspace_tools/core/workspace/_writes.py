@@ -74,11 +74,12 @@ class WritePath(WorkspaceBase):
 
     def _records(self, record: SourceRecord, chunks: list[Chunk]) -> list[ChunkRecord]:
         record.chunk_ids = [c.id for c in chunks]
-        terms_text = self.tokenizer.terms_text  # TERM_SEPARATOR-joined terms (one space)
+        # The terms go to this process's backend from memory; the database stores the text only.
+        tokenize = self.tokenizer.tokenize
         bm25 = self.bm25_enabled
         return [
             ChunkRecord.of(
-                c, hash=text_hash(c.text), terms=terms_text(indexed_text(c)) if bm25 else ""
+                c, hash=text_hash(c.text), terms=tokenize(indexed_text(c)) if bm25 else []
             )
             for c in chunks
         ]

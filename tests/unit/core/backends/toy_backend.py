@@ -22,7 +22,8 @@ from workspace_tools.core.backends.config import BackendConfig
 from workspace_tools.core.backends.registry import BackendContext, BackendSpec
 from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.core.ranking.filters import missing
-from workspace_tools.core.store.database import TERM_SEPARATOR, Changes
+from workspace_tools.core.store.database import Changes
+from workspace_tools.core.text.indexed import bm25_text
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -42,6 +43,7 @@ class ToyBackend:
         self.follower = context.follower
         self.db = context.db
         self.bm25 = context.bm25_config
+        self.tokenizer = context.tokenizer
         self.rows: dict[int, _Row] = {}
         self.version = -1
         self._index: tuple[list[int], bm25s.BM25] | None = None
@@ -81,10 +83,10 @@ class ToyBackend:
         self.version = changes.version
 
     def rebuild(self) -> None:
-        version, rows = self.db.snapshot_of_rows()
+        rows = self.db.snapshot_of_rows()
         self.rows = {}
-        self._add([int(r[0]) for r in rows])
-        self.version = version
+        self._add([c.key for c in rows.chunks])
+        self.version = rows.version
 
     def reset(self) -> None:
         self.rows, self.version, self._index = {}, -1, None
@@ -98,7 +100,8 @@ class ToyBackend:
         records = self.db.chunks(keys)
         vectors = self.db.vectors({r.hash for r in records.values()})
         for key, r in records.items():
-            terms = r.terms.split(TERM_SEPARATOR) if r.terms else []
+            # The database stores the text only: the workspace tokenizer makes its terms
+            terms = self.tokenizer.tokenize(bm25_text(r.text, r.metadata.get("format")))
             self.rows[key] = _Row(r.source, r.metadata, terms, vectors.get(r.hash))
         self._index = None
 

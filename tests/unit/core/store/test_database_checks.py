@@ -86,6 +86,8 @@ def test_commits_record_the_writer_version(index: Path) -> None:
         ("UPDATE meta SET value='[1]' WHERE key='settings'", "meta 'settings' is not a JSON"),
         ("UPDATE meta SET value='two' WHERE key='format_version'", "its format version is 'two'"),
         ("DELETE FROM meta WHERE key='database_id'", "meta 'database_id' is missing"),
+        ("UPDATE meta SET value='k' WHERE key='last_key'", "meta 'last_key' is 'k', not a count"),
+        ("DELETE FROM meta WHERE key='last_key'", "meta 'last_key' is None, not a count"),
         ("DROP TABLE chunks", "table chunks is missing"),
         ("DROP TABLE vectors", "table vectors is missing"),
         ("DROP TABLE meta", "the meta table is missing"),

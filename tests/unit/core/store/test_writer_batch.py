@@ -14,7 +14,7 @@ from workspace_tools import Workspace
 from workspace_tools.core.store import database
 from workspace_tools.core.store._writer import _frozen
 
-TABLES = ("sources", "chunks", "removed", "sqlite_sequence")
+TABLES = ("sources", "chunks", "removed")
 
 
 def _one_by_one(self: Any, rows: Sequence[tuple[Any, Sequence[Any]]]) -> None:
@@ -36,7 +36,9 @@ def _history(root: Path) -> dict[str, list[tuple[Any, ...]]]:
     ws.save()
     conn = sqlite3.connect(root / ".workspace_tools" / "index" / "index.sqlite3")
     try:
-        return {t: conn.execute(f"SELECT * FROM {t} ORDER BY rowid").fetchall() for t in TABLES}
+        rows = {t: conn.execute(f"SELECT * FROM {t} ORDER BY rowid").fetchall() for t in TABLES}
+        rows["last_key"] = conn.execute("SELECT value FROM meta WHERE key='last_key'").fetchall()
+        return rows
     finally:
         conn.close()
 

@@ -14,11 +14,7 @@ from pathlib import Path
 from typing import Final
 
 from workspace_tools.core.errors import IndexCorruptError, IndexMismatchError
-from workspace_tools.core.store.database import (
-    TERM_SEPARATOR,
-    ChunkRecord,
-    IndexDatabase,
-)
+from workspace_tools.core.store.database import ChunkRecord, IndexDatabase
 
 __all__ = ["migrate_legacy", "remove_legacy"]
 
@@ -51,7 +47,7 @@ def migrate_legacy(db: IndexDatabase, *, read_only: bool) -> None:
             chunks = []
             for chunk_id in record.chunk_ids:
                 row = corpus.chunks[chunk_id]
-                terms = TERM_SEPARATOR.join(vocabulary[t] for t in row.terms)
+                terms = [vocabulary[t] for t in row.terms]
                 chunks.append(ChunkRecord.of(row.chunk, hash=row.hash, terms=terms))
             converted.append((record, chunks))
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
