@@ -161,26 +161,29 @@ class EmbeddedBackend:
         rows = self.db.snapshot_of_rows()
         self.tokenizer.set_vocabulary([])
         keys = [chunk.key for chunk in rows.chunks]
-        terms = self._term_ids_many(self._terms(rows))
+        terms = self._term_ids_of(rows)
         self.sparse.build(keys, terms, len(self.tokenizer.vocab))
         self.version = rows.version
         self.snapshot_version = -1
 
-    def _terms(self, changes: Changes) -> list[Sequence[str]]:
-        """The terms of each chunk of ``changes``: from memory, else tokenized from its text.
+    def _term_ids_of(self, changes: Changes) -> list[npt.NDArray[np.int32]]:
+        """The term ids of each chunk of ``changes``: from its terms in memory, else its text.
 
-        The database stores no terms: a chunk another process wrote (or any chunk, when
-        rebuilding from the database) is tokenized with this workspace's tokenizer, checked to
-        be the one the index records (:class:`TokenizerCheck`), so its terms are the writer's.
+        The database stores no terms: a chunk read from it (another process's, or any chunk
+        when rebuilding from the database) and a chunk whose writer handed no terms over are
+        tokenized with this workspace's tokenizer, checked to be the one the index records
+        (:class:`TokenizerCheck`), so its terms are the writer's. A text goes to ids directly
+        (``Tokenizer.term_ids``: no term string is made for a word seen before); new terms get
+        their ids in the order the chunks, one after the other, first use them.
         """
         chunks = changes.chunks
         if all(chunk.terms is not None for chunk in chunks):
-            return [chunk.terms for chunk in chunks if chunk.terms is not None]
+            return self._term_ids_many([chunk.terms for chunk in chunks if chunk.terms is not None])
         if not self.index_terms:
-            return [chunk.terms or () for chunk in chunks]
+            return self._term_ids_many([chunk.terms or () for chunk in chunks])
         self._tokenizer_check(changes.settings)
-        tokenize = self.tokenizer.tokenize
-        return [tokenize(c.text) if c.terms is None else c.terms for c in chunks]
+        text_ids, term_ids = self.tokenizer.term_ids, self._term_ids
+        return [text_ids(c.text) if c.terms is None else term_ids(c.terms) for c in chunks]
 
     def _term_ids(self, terms: Sequence[str]) -> npt.NDArray[np.int32]:
         """Vocabulary ids of a chunk's terms; a new term gets the next id, in order."""
@@ -214,7 +217,7 @@ class EmbeddedBackend:
                 self.sparse.remove(removed.key)
             self.sparse.add_many(
                 [chunk.key for chunk in fresh.chunks],
-                self._term_ids_many(self._terms(fresh)),
+                self._term_ids_of(fresh),
             )
             self.rows_applied += len(fresh.removed_chunks) + len(fresh.chunks)
             self.version = changes.version

@@ -26,7 +26,7 @@ from workspace_tools.core.text.hashing import text_hash
 from workspace_tools.core.types import Chunk, SyncReport
 from workspace_tools.core.workspace._base import WorkspaceBase
 from workspace_tools.core.workspace._compat import check_root, check_settings, root_record
-from workspace_tools.core.workspace._ingest import embed_texts, gc_paused, indexed_text
+from workspace_tools.core.workspace._ingest import embed_texts, gc_paused
 
 __all__ = ["WritePath"]
 
@@ -74,15 +74,9 @@ class WritePath(WorkspaceBase):
 
     def _records(self, record: SourceRecord, chunks: list[Chunk]) -> list[ChunkRecord]:
         record.chunk_ids = [c.id for c in chunks]
-        # The terms go to this process's backend from memory; the database stores the text only.
-        tokenize = self.tokenizer.tokenize
-        bm25 = self.bm25_enabled
-        return [
-            ChunkRecord.of(
-                c, hash=text_hash(c.text), terms=tokenize(indexed_text(c)) if bm25 else []
-            )
-            for c in chunks
-        ]
+        # No terms: the backend tokenizes the text it is handed (the embedded one straight to
+        # term ids, under the lock that keeps its vocabulary); the database stores the text only.
+        return [ChunkRecord.of(c, hash=text_hash(c.text)) for c in chunks]
 
     def _commit_rows(
         self,
