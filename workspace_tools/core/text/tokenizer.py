@@ -163,10 +163,20 @@ class Tokenizer:
         return tuple(chain.from_iterable(map(self._cache.__getitem__, words)))
 
     def _word_ids(self, word: str) -> tuple[int, ...]:
+        # Once per distinct word: a single term (most words) is told and folded right here.
         vocab = self.vocab
+        cfg = self.config
+        if _is_single_term(word):
+            term = word.lower() if cfg.lowercase else word
+            return (
+                () if term in cfg.stopwords else (vocab.setdefault(self._stem(term), len(vocab)),)
+            )
         return tuple([vocab.setdefault(term, len(vocab)) for term in self._cache[word]])
 
     def _token_ids(self, token: str) -> tuple[int, ...]:
+        # Once per distinct token: letters and digits only are one word (``\w`` is those and _).
+        if token.isalnum():
+            return self._id_cache[token]
         words = WORD_PATTERN.findall(token)
         if len(words) == 1:
             return self._id_cache[words[0]]
@@ -269,10 +279,10 @@ class _WordCache(dict[_K, _V]):
     def __init__(self, make: Callable[[_K], _V], *, limit: int = 0) -> None:
         super().__init__()
         self._make = make
-        self._limit = limit
+        self._limit = limit or _CACHE_LIMIT
 
     def __missing__(self, word: _K) -> _V:
-        if len(self) >= (self._limit or _CACHE_LIMIT):
+        if len(self) >= self._limit:
             self.clear()
         made = self[word] = self._make(word)
         return made
@@ -350,17 +360,7 @@ def _make_stemmer(name: str | None) -> Callable[[str], str]:
 def _memoised(stem: Callable[[str], str]) -> Callable[[str], str]:
     if stem is _identity:
         return stem
-    memo: dict[str, str] = {}
-
-    def cached(term: str) -> str:
-        found = memo.get(term)
-        if found is None:
-            if len(memo) >= _CACHE_LIMIT:
-                memo.clear()
-            found = memo[term] = stem(term)
-        return found
-
-    return cached
+    return _WordCache(stem).__getitem__  # a term stemmed before costs a C lookup
 
 
 def _identity(term: str) -> str:

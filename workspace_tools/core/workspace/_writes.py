@@ -148,7 +148,6 @@ class WritePath(WorkspaceBase):
                 writer.touch_source(record)
             writer.put_vectors(vectors)
         report.commits += 1
-        self._last_write = time.monotonic()
         tracker = getattr(self, "_tracker", None)
         if tracker is not None:
             tracker.committed()
@@ -164,6 +163,7 @@ class WritePath(WorkspaceBase):
         if vectors and isinstance(state, VectorBackfill):
             state.add_vectors(vectors)
         self._prune_due = True  # replaced or removed texts may leave unused cached vectors
+        self._last_write = time.monotonic()  # caught up too: a deferred merge waits from here
         if isinstance(state, Compacts) and state.wants_merge(snapshot_minimum=_SNAPSHOT_MINIMUM):
             if isinstance(state, MergesInBackground):
                 written = sum(len(records) for _, records in rows) + len(removed)
