@@ -191,15 +191,18 @@ def build(job: MergeJob, db: IndexDatabase) -> None:
     words = [""] * len(job.vocab)
     for word, number in job.vocab.items():
         words[number] = word
-    used = (np.unique(np.concatenate(terms)) if terms else np.zeros(0, dtype=np.int64)).astype(
-        np.int64
-    )
-    remap = np.full(max(len(words), 1), -1, dtype=np.int32)
+    flat = np.concatenate(terms) if terms else np.zeros(0, dtype=np.int32)
+    present = np.zeros(max(len(words), 1), dtype=bool)
+    present[flat] = True  # the ids still used, sorted (np.unique's answer without its sort)
+    used = np.flatnonzero(present)
+    remap = np.full(len(present), -1, dtype=np.int32)
     remap[used] = np.arange(len(used), dtype=np.int32)
     job.words = [words[i] for i in used.tolist()]
     job.keys = keys
+    lengths = np.fromiter(map(len, terms), dtype=np.int64, count=len(terms))
+    rows_terms = np.split(remap[flat], np.cumsum(lengths[:-1])) if terms else []
     job.base, job.nonoccurrence = build_base(
-        frozen.model, keys.tolist(), [remap[t] for t in terms], len(job.words)
+        frozen.model, keys.tolist(), rows_terms, len(job.words)
     )
     job.fresh = SparseSegments(frozen.config)
     job.fresh.load_built(job.base, job.nonoccurrence)  # here, not in adopt(): that holds the lock
