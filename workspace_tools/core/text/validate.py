@@ -22,6 +22,14 @@ def check_unicode(value: str, *, what: str) -> None:
     Raises:
         InvalidInputError: Names the position and the code point.
     """
+    if value.isascii():  # most text: no surrogate possible (a constant-time check)
+        return
+    try:
+        value.encode("utf-8")  # fails exactly on a lone surrogate; faster than the search
+    except UnicodeEncodeError:
+        pass
+    else:
+        return
     match = _SURROGATE.search(value)
     if match is None:
         return

@@ -367,7 +367,7 @@ def stage_texts(
             chunk_ids[source_id] = list(old.chunk_ids)
             continue
         previous_of[source_id] = old
-        markdown = Path(source_id).suffix.lower() in MARKDOWN_EXTENSIONS
+        markdown = _suffix(source_id).lower() in MARKDOWN_EXTENSIONS
         converted = Converted(
             text=content, format="markdown" if markdown else "text", markdown=markdown
         )
@@ -379,3 +379,12 @@ def stage_texts(
         )
         (report.updated if old else report.added).append(source_id)
     return staged
+
+
+def _suffix(source_id: str) -> str:
+    """``Path(source_id).suffix`` without making a path object (one per indexed text)."""
+    name = source_id.rsplit("/", 1)[-1]
+    if not name or name == ".":  # "a/", "a/.", "": the path object finds the name
+        return Path(source_id).suffix
+    dot = name.rfind(".")
+    return name[dot:] if 0 < dot < len(name) - 1 else ""
