@@ -66,11 +66,11 @@ class WritePath(WorkspaceBase):
         ``previous``: the rows the staged sources replace, when the caller just read them
         (else :meth:`_write_change` reads them).
         """
-        with gc_paused():
+        with gc_paused():  # the records, the commit and the catch-up: no cycles, many objects
             rows = [(record, self._records(record, chunks)) for record, chunks in staged]
-        self._commit_rows(
-            rows, removed, touched, report, show_progress=show_progress, previous=previous
-        )
+            self._commit_rows(
+                rows, removed, touched, report, show_progress=show_progress, previous=previous
+            )
 
     def _records(self, record: SourceRecord, chunks: list[Chunk]) -> list[ChunkRecord]:
         record.chunk_ids = [c.id for c in chunks]
