@@ -237,7 +237,9 @@ class SparseSegments:
         total = int(lengths.sum())
         if total:
             flat = np.concatenate(terms).astype(np.int64)
-            self._grow_df([int(ids.max()) for ids in terms if len(ids)])
+            starts = np.cumsum(lengths) - lengths
+            highest = np.maximum.reduceat(flat, starts[lengths > 0])  # each document's top id
+            self._grow_df(highest.tolist())
             width = len(self._df)
             docs = np.repeat(np.arange(len(terms), dtype=np.int64), lengths)
             pairs = docs * width + flat

@@ -21,6 +21,7 @@ words (each distinct token cached too).
 from __future__ import annotations
 
 import re
+import struct
 import sys
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -44,6 +45,8 @@ _PART_SPLIT: Final = re.compile(r"[._\-:']+")
 _CAMEL: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_a-zA-Z]+")
 _CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u31f0-\u31ff]+")
 _CACHE_LIMIT: Final = 1_000_000
+_INT32: Final = struct.Struct("=i")
+"""One term id as the native int32 bytes numpy reads (``np.frombuffer(..., np.int32)``)."""
 _TOKEN_LIMIT: Final = 300_000
 """Distinct whitespace-separated tokens cached (each also a word, or a few: ``(p53,``)."""
 _K = TypeVar("_K")
@@ -110,12 +113,14 @@ class Tokenizer:
             self._token_terms, limit=_TOKEN_LIMIT
         )
         """Whitespace-separated token of a text (``cells,``) -> the terms of its words."""
-        self._id_cache: _WordCache[str, tuple[int, ...]] = _WordCache(self._word_ids)
-        """Surface word -> the vocabulary ids of its terms (new terms added), filled on a miss."""
-        self._token_id_cache: _WordCache[str, tuple[int, ...]] = _WordCache(
+        self._id_cache: _WordCache[str, bytes] = _WordCache(self._word_ids)
+        """Surface word -> the vocabulary ids of its terms (new terms added), filled on a miss,
+        as native int32 bytes: a text's ids are one ``bytes.join`` of its tokens' (no int
+        object is read)."""
+        self._token_id_cache: _WordCache[str, bytes] = _WordCache(
             self._token_ids, limit=_TOKEN_LIMIT
         )
-        """Whitespace-separated token -> the ids of its words' terms."""
+        """Whitespace-separated token -> the ids of its words' terms (int32 bytes)."""
         self._stem_once = _make_stemmer(self.config.stemmer)
         """Stems one term, uncached (each word's terms are cached instead)."""
         self._stem = _memoised(self._stem_once)
@@ -148,8 +153,8 @@ class Tokenizer:
         :meth:`tokenize` one after the other; no term string is made for a token seen before
         (its ids are cached, and cleared with the vocabulary by :meth:`set_vocabulary`).
         """
-        ids = chain.from_iterable(map(self._token_id_cache.__getitem__, text.split()))
-        return np.fromiter(ids, dtype=np.int32)
+        ids = b"".join(map(self._token_id_cache.__getitem__, text.split()))
+        return np.frombuffer(ids, dtype=np.int32)
 
     def term_ids_many(self, texts: Iterable[str]) -> list[npt.NDArray[np.int32]]:
         """:meth:`term_ids` of each text, one after the other (new terms numbered in that order)."""
@@ -162,25 +167,26 @@ class Tokenizer:
             return self._cache[words[0]]
         return tuple(chain.from_iterable(map(self._cache.__getitem__, words)))
 
-    def _word_ids(self, word: str) -> tuple[int, ...]:
+    def _word_ids(self, word: str) -> bytes:
         # Once per distinct word: a single term (most words) is told and folded right here.
         vocab = self.vocab
         cfg = self.config
         if _is_single_term(word):
             term = word.lower() if cfg.lowercase else word
-            return (
-                () if term in cfg.stopwords else (vocab.setdefault(self._stem(term), len(vocab)),)
-            )
-        return tuple([vocab.setdefault(term, len(vocab)) for term in self._cache[word]])
+            if term in cfg.stopwords:
+                return b""
+            return _INT32.pack(vocab.setdefault(self._stem(term), len(vocab)))
+        ids = [vocab.setdefault(term, len(vocab)) for term in self._cache[word]]
+        return struct.pack(f"={len(ids)}i", *ids)
 
-    def _token_ids(self, token: str) -> tuple[int, ...]:
+    def _token_ids(self, token: str) -> bytes:
         # Once per distinct token: letters and digits only are one word (``\w`` is those and _).
         if token.isalnum():
             return self._id_cache[token]
         words = WORD_PATTERN.findall(token)
         if len(words) == 1:
             return self._id_cache[words[0]]
-        return tuple(chain.from_iterable(map(self._id_cache.__getitem__, words)))
+        return b"".join(map(self._id_cache.__getitem__, words))
 
     def ids_of(self, terms: Sequence[str]) -> list[int]:
         """Ids of the terms already in :attr:`vocab`, distinct, in first-seen order."""
