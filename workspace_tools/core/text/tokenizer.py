@@ -47,8 +47,6 @@ _CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff
 _CACHE_LIMIT: Final = 1_000_000
 _INT32: Final = struct.Struct("=i")
 """One term id as the native int32 bytes numpy reads (``np.frombuffer(..., np.int32)``)."""
-_TOKEN_LIMIT: Final = 300_000
-"""Distinct whitespace-separated tokens cached (each also a word, or a few: ``(p53,``)."""
 _K = TypeVar("_K")
 _V = TypeVar("_V")
 TOKENIZER_RULES: Final = 1
@@ -107,20 +105,14 @@ class Tokenizer:
 
     def __init__(self, config: TokenizerConfig | None = None) -> None:
         self.config = config or TokenizerConfig()
-        self._cache: _WordCache[str, tuple[str, ...]] = _WordCache(self._analyse)
-        """Surface word -> its terms, filled on a miss."""
-        self._token_cache: _WordCache[str, tuple[str, ...]] = _WordCache(
-            self._token_terms, limit=_TOKEN_LIMIT
-        )
-        """Whitespace-separated token of a text (``cells,``) -> the terms of its words."""
-        self._id_cache: _WordCache[str, bytes] = _WordCache(self._word_ids)
-        """Surface word -> the vocabulary ids of its terms (new terms added), filled on a miss,
-        as native int32 bytes: a text's ids are one ``bytes.join`` of its tokens' (no int
+        self._cache: _WordCache[str, tuple[str, ...]] = _WordCache(self._token_terms)
+        """Whitespace-separated token of a text (``cells``, ``cells,``, ``(p53``) -> the terms of
+        its words, filled on a miss. A word is a token of one word, so words are looked up here
+        too (a token of one word is stored once, whether met as a word or as a token)."""
+        self._id_cache: _WordCache[str, bytes] = _WordCache(self._token_ids)
+        """Token (or word) -> the vocabulary ids of its terms (new terms added), filled on a
+        miss, as native int32 bytes: a text's ids are one ``bytes.join`` of its tokens' (no int
         object is read)."""
-        self._token_id_cache: _WordCache[str, bytes] = _WordCache(
-            self._token_ids, limit=_TOKEN_LIMIT
-        )
-        """Whitespace-separated token -> the ids of its words' terms (int32 bytes)."""
         self._stem_once = _make_stemmer(self.config.stemmer)
         """Stems one term, uncached (each word's terms are cached instead)."""
         self._stem = _memoised(self._stem_once)
@@ -135,7 +127,7 @@ class Tokenizer:
         tokens (several times faster than the pattern's scan) and each distinct token's terms
         are cached (``test_tokenizer.py`` checks both against the pattern over the whole text).
         """
-        return list(chain.from_iterable(map(self._token_cache.__getitem__, text.split())))
+        return list(chain.from_iterable(map(self._cache.__getitem__, text.split())))
 
     def terms_text(self, text: str) -> str:
         """:meth:`tokenize`'s terms joined by single spaces."""
@@ -153,7 +145,7 @@ class Tokenizer:
         :meth:`tokenize` one after the other; no term string is made for a token seen before
         (its ids are cached, and cleared with the vocabulary by :meth:`set_vocabulary`).
         """
-        ids = b"".join(map(self._token_id_cache.__getitem__, text.split()))
+        ids = b"".join(map(self._id_cache.__getitem__, text.split()))
         return np.frombuffer(ids, dtype=np.int32)
 
     def term_ids_many(self, texts: Iterable[str]) -> list[npt.NDArray[np.int32]]:
@@ -161,32 +153,36 @@ class Tokenizer:
         return [self.term_ids(text) for text in texts]
 
     def _token_terms(self, token: str) -> tuple[str, ...]:
-        # The cold path of tokenize: once per distinct token; most tokens are one word.
-        words = WORD_PATTERN.findall(token)
-        if len(words) == 1:
-            return self._cache[words[0]]
-        return tuple(chain.from_iterable(map(self._cache.__getitem__, words)))
+        # The cold path of tokenize: once per distinct token. Letters and digits alone are one
+        # word (``\w`` is those and ``_``); a token of several words (or of a word and
+        # punctuation) is its words' terms, each word looked up in the same cache.
+        if not token.isalnum():
+            words = WORD_PATTERN.findall(token)
+            if len(words) != 1 or words[0] != token:
+                return tuple(chain.from_iterable(map(self._cache.__getitem__, words)))
+        return self._analyse(token)
 
-    def _word_ids(self, word: str) -> bytes:
-        # Once per distinct word: a single term (most words) is told and folded right here.
+    def _token_ids(self, token: str) -> bytes:
+        # The cold path of term_ids, as _token_terms; a single term (most words, as
+        # _is_single_term tells) is folded, stemmed and numbered right here.
+        if not token.isalnum():
+            words = WORD_PATTERN.findall(token)
+            if len(words) != 1 or words[0] != token:
+                return b"".join(map(self._id_cache.__getitem__, words))
         vocab = self.vocab
-        cfg = self.config
-        if _is_single_term(word):
-            term = word.lower() if cfg.lowercase else word
+        if (token.isascii() and token.isalnum()) and (
+            token.islower()
+            or token.isupper()
+            or token.isdigit()
+            or (token.isalpha() and token[1:].islower())
+        ):
+            cfg = self.config
+            term = token.lower() if cfg.lowercase else token
             if term in cfg.stopwords:
                 return b""
             return _INT32.pack(vocab.setdefault(self._stem(term), len(vocab)))
-        ids = [vocab.setdefault(term, len(vocab)) for term in self._cache[word]]
+        ids = [vocab.setdefault(term, len(vocab)) for term in self._cache[token]]
         return struct.pack(f"={len(ids)}i", *ids)
-
-    def _token_ids(self, token: str) -> bytes:
-        # Once per distinct token: letters and digits only are one word (``\w`` is those and _).
-        if token.isalnum():
-            return self._id_cache[token]
-        words = WORD_PATTERN.findall(token)
-        if len(words) == 1:
-            return self._id_cache[words[0]]
-        return b"".join(map(self._id_cache.__getitem__, words))
 
     def ids_of(self, terms: Sequence[str]) -> list[int]:
         """Ids of the terms already in :attr:`vocab`, distinct, in first-seen order."""
@@ -197,7 +193,6 @@ class Tokenizer:
         """Restore a saved vocabulary (term ``i`` gets id ``i``); clears the word caches."""
         self.vocab = {term: i for i, term in enumerate(terms)}
         self._id_cache.clear()
-        self._token_id_cache.clear()
 
     def tokenize_many(self, texts: Iterable[str]) -> list[list[str]]:
         """Terms of many texts."""
@@ -278,14 +273,14 @@ class _WordCache(dict[_K, _V]):
     """Word -> what it gives (terms, term ids); a missing word is analysed when first looked up.
 
     ``dict.__getitem__`` stays the C lookup, so ``map`` over it runs no Python code for a word
-    already seen. Past its limit (:data:`_CACHE_LIMIT` words unless told) it starts again (a
-    corpus of many rare words).
+    already seen. Past :data:`_CACHE_LIMIT` entries it starts again (a corpus of many rare
+    words).
     """
 
-    def __init__(self, make: Callable[[_K], _V], *, limit: int = 0) -> None:
+    def __init__(self, make: Callable[[_K], _V]) -> None:
         super().__init__()
         self._make = make
-        self._limit = limit or _CACHE_LIMIT
+        self._limit = _CACHE_LIMIT
 
     def __missing__(self, word: _K) -> _V:
         if len(self) >= self._limit:
