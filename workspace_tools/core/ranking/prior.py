@@ -277,6 +277,8 @@ def _name_and_suffix(path: str) -> tuple[str, str]:
 def _is_prose_line(stripped: str) -> bool:
     r"""Whether a line reads as a sentence: five or more plain words, 60% of its tokens.
 
+    ``stripped`` may keep the whitespace around it: its tokens (``str.split``) are the same.
+
     A token that is all letters (``str.isalpha``) is a word (each such character is one of
     :data:`_PROSE_WORD`'s ``[^\W\d_]``), so those are counted without the regular
     expression, which then runs only on the other tokens, and only when the letters alone do
@@ -356,7 +358,8 @@ class _Measures:
 
     def __init__(self, sample: str) -> None:
         self.sample = sample
-        self.lines = [line for line in sample.splitlines() if line.strip()]
+        # A line is blank when all of it is whitespace (what strip() would leave empty).
+        self.lines = [line for line in sample.splitlines() if line and not line.isspace()]
         self.n = len(self.lines)
         if self.n:
             lengths = [len(line) for line in self.lines]
@@ -407,7 +410,7 @@ class _Measures:
     def prose_at_least(self, share: float) -> bool:
         """Whether ``prose lines / lines >= share``, reading lines only until that is known."""
         done, n = self._prose, self.n
-        lines = self.stripped()
+        lines = self.lines  # a line's tokens are those of it stripped: no stripped copy needed
         count = sum(done)
         while True:
             if count / n >= share:
