@@ -5,7 +5,7 @@ version, in the form search needs: the base segment's arrays (``.npy``, memory-m
 the narrowest exact dtype), its vocabulary (``vocab.txt``, one term a line), and the FAISS index.
 Chunk texts are not in it: results read them from the database by key (``result_chunks``). The
 database's ``meta`` row ``snapshot`` names the folder, its version, the size and CRC-32 of every
-small file and, for the large postings arrays, one CRC-32 per 64 KiB block, checked when a query
+small file and, for the large postings arrays, one CRC-32 per 16 KiB block, checked when a query
 first reads the block (``_snapshot_checks.BlockChecks``): open reads only what the first query
 needs. Nothing is trusted blindly: a file that is missing or of another size is ignored and the
 data is rebuilt from the database (the source of truth); a block that fails its checksum is an
@@ -40,6 +40,7 @@ from workspace_tools.core.index.segments import BaseArrays
 from workspace_tools.core.store._rows import ChunkFields
 from workspace_tools.core.store._snapshot_checks import (
     BLOCK_BYTES,
+    BLOCK_SIZES,
     BLOCKED,
     BlockChecks,
     block_crcs,
@@ -90,8 +91,10 @@ class SnapshotInfo:
     """Database version the FAISS file reflects (older than :attr:`version` when a background
     merge kept the previous snapshot's file instead of serializing the index again)."""
     blocks: dict[str, list[int]]
-    """Relative path -> the CRC-32 of each :data:`BLOCK_BYTES` block of its array data (checked
+    """Relative path -> the CRC-32 of each :attr:`block_bytes` block of its array data (checked
     when first read); empty for a snapshot of the previous layout (whole files checked)."""
+    block_bytes: int = BLOCK_BYTES
+    """Bytes per block of :attr:`blocks` (16 KiB; 64 KiB in snapshots written before)."""
 
     @property
     def has_dense(self) -> bool:
@@ -118,8 +121,9 @@ def read_pointer(db: IndexDatabase) -> SnapshotInfo | None:
             blocks={
                 str(k): [int(c) for c in v]
                 for k, v in dict(data.get("blocks") or {}).items()
-                if int(data.get("block_bytes", 0)) == BLOCK_BYTES
+                if int(data.get("block_bytes", 0)) in BLOCK_SIZES
             },
+            block_bytes=int(data.get("block_bytes", 0)),
         )
     except (ValueError, KeyError, TypeError):
         logger.warning(
@@ -187,6 +191,7 @@ def load_base(info: SnapshotInfo) -> tuple[BaseArrays, list[str]] | None:
             {f"{n}.npy": info.blocks.get(f"{n}.npy") for n in BLOCKED if n in arrays},
             folder=info.folder,
             vocabulary=len(vocab),
+            block_bytes=info.block_bytes,
         )
         base.verify = checks
         checks.verify_in_background()  # the rest, once the first query has gone
