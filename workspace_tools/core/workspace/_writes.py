@@ -11,7 +11,13 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.backends.base import Compacts, MergesInBackground, VectorBackfill
+from workspace_tools.core.backends.base import (
+    Compacts,
+    MergesInBackground,
+    backfills,
+    compacts,
+    merges_in_background,
+)
 from workspace_tools.core.convert import DOCUMENT_FORMAT_NAMES
 from workspace_tools.core.errors import IndexCorruptError
 from workspace_tools.core.store.database import (
@@ -102,7 +108,7 @@ class WritePath(WorkspaceBase):
                 # write only stores its vectors in the database, and the first vector search or
                 # save() loads FAISS and catches up. Else keep FAISS in step, as it always is
                 # once loaded (and embed chunks indexed before vectors were enabled).
-                wait = isinstance(state, MergesInBackground) and state.vectors_can_wait(
+                wait = merges_in_background(state) and state.vectors_can_wait(
                     self._snapshot_config()
                 )
             if not wait:
@@ -163,11 +169,11 @@ class WritePath(WorkspaceBase):
         if writer.version == 1 and self._sources.cursor() is None:
             self._sources.start_empty(0)  # the first commit: nothing was stored before it
         self._follower.committed(writer)  # this write from memory, unless another came between
-        if vectors and isinstance(state, VectorBackfill):
+        if vectors and backfills(state):
             state.add_vectors(vectors)
         self._prune_due = True  # replaced or removed texts may leave unused cached vectors
-        if isinstance(state, Compacts) and state.wants_merge(snapshot_minimum=_SNAPSHOT_MINIMUM):
-            if isinstance(state, MergesInBackground):
+        if compacts(state) and state.wants_merge(snapshot_minimum=_SNAPSHOT_MINIMUM):
+            if merges_in_background(state):
                 self._merge_soon()
             else:
                 self._merge(prune=bool(removed))
@@ -213,7 +219,7 @@ class WritePath(WorkspaceBase):
     def _merge(self, *, prune: bool) -> None:
         """Merge and save now; with ``prune``, drop cached vectors no text uses any more."""
         state = self._state
-        if not isinstance(state, Compacts):
+        if not compacts(state):
             return
         unsaved = state.has_unsaved()
         if prune and not self.read_only and (self._prune_due or unsaved):
