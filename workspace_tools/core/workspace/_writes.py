@@ -45,6 +45,36 @@ _LOOKUPS: Final = 64
 class WritePath(WorkspaceBase):
     """Commit changes, merge the BM25 segments, keep the conversion cache in step."""
 
+    _meta_cache: tuple[tuple[Any, ...], Any, str, str] | None = None
+    """``(inputs, saved settings, settings JSON, root record)`` of the last write."""
+
+    def _meta_values(self) -> tuple[str, str]:
+        """The settings JSON and the root record every write stores (unchanged ones unwritten).
+
+        Made again only when what they are made of changes: sorting and encoding the stop
+        words and the root's path cost each write ~90 us.
+        """
+        embedder = self.embedder
+        inputs = (
+            self.tokenizer.config,
+            self.chunking,
+            self.bm25_config if self.bm25_enabled else None,
+            None if embedder is None else (embedder.model_id, embedder.dimension),
+            self.root,
+            self.index_dir,
+        )
+        cached = self._meta_cache
+        if cached is None or cached[0] != inputs or cached[1] is not self._saved_settings:
+            settings = json.dumps(self._settings(), sort_keys=True)
+            cached = (
+                inputs,
+                self._saved_settings,
+                settings,
+                root_record(self.root, self.index_dir),
+            )
+            self._meta_cache = cached
+        return cached[2], cached[3]
+
     def _prune_conversions(self) -> None:
         sources = self._sources.all().values()
         live = frozenset(r.content_hash for r in sources if r.format in DOCUMENT_FORMAT_NAMES)
@@ -147,8 +177,9 @@ class WritePath(WorkspaceBase):
         with self._db.write("save the change") as writer:
             if self._clear_on_commit:
                 writer.clear(keep_vectors=self._vectors_reusable())
-            writer.set_meta("settings", json.dumps(self._settings(), sort_keys=True))
-            writer.set_meta("root", root_record(self.root, self.index_dir))
+            settings, root = self._meta_values()
+            writer.set_meta("settings", settings)
+            writer.set_meta("root", root)
             for source_id in removed:
                 writer.remove_source(source_id)
             writer.put_sources(rows)
