@@ -15,7 +15,9 @@ from workspace_tools.core.index.sparse import BM25Config
 
 def _docs(count: int, seed: int = 1) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
-    return [rng.integers(0, 40, size=int(rng.integers(1, 30))).astype(np.int32) for _ in range(count)]
+    return [
+        rng.integers(0, 40, size=int(rng.integers(1, 30))).astype(np.int32) for _ in range(count)
+    ]
 
 
 def _scores(seg: SparseSegments) -> dict[int, float]:
@@ -64,3 +66,20 @@ def test_replacing_and_removing_keys_scores_as_a_fresh_build(order: str) -> None
     for key in live:
         row = seg.row_of(key)
         assert row is not None and int(seg.row_keys()[row]) == key
+
+
+@pytest.mark.parametrize("replaced", [1, 3, 12])  # bisected (a write's few keys) or searched
+def test_a_batch_replacing_base_keys_scores_as_a_fresh_build(replaced: int) -> None:
+    keys = list(range(0, 300, 3))
+    docs = _docs(len(keys))
+    seg = SparseSegments(BM25Config())
+    seg.build(keys, docs, 40)
+    chosen = keys[10 : 10 + 2 * replaced : 2]
+    new = _docs(len(chosen) + 1, seed=11)
+    seg.add_many([*chosen, 5000], new)
+    live = dict(zip(keys, docs, strict=True))
+    live.update(zip([*chosen, 5000], new, strict=True))
+    fresh = SparseSegments(BM25Config())
+    fresh.build(sorted(live), [live[key] for key in sorted(live)], 40)
+    assert len(seg) == len(live) and _scores(seg) == _scores(fresh)
+    assert all(seg.row_of(key) == len(keys) + number for number, key in enumerate(chosen))
