@@ -53,7 +53,7 @@ def test_replacing_and_removing_keys_scores_as_a_fresh_build(order: str) -> None
     seg.add_many([keys[5], 999, keys[7]], new[:3])  # two base keys replaced, one new key
     seg.add_many([999], new[3:])  # a recent key replaced
     assert seg.remove(keys[9]) and not seg.remove(keys[9]) and not seg.remove(12345)
-    live = {key: terms for key, terms in zip(keys, docs, strict=True)}
+    live = dict(zip(keys, docs, strict=True))
     live.update({keys[5]: new[0], keys[7]: new[2], 999: new[3]})
     del live[keys[9]]
     fresh = SparseSegments(BM25Config())
