@@ -28,7 +28,7 @@ import shutil
 import time
 import tokenize
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -42,6 +42,7 @@ from workspace_tools.core.store._snapshot_checks import (
     BLOCK_BYTES,
     BLOCK_SIZES,
     BLOCKED,
+    SPAN_BYTES,
     BlockChecks,
     block_crcs,
     check_base,
@@ -95,6 +96,9 @@ class SnapshotInfo:
     when first read); empty for a snapshot of the previous layout (whole files checked)."""
     block_bytes: int = BLOCK_BYTES
     """Bytes per block of :attr:`blocks` (16 KiB; 64 KiB in snapshots written before)."""
+    spans: dict[str, list[int]] = field(default_factory=dict)
+    """Relative path -> the CRC-32 of each :data:`SPAN_BYTES` span (what the background
+    thread checks); empty in snapshots written before."""
 
     @property
     def has_dense(self) -> bool:
@@ -124,6 +128,11 @@ def read_pointer(db: IndexDatabase) -> SnapshotInfo | None:
                 if int(data.get("block_bytes", 0)) in BLOCK_SIZES
             },
             block_bytes=int(data.get("block_bytes", 0)),
+            spans={
+                str(k): [int(c) for c in v]
+                for k, v in dict(data.get("spans") or {}).items()
+                if int(data.get("span_bytes", 0)) == SPAN_BYTES
+            },
         )
     except (ValueError, KeyError, TypeError):
         logger.warning(
@@ -192,6 +201,7 @@ def load_base(info: SnapshotInfo) -> tuple[BaseArrays, list[str]] | None:
             folder=info.folder,
             vocabulary=len(vocab),
             block_bytes=info.block_bytes,
+            spans={f"{n}.npy": info.spans.get(f"{n}.npy") for n in BLOCKED if n in arrays},
         )
         base.verify = checks
         checks.verify_in_background()  # the rest, once the first query has gone
@@ -278,6 +288,7 @@ def _write_snapshot(
         staging = directory / f".tmp-{final.name}-{os.getpid()}"
         staging.mkdir(parents=True)
         blocks: dict[str, list[int]] = {}
+        spans: dict[str, list[int]] = {}
         try:
             if base is not None:
                 for name in _ARRAYS:
@@ -285,6 +296,7 @@ def _write_snapshot(
                     np.save(staging / f"{name}.npy", array, allow_pickle=False)
                     if name in BLOCKED:
                         blocks[f"{name}.npy"] = block_crcs(array)
+                        spans[f"{name}.npy"] = block_crcs(array, SPAN_BYTES)
                 if any("\n" in term for term in vocab):  # the tokenizer never yields one
                     msg = "a vocabulary term holds a line break"
                     raise ValueError(msg)
@@ -318,6 +330,8 @@ def _write_snapshot(
             "files": files,
             "block_bytes": BLOCK_BYTES,
             "blocks": blocks,
+            "span_bytes": SPAN_BYTES,
+            "spans": spans,
             "config": config,
         }
         with db.write("save a snapshot") as writer:
