@@ -106,11 +106,29 @@ class SnapshotInfo:
         return _DENSE in self.files
 
 
+_READ: list[tuple[Path, str, SnapshotInfo]] = []
+"""The last record :func:`read_pointer` parsed: its CRC lists (2,400 at 50,000 chunks) are parsed
+once, not on every write that asks whether FAISS may wait (0.7 ms)."""
+
+
 def read_pointer(db: IndexDatabase) -> SnapshotInfo | None:
-    """The latest snapshot the database names (``None`` when there is none or it is garbled)."""
+    """The latest snapshot the database names (``None`` when there is none or it is garbled).
+
+    Its values are shared with earlier calls that read the same record: never change them.
+    """
     raw = db.meta("snapshot")
     if raw is None:
         return None
+    last = _READ[-1] if _READ else None
+    if last is not None and last[0] == db.directory and last[1] == raw:
+        return last[2]
+    info = _parse_pointer(db, raw)
+    if info is not None:
+        _READ[:] = [(db.directory, raw, info)]
+    return info
+
+
+def _parse_pointer(db: IndexDatabase, raw: str) -> SnapshotInfo | None:
     try:
         data = json.loads(raw)
         name = str(data["folder"])
