@@ -278,3 +278,18 @@ def test_a_follower_refuses_an_index_rebuilt_with_another_tokenizer(tmp_path: Pa
     assert "is now tokenized with other settings" in message, message
     assert "'stemmer': None" in message and "'stemmer': 'english'" in message
     assert "rebuild=True" in message
+
+
+def test_a_damaged_last_key_found_by_a_write_is_a_clear_error(tmp_path: Path) -> None:
+    ws = Workspace(tmp_path, embedder=None)
+    ws.index_many([("a.txt", "alpha"), ("b.txt", "beta")])
+    conn = sqlite3.connect(_database(tmp_path))
+    with conn:  # damaged after this process checked the file on opening it
+        conn.execute("UPDATE meta SET value='-1' WHERE key='last_key'")
+    conn.close()
+    with pytest.raises(IndexCorruptError) as caught:
+        ws.index("c.txt", "gamma")
+    message = str(caught.value)
+    assert "meta 'last_key' is '-1', not a count" in message, message
+    assert "rebuild=True" in message
+    assert [h.id for h in ws.search("alpha", mode="bm25")] == [c.id for c in ws.chunks_of("a.txt")]
