@@ -293,3 +293,22 @@ def test_a_damaged_last_key_found_by_a_write_is_a_clear_error(tmp_path: Path) ->
     assert "meta 'last_key' is '-1', not a count" in message, message
     assert "rebuild=True" in message
     assert [h.id for h in ws.search("alpha", mode="bm25")] == [c.id for c in ws.chunks_of("a.txt")]
+
+
+def test_a_reader_of_a_format_3_file_with_a_wal_follows_its_conversion(tmp_path: Path) -> None:
+    ranked = _built(tmp_path)
+    _to_format3(tmp_path)
+    other = sqlite3.connect(_database(tmp_path))  # another connection keeps a -wal file around
+    other.execute("PRAGMA journal_mode=WAL")
+    other.execute("SELECT count(*) FROM chunks").fetchone()
+    try:
+        reader = Workspace(tmp_path, embedder=None, read_only=True)
+        assert reader._db._immutable is None  # a normal read-only connection, not immutable
+        assert _ranked(reader) == ranked
+        writer = Workspace(tmp_path, embedder=None)
+        writer.index("new.txt", "rivers rivers rivers")
+        assert writer._db.upgraded
+        assert _ranked(reader) == _ranked(writer)
+        assert not reader._db._legacy  # reconnected: format 4 read as it is
+    finally:
+        other.close()
