@@ -312,3 +312,37 @@ def test_a_reader_of_a_format_3_file_with_a_wal_follows_its_conversion(tmp_path:
         assert not reader._db._legacy  # reconnected: format 4 read as it is
     finally:
         other.close()
+
+
+_KILLED_MID_CONVERSION = """
+import os, signal, sys
+from workspace_tools.core.store import _upgrade
+checked = _upgrade._Checksums.__call__
+seen = []
+def dying(self, *fields):
+    seen.append(fields)
+    if len(seen) == 3:  # the copy is under way, inside the conversion's transaction
+        os.kill(os.getpid(), signal.SIGKILL)
+    return checked(self, *fields)
+_upgrade._Checksums.__call__ = dying
+from workspace_tools import Workspace
+Workspace(sys.argv[1], embedder=None).search("rivers", mode="bm25")
+"""
+
+
+def test_a_conversion_killed_midway_leaves_format_3_and_converts_next_time(
+    tmp_path: Path,
+) -> None:
+    ranked = _built(tmp_path)
+    _to_format3(tmp_path)
+    killed = subprocess.run(
+        [sys.executable, "-c", _KILLED_MID_CONVERSION, str(tmp_path)],
+        capture_output=True,
+        cwd=REPO,
+        check=False,
+        timeout=120,
+    )
+    assert killed.returncode == -9, killed.stderr
+    assert "terms" in _columns(tmp_path) and _meta(tmp_path, "format_version") == "3"
+    ws = Workspace(tmp_path, embedder=None)
+    assert ws._db.upgraded and _ranked(ws) == ranked
