@@ -346,3 +346,14 @@ def test_a_conversion_killed_midway_leaves_format_3_and_converts_next_time(
     assert "terms" in _columns(tmp_path) and _meta(tmp_path, "format_version") == "3"
     ws = Workspace(tmp_path, embedder=None)
     assert ws._db.upgraded and _ranked(ws) == ranked
+
+
+def test_a_workspace_without_bm25_does_not_tokenize_the_stored_texts(tmp_path: Path) -> None:
+    from tests.support.fakes import FakeEmbedder
+
+    writer = Workspace(tmp_path, embedder=FakeEmbedder(), bm25=False)
+    writer.index_many(list(_DOCS.items()))
+    reader = Workspace(tmp_path, embedder=FakeEmbedder(), bm25=False)  # rebuilt from the rows
+    found = reader.search("rivers and hills", mode="vector", top_k=10)
+    assert {r.id for r in found} == {r.id for r in writer.search("rivers and hills", top_k=10)}
+    assert reader.tokenizer.vocab == {}  # no terms made: this workspace has no BM25 side
