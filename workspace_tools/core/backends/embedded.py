@@ -144,7 +144,7 @@ class EmbeddedBackend:
         self._source_column = None
 
     def _load_sparse(self) -> None:
-        if self.index_terms:  # the terms of a snapshot's vocabulary, or of the texts, are its
+        if self.index_terms:  # a snapshot's terms and the stored texts' are this tokenizer's
             self._tokenizer_check(self.db.meta("settings"))
         info = read_pointer(self.db)
         loaded = None

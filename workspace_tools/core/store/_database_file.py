@@ -28,6 +28,8 @@ from workspace_tools.core.store._upgrade import has_terms, read_legacy, upgrade
 
 __all__ = ["PAGE_SIZE", "DatabaseFile"]
 
+_BUSY_MS: Final = 60_000
+"""How long a statement waits for another process's lock (the connection's ``timeout``)."""
 PAGE_SIZE: Final = 8192
 """SQLite page size of a new index database (an existing file keeps its own): three ~2.4 KB chunk
 rows share a page, where a 4 KiB page held one and was 40% empty."""
@@ -169,7 +171,13 @@ class DatabaseFile:
         finally:
             conn.execute("PRAGMA secure_delete=ON")
         conn.executescript("PRAGMA incremental_vacuum;")
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        # Fold the copy into the file and empty the WAL, unless that has to wait for another
+        # process (a later checkpoint or save() does it then): the open does not wait for it.
+        conn.execute("PRAGMA busy_timeout=0")
+        try:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            conn.execute(f"PRAGMA busy_timeout={_BUSY_MS}")
         return True
 
     def _probe(self) -> int | None:

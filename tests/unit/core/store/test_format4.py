@@ -278,3 +278,82 @@ def test_a_follower_refuses_an_index_rebuilt_with_another_tokenizer(tmp_path: Pa
     assert "is now tokenized with other settings" in message, message
     assert "'stemmer': None" in message and "'stemmer': 'english'" in message
     assert "rebuild=True" in message
+
+
+def test_a_damaged_last_key_found_by_a_write_is_a_clear_error(tmp_path: Path) -> None:
+    ws = Workspace(tmp_path, embedder=None)
+    ws.index_many([("a.txt", "alpha"), ("b.txt", "beta")])
+    conn = sqlite3.connect(_database(tmp_path))
+    with conn:  # damaged after this process checked the file on opening it
+        conn.execute("UPDATE meta SET value='-1' WHERE key='last_key'")
+    conn.close()
+    with pytest.raises(IndexCorruptError) as caught:
+        ws.index("c.txt", "gamma")
+    message = str(caught.value)
+    assert "meta 'last_key' is '-1', not a count" in message, message
+    assert "rebuild=True" in message
+    assert [h.id for h in ws.search("alpha", mode="bm25")] == [c.id for c in ws.chunks_of("a.txt")]
+
+
+def test_a_reader_of_a_format_3_file_with_a_wal_follows_its_conversion(tmp_path: Path) -> None:
+    ranked = _built(tmp_path)
+    _to_format3(tmp_path)
+    other = sqlite3.connect(_database(tmp_path))  # another connection keeps a -wal file around
+    other.execute("PRAGMA journal_mode=WAL")
+    other.execute("SELECT count(*) FROM chunks").fetchone()
+    try:
+        reader = Workspace(tmp_path, embedder=None, read_only=True)
+        assert reader._db._immutable is None  # a normal read-only connection, not immutable
+        assert _ranked(reader) == ranked
+        writer = Workspace(tmp_path, embedder=None)
+        writer.index("new.txt", "rivers rivers rivers")
+        assert writer._db.upgraded
+        assert _ranked(reader) == _ranked(writer)
+        assert not reader._db._legacy  # reconnected: format 4 read as it is
+    finally:
+        other.close()
+
+
+_KILLED_MID_CONVERSION = """
+import os, signal, sys
+from workspace_tools.core.store import _upgrade
+checked = _upgrade._Checksums.__call__
+seen = []
+def dying(self, *fields):
+    seen.append(fields)
+    if len(seen) == 3:  # the copy is under way, inside the conversion's transaction
+        os.kill(os.getpid(), signal.SIGKILL)
+    return checked(self, *fields)
+_upgrade._Checksums.__call__ = dying
+from workspace_tools import Workspace
+Workspace(sys.argv[1], embedder=None).search("rivers", mode="bm25")
+"""
+
+
+def test_a_conversion_killed_midway_leaves_format_3_and_converts_next_time(
+    tmp_path: Path,
+) -> None:
+    ranked = _built(tmp_path)
+    _to_format3(tmp_path)
+    killed = subprocess.run(
+        [sys.executable, "-c", _KILLED_MID_CONVERSION, str(tmp_path)],
+        capture_output=True,
+        cwd=REPO,
+        check=False,
+        timeout=120,
+    )
+    assert killed.returncode == -9, killed.stderr
+    assert "terms" in _columns(tmp_path) and _meta(tmp_path, "format_version") == "3"
+    ws = Workspace(tmp_path, embedder=None)
+    assert ws._db.upgraded and _ranked(ws) == ranked
+
+
+def test_a_workspace_without_bm25_does_not_tokenize_the_stored_texts(tmp_path: Path) -> None:
+    from tests.support.fakes import FakeEmbedder
+
+    writer = Workspace(tmp_path, embedder=FakeEmbedder(), bm25=False)
+    writer.index_many(list(_DOCS.items()))
+    reader = Workspace(tmp_path, embedder=FakeEmbedder(), bm25=False)  # rebuilt from the rows
+    found = reader.search("rivers and hills", mode="vector", top_k=10)
+    assert {r.id for r in found} == {r.id for r in writer.search("rivers and hills", top_k=10)}
+    assert reader.tokenizer.vocab == {}  # no terms made: this workspace has no BM25 side
