@@ -16,7 +16,9 @@ rewritten in float16 once, by the ``save()`` that forgets unused cached vectors
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -26,7 +28,15 @@ import numpy.typing as npt
 from workspace_tools.core.errors import IndexCorruptError
 from workspace_tools.core.store._rows import row_checksum
 
-__all__ = ["FLOAT16_TAG", "cached_vector", "decode_vector", "encode_vector", "float16_in_place"]
+__all__ = [
+    "FLOAT16_TAG",
+    "VectorTable",
+    "cached_vector",
+    "decode_vector",
+    "encode_vector",
+    "float16_in_place",
+    "read_table",
+]
 
 FLOAT16_TAG: Final = b"\x10"
 """First byte of a float16 blob (its odd length is what tells it from a float32 one)."""
@@ -93,3 +103,86 @@ def cached_vector(path: Path, digest: str, blob: bytes, checksum: str) -> npt.ND
         "with rebuild=True (CLI: --rebuild) to rebuild it."
     )
     raise IndexCorruptError(msg)
+
+
+_BATCH: Final = 4096
+"""Rows fetched at a time by :func:`read_table` (their blobs are copied out, then dropped)."""
+
+
+@dataclass(frozen=True, slots=True)
+class VectorTable:
+    """Every chunk's cached vector at one version, as float16 codes in key order."""
+
+    version: int
+    keys: npt.NDArray[np.int64]
+    """Keys of the chunks with a cached vector, ascending."""
+    codes: npt.NDArray[np.uint8]
+    """``(len(keys), 2 * dimension)``: each vector's float16 bytes, FAISS ``QT_fp16`` codes."""
+    missing: dict[int, str]
+    """``key -> content hash`` of the chunks without a cached vector."""
+
+
+def read_table(conn: sqlite3.Connection, path: Path, *, dimension: int) -> VectorTable:
+    """Every chunk's vector, checked, as the flat index's codes (inside a read transaction).
+
+    One statement joins the chunks (in key order) to the cache; the float16 blobs of a batch
+    are joined into one buffer and their tag bytes dropped by one numpy slice: no vector is
+    decoded. Each row's checksum is checked (one BLAKE2b a row, as when one row is read); a
+    float32 row of an older cache is rounded to float16 as :func:`decode_vector` reads it.
+
+    Raises:
+        IndexCorruptError: a row fails its checksum, or holds a vector of another dimension.
+    """
+    version = int(conn.execute("SELECT value FROM meta WHERE key='version'").fetchone()[0])
+    total = int(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+    width = 2 * dimension
+    keys = np.empty(total, dtype=np.int64)
+    codes = np.empty((total, width), dtype=np.uint8)
+    missing: dict[int, str] = {}
+    filled = 0
+    blake2b = hashlib.blake2b
+    cursor = conn.execute(
+        "SELECT c.key, c.hash, v.vector, v.checksum FROM chunks c "
+        "LEFT JOIN vectors v ON v.hash = c.hash ORDER BY c.key"
+    )
+    while batch := cursor.fetchmany(_BATCH):
+        present = []
+        for row in batch:
+            if row[2] is None:
+                missing[int(row[0])] = str(row[1])
+            else:
+                present.append(row)
+        if not present:
+            continue
+        sums = [
+            blake2b(digest.encode() + b"\x1f" + blob, digest_size=8).hexdigest()
+            for _key, digest, blob, _sum in present
+        ]
+        if sums != [row[3] for row in present]:
+            for row in present:  # the first damaged row raises
+                cached_vector(path, row[1], row[2], row[3])
+        if total < filled + len(present):  # rows written since the count: not in one state
+            msg = "the chunk count changed during one read transaction"
+            raise RuntimeError(msg)
+        blobs = [row[2] for row in present]
+        part = slice(filled, filled + len(present))
+        keys[part] = [row[0] for row in present]
+        if all(len(blob) == width + 1 for blob in blobs):
+            joined = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(-1, width + 1)
+            if bool(np.any(joined[:, 0] != FLOAT16_TAG[0])):
+                for row in present:
+                    cached_vector(path, row[1], row[2], row[3])
+            codes[part] = joined[:, 1:]
+        else:
+            for offset, row in enumerate(present):
+                vector = cached_vector(path, row[1], row[2], row[3])
+                if vector.shape != (dimension,):
+                    msg = (
+                        f"The index database {path} holds a cached vector of {vector.shape[0]} "
+                        f"dimensions, expected {dimension}. Open the workspace with rebuild=True "
+                        "(CLI: --rebuild) to rebuild it."
+                    )
+                    raise IndexCorruptError(msg)
+                codes[filled + offset] = np.frombuffer(encode_vector(vector)[1:], dtype=np.uint8)
+        filled += len(present)
+    return VectorTable(version, keys[:filled], codes[:filled], missing)
