@@ -24,6 +24,9 @@ __all__ = ["GraphBuild", "codes_to_float32"]
 
 logger = logging.getLogger(__name__)
 
+INLINE_GRAPH_MAX: Final = 1000
+"""A graph of at most this many vectors (only below a lowered ``hnsw_threshold``: the default
+is 50,000) is built in the caller's thread: a few tens of milliseconds, and deterministic."""
 _BATCH: Final = 8192
 """Vectors decoded to float32 at a time for a graph add (12 MB at 384 dimensions)."""
 
@@ -60,19 +63,28 @@ class GraphBuild:
         """Every id of :attr:`graph` once the round is done."""
         self.error: Exception | None = None
         self.done = threading.Event()
-        self._thread = threading.Thread(
-            target=self._run, args=(ids, codes), name="workspace-tools-hnsw", daemon=True
-        )
+        self._work: tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8]] | None = (ids, codes)
+        self._thread = threading.Thread(target=self._run, name="workspace-tools-hnsw", daemon=True)
 
     def start(self) -> None:
-        """Start the thread (a daemon: an exit mid-build loses only the graph, derived data)."""
+        """Start the round: in a thread, or here for a graph of few vectors.
+
+        The thread is a daemon: an exit mid-build loses only the graph, which is derived data.
+        A graph of at most :data:`INLINE_GRAPH_MAX` vectors is built in the caller's thread.
+        """
+        if len(self.ids) <= INLINE_GRAPH_MAX:
+            self._run()
+            return
         self._thread.start()
 
     def wait(self) -> None:
         """Block until the round is done."""
-        self._thread.join()
+        self.done.wait()
 
-    def _run(self, ids: npt.NDArray[np.int64], codes: npt.NDArray[np.uint8]) -> None:
+    def _run(self) -> None:
+        assert self._work is not None
+        ids, codes = self._work
+        self._work = None  # the copy of the codes goes as soon as the graph has them
         try:
             for start in range(0, len(ids), _BATCH):
                 part = slice(start, start + _BATCH)

@@ -40,13 +40,14 @@ class _Gate:
         self.rounds = 0
         run = _hnsw_build.GraphBuild._run
 
-        def held(build: Any, *args: Any) -> None:
+        def held(build: Any) -> None:
             self.rounds += 1
             self.started.release()
             assert self.release.wait(timeout=60)  # a hang guard, not a timing
-            run(build, *args)
+            run(build)
 
         monkeypatch.setattr(_hnsw_build.GraphBuild, "_run", held)
+        monkeypatch.setattr(_hnsw_build, "INLINE_GRAPH_MAX", 0)  # every graph in a thread
 
 
 def test_crossing_the_threshold_never_waits_for_the_graph(monkeypatch: pytest.MonkeyPatch) -> None:
