@@ -24,6 +24,7 @@ import numpy.typing as npt
 from workspace_tools.core.backends import _merge
 from workspace_tools.core.backends.base import BackendHits, BackendQuery, Hit
 from workspace_tools.core.backends.follow import ChangeFollower
+from workspace_tools.core.index._dense_fill import FlatFill, GraphFill
 from workspace_tools.core.index.dense import DenseIndex
 from workspace_tools.core.index.segments import SparseSegments
 from workspace_tools.core.index.sparse import BM25Config, query_tf_weights
@@ -373,15 +374,13 @@ class EmbeddedBackend:
             self._dense_version = max(self.version, 0)
             return {}
         graph = load_graph(info, dimension=dimension) if info is not None else None
-        table = self.db.vector_table(dimension=dimension)
-        if graph is not None:
-            self.dense = DenseIndex.with_graph(
-                graph, keys=table.keys, codes=table.codes, hnsw_threshold=self.hnsw_threshold
-            )
-        else:
-            self.dense = DenseIndex.from_codes(
-                dimension, table.keys, table.codes, hnsw_threshold=self.hnsw_threshold
-            )
+        fill: FlatFill | GraphFill = (
+            FlatFill(dimension, hnsw_threshold=self.hnsw_threshold)
+            if graph is None
+            else GraphFill(graph, hnsw_threshold=self.hnsw_threshold)
+        )
+        table = self.db.vector_table(dimension=dimension, place=fill.place)
+        self.dense = fill.finish(table.found, table.extra)
         self._dense_version = table.version
         self._dense_pending = dict(table.missing)
         del table

@@ -146,7 +146,8 @@ class DenseIndex:
     ) -> DenseIndex:
         """A flat index of float16 codes (the embedding cache's bytes), copied in one call.
 
-        Past ``hnsw_threshold`` a graph build starts in the background.
+        Past ``hnsw_threshold`` a graph build starts in the background. (A load from the
+        database writes the codes into FAISS's array as they are read: ``_dense_fill.py``.)
         """
         dense = cls(dimension, hnsw_threshold=hnsw_threshold)
         dense.add_codes(ids, codes)
@@ -376,60 +377,21 @@ class DenseIndex:
         codes: npt.NDArray[np.uint8],
         hnsw_threshold: int = HNSW_THRESHOLD,
     ) -> DenseIndex:
-        """A saved graph with a storage filled from the database's vectors now.
+        """A saved graph with a storage of these codes (``GraphFill`` does it as rows are read).
 
         Args:
             graph: What :func:`read_graph` read.
             keys: Every chunk key with a vector now, sorted.
             codes: Their vectors' float16 codes, row for row.
             hnsw_threshold: As for the constructor.
-
-        Nodes whose key is gone (deleted since the graph was saved) become tombstones, keys
-        the graph lacks are inserted, here when they are few, else in the background while the
-        flat index answers.
         """
-        faiss = _faiss()
-        dense = cls(graph.dimension, hnsw_threshold=hnsw_threshold)
-        ids = graph.ids
-        slot = np.minimum(np.searchsorted(keys, ids), max(len(keys) - 1, 0))
-        found = (keys[slot] == ids) if len(keys) else np.zeros(len(ids), dtype=bool)
-        storage_codes = np.zeros((len(ids), dense.code_size), dtype=np.uint8)
-        storage_codes[found] = codes[slot[found]]
-        if len(graph.dead):  # deleted before the save: their codes were saved with them
-            order = np.argsort(ids)
-            storage_codes[order[np.searchsorted(ids, graph.dead, sorter=order)]] = graph.dead_codes
-        storage = faiss.IndexScalarQuantizer(
-            graph.dimension, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT
-        )
-        storage.add_sa_codes(storage_codes)
-        del storage_codes
-        inner = graph.index
-        inner.storage = storage
-        inner.own_fields = False
-        placeholder = faiss.IndexHNSWSQ(
-            graph.dimension, faiss.ScalarQuantizer.QT_fp16, _HNSW_M, faiss.METRIC_INNER_PRODUCT
-        )
-        wrapper = faiss.IndexIDMap2(placeholder)
-        wrapper.index = inner
-        faiss.copy_array_to_vector(ids, wrapper.id_map)
-        wrapper.ntotal = len(ids)
-        wrapper.construct_rev_map()
-        keep = [graph.owner, inner, storage, placeholder]
-        added = np.setdiff1d(keys, ids)
-        rows = np.searchsorted(keys, added)
-        if len(added) <= _INLINE_ROWS:
-            dense._index, dense._hnsw, dense._keep = wrapper, True, keep
-            dense._dead = {int(i) for i in ids[~found]}
-            if len(added):
-                dense._index.add_with_ids(codes_to_float32(codes[rows]), added)
-            if len(dense._dead) > _COMPACT_FRACTION * int(dense._index.ntotal):
-                dense._to_flat()
-            return dense
-        # Many keys since the graph was saved: answer flat now, a background round adds them.
-        dense._index.add_sa_codes(np.ascontiguousarray(codes), np.ascontiguousarray(keys))
-        dense._build = GraphBuild(wrapper, ids, added, np.ascontiguousarray(codes[rows]), keep)
-        dense._build.start()
-        return dense
+        from workspace_tools.core.index._dense_fill import GraphFill
+
+        fill = GraphFill(graph, hnsw_threshold=hnsw_threshold)
+        target, slots = fill.place(keys)
+        inside = slots >= 0
+        target[slots[inside]] = codes[inside]
+        return fill.finish(np.ones(len(keys), dtype=bool), codes[~inside])
 
     @classmethod
     def load(

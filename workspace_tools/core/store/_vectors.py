@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -30,6 +31,7 @@ from workspace_tools.core.store._rows import row_checksum
 
 __all__ = [
     "FLOAT16_TAG",
+    "Placement",
     "VectorTable",
     "cached_vector",
     "decode_vector",
@@ -109,80 +111,107 @@ _BATCH: Final = 4096
 """Rows fetched at a time by :func:`read_table` (their blobs are copied out, then dropped)."""
 
 
+Placement = Callable[[npt.NDArray[np.int64]], tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]]
+"""``keys -> (target, slots)``: where :func:`read_table` writes each key's code: row
+``slots[i]`` of ``target`` (FAISS's own array), or, for ``-1``, :attr:`VectorTable.extra`."""
+
+
 @dataclass(frozen=True, slots=True)
 class VectorTable:
-    """Every chunk's cached vector at one version, as float16 codes in key order."""
+    """What :func:`read_table` read besides the codes it wrote into the target."""
 
     version: int
     keys: npt.NDArray[np.int64]
-    """Keys of the chunks with a cached vector, ascending."""
-    codes: npt.NDArray[np.uint8]
-    """``(len(keys), 2 * dimension)``: each vector's float16 bytes, FAISS ``QT_fp16`` codes."""
+    """Every chunk key, ascending."""
+    found: npt.NDArray[np.bool_]
+    """Which of :attr:`keys` have a cached vector (written to their slot or to :attr:`extra`)."""
+    extra: npt.NDArray[np.uint8]
+    """The codes of the keys whose slot is ``-1``, in key order (found or not: zeros if not)."""
     missing: dict[int, str]
     """``key -> content hash`` of the chunks without a cached vector."""
 
 
-def read_table(conn: sqlite3.Connection, path: Path, *, dimension: int) -> VectorTable:
-    """Every chunk's vector, checked, as the flat index's codes (inside a read transaction).
+def read_table(
+    conn: sqlite3.Connection, path: Path, *, dimension: int, place: Placement
+) -> VectorTable:
+    """Every chunk's vector, checked, written as FAISS codes where ``place`` says.
 
-    One statement joins the chunks (in key order) to the cache; the float16 blobs of a batch
-    are joined into one buffer and their tag bytes dropped by one numpy slice: no vector is
-    decoded. Each row's checksum is checked (one BLAKE2b a row, as when one row is read); a
-    float32 row of an older cache is rounded to float16 as :func:`decode_vector` reads it.
+    Inside one read transaction: the chunks' ``(key, hash)`` in key order, then one scan of the
+    cache, whose float16 blobs (a batch at a time) are joined into one buffer, their tag bytes
+    dropped by a numpy slice and scattered into the target by one fancy assignment: no vector
+    is decoded or copied twice, and no per-chunk lookup reaches SQLite. Each cache row's
+    checksum is checked (one BLAKE2b a row, as when one row is read); a float32 row of an
+    older cache is rounded to float16 as :func:`decode_vector` reads it.
 
     Raises:
         IndexCorruptError: a row fails its checksum, or holds a vector of another dimension.
     """
     version = int(conn.execute("SELECT value FROM meta WHERE key='version'").fetchone()[0])
-    total = int(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+    pairs = conn.execute("SELECT key, hash FROM chunks ORDER BY key").fetchall()
+    keys = np.fromiter((pair[0] for pair in pairs), dtype=np.int64, count=len(pairs))
+    first: dict[str, int] = {}
+    repeats: list[tuple[int, int]] = []  # (chunk, the first chunk of its text)
+    for number, (_key, digest) in enumerate(pairs):
+        earlier = first.setdefault(digest, number)
+        if earlier != number:
+            repeats.append((number, earlier))
+    target, slots = place(keys)
     width = 2 * dimension
-    keys = np.empty(total, dtype=np.int64)
-    codes = np.empty((total, width), dtype=np.uint8)
-    missing: dict[int, str] = {}
-    filled = 0
+    outside = np.flatnonzero(slots < 0)
+    extra = np.zeros((len(outside), width), dtype=np.uint8)
+    extra_row = np.full(len(keys), -1, dtype=np.int64)
+    extra_row[outside] = np.arange(len(outside))
+    found = np.zeros(len(keys), dtype=bool)
     blake2b = hashlib.blake2b
-    cursor = conn.execute(
-        "SELECT c.key, c.hash, v.vector, v.checksum FROM chunks c "
-        "LEFT JOIN vectors v ON v.hash = c.hash ORDER BY c.key"
-    )
+    cursor = conn.execute("SELECT hash, vector, checksum FROM vectors")
     while batch := cursor.fetchmany(_BATCH):
-        present = []
-        for row in batch:
-            if row[2] is None:
-                missing[int(row[0])] = str(row[1])
-            else:
-                present.append(row)
-        if not present:
-            continue
         sums = [
             blake2b(digest.encode() + b"\x1f" + blob, digest_size=8).hexdigest()
-            for _key, digest, blob, _sum in present
+            for digest, blob, _sum in batch
         ]
-        if sums != [row[3] for row in present]:
-            for row in present:  # the first damaged row raises
-                cached_vector(path, row[1], row[2], row[3])
-        if total < filled + len(present):  # rows written since the count: not in one state
-            msg = "the chunk count changed during one read transaction"
-            raise RuntimeError(msg)
-        blobs = [row[2] for row in present]
-        part = slice(filled, filled + len(present))
-        keys[part] = [row[0] for row in present]
-        if all(len(blob) == width + 1 for blob in blobs):
-            joined = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(-1, width + 1)
-            if bool(np.any(joined[:, 0] != FLOAT16_TAG[0])):
-                for row in present:
-                    cached_vector(path, row[1], row[2], row[3])
-            codes[part] = joined[:, 1:]
-        else:
-            for offset, row in enumerate(present):
-                vector = cached_vector(path, row[1], row[2], row[3])
-                if vector.shape != (dimension,):
-                    msg = (
-                        f"The index database {path} holds a cached vector of {vector.shape[0]} "
-                        f"dimensions, expected {dimension}. Open the workspace with rebuild=True "
-                        "(CLI: --rebuild) to rebuild it."
-                    )
-                    raise IndexCorruptError(msg)
-                codes[filled + offset] = np.frombuffer(encode_vector(vector)[1:], dtype=np.uint8)
-        filled += len(present)
-    return VectorTable(version, keys[:filled], codes[:filled], missing)
+        if sums != [row[2] for row in batch]:
+            for row in batch:  # the first damaged row raises
+                cached_vector(path, *row)
+        chunk = np.fromiter((first.get(row[0], -1) for row in batch), np.int64, len(batch))
+        used = chunk >= 0
+        if not used.any():
+            continue
+        codes = _codes_of(batch, path, dimension)[used]
+        chunk = chunk[used]
+        found[chunk] = True
+        slot = slots[chunk]
+        inside = slot >= 0
+        target[slot[inside]] = codes[inside]
+        extra[extra_row[chunk[~inside]]] = codes[~inside]
+    for number, earlier in repeats:  # chunks sharing a text share its vector
+        if found[earlier]:
+            source = target[slots[earlier]] if slots[earlier] >= 0 else extra[extra_row[earlier]]
+            if slots[number] >= 0:
+                target[slots[number]] = source
+            else:
+                extra[extra_row[number]] = source
+            found[number] = True
+    missing = {int(keys[n]): str(pairs[n][1]) for n in np.flatnonzero(~found).tolist()}
+    return VectorTable(version, keys, found, extra, missing)
+
+
+def _codes_of(batch: list[Any], path: Path, dimension: int) -> npt.NDArray[np.uint8]:
+    """The float16 codes of a batch of checked cache rows, one row each."""
+    width = 2 * dimension
+    blobs = [row[1] for row in batch]
+    if all(len(blob) == width + 1 for blob in blobs):
+        joined = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(-1, width + 1)
+        if not bool(np.any(joined[:, 0] != FLOAT16_TAG[0])):
+            return joined[:, 1:]
+    codes = np.empty((len(batch), width), dtype=np.uint8)
+    for number, row in enumerate(batch):
+        vector = cached_vector(path, *row)
+        if vector.shape != (dimension,):
+            msg = (
+                f"The index database {path} holds a cached vector of {vector.shape[0]} "
+                f"dimensions, expected {dimension}. Open the workspace with rebuild=True "
+                "(CLI: --rebuild) to rebuild it."
+            )
+            raise IndexCorruptError(msg)
+        codes[number] = np.frombuffer(encode_vector(vector)[1:], dtype=np.uint8)
+    return codes

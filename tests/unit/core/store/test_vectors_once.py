@@ -167,3 +167,25 @@ def test_another_process_sees_the_vectors_a_writer_added(tmp_path: Path) -> None
     dense = reader._state.dense
     assert dense is not None and len(dense) == len(live)
     assert np.isin(np.asarray(sorted(dense._dead), dtype=np.int64), dense._all_ids()).all()
+
+
+def test_chunks_sharing_a_text_and_chunks_without_a_vector_are_read_right(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    ws = Workspace(root, embedder=FakeEmbedder())
+    ws.index_many([("a.txt", "alpha river stone"), ("b.txt", "alpha river stone")])
+    ws.index_many([("c.txt", "harbor lantern cloud"), ("d.txt", "zeta psi tau")])
+    ws.save()
+    with sqlite3.connect(ws._db.path) as conn:  # as if d.txt was indexed before vectors
+        digest = conn.execute("SELECT hash FROM chunks WHERE source='d.txt'").fetchone()[0]
+        conn.execute("DELETE FROM vectors WHERE hash=?", (digest,))
+    conn.close()
+    embedder = FakeEmbedder()
+    reopened = Workspace(root, embedder=embedder)
+    hits = reopened.search("alpha river stone", mode="vector", top_k=4)
+    assert embedder.texts_embedded == 2  # the query, and d.txt's chunk (pending, embedded once)
+    assert {h.source_id for h in hits[:2]} == {"a.txt", "b.txt"}
+    assert hits[0].score == pytest.approx(hits[1].score)
+    assert reopened.search("zeta psi tau", mode="vector", top_k=1)[0].source_id == "d.txt"
+    dense = reopened._state.dense
+    assert dense is not None and len(dense) == 4
