@@ -14,6 +14,7 @@ it, and then the flat index keeps answering, exactly).
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from typing import Any, Final
 
@@ -85,6 +86,12 @@ class GraphBuild:
         assert self._work is not None
         ids, codes = self._work
         self._work = None  # the copy of the codes goes as soon as the graph has them
+        if threading.current_thread() is self._thread:
+            # Leave a core to the writes (the setting is per calling thread): on the shared
+            # 2-core machine a second OpenMP thread only contended with them.
+            from workspace_tools.core.index._dense_files import faiss_module
+
+            faiss_module().omp_set_num_threads(max(1, (os.cpu_count() or 2) - 1))
         try:
             for start in range(0, len(ids), _BATCH):
                 part = slice(start, start + _BATCH)
