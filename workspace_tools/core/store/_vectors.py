@@ -20,6 +20,7 @@ import hashlib
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 from typing import Any, Final
 
@@ -148,13 +149,12 @@ def read_table(
     """
     version = int(conn.execute("SELECT value FROM meta WHERE key='version'").fetchone()[0])
     pairs = conn.execute("SELECT key, hash FROM chunks ORDER BY key").fetchall()
-    keys = np.fromiter((pair[0] for pair in pairs), dtype=np.int64, count=len(pairs))
-    first: dict[str, int] = {}
-    repeats: list[tuple[int, int]] = []  # (chunk, the first chunk of its text)
-    for number, (_key, digest) in enumerate(pairs):
-        earlier = first.setdefault(digest, number)
-        if earlier != number:
-            repeats.append((number, earlier))
+    key_column, hash_column = zip(*pairs, strict=True) if pairs else ((), ())
+    keys = np.fromiter(key_column, dtype=np.int64, count=len(pairs))
+    first = dict(zip(hash_column, range(len(pairs)), strict=True))  # a text: its last chunk
+    repeats: list[tuple[int, int]] = []  # (chunk, the chunk its text's vector is written to)
+    if len(first) < len(pairs):  # chunks sharing a text
+        repeats = [(n, first[d]) for n, d in enumerate(hash_column) if first[d] != n]
     target, slots = place(keys)
     width = 2 * dimension
     outside = np.flatnonzero(slots < 0)
@@ -165,18 +165,19 @@ def read_table(
     blake2b = hashlib.blake2b
     cursor = conn.execute("SELECT hash, vector, checksum FROM vectors")
     while batch := cursor.fetchmany(_BATCH):
+        digests, blobs, stored = zip(*batch, strict=True)
         sums = [
             blake2b(digest.encode() + b"\x1f" + blob, digest_size=8).hexdigest()
-            for digest, blob, _sum in batch
+            for digest, blob in zip(digests, blobs, strict=True)
         ]
-        if sums != [row[2] for row in batch]:
+        if sums != list(stored):
             for row in batch:  # the first damaged row raises
                 cached_vector(path, *row)
-        chunk = np.fromiter((first.get(row[0], -1) for row in batch), np.int64, len(batch))
+        chunk = np.fromiter(map(first.get, digests, repeat(-1)), np.int64, len(batch))
         used = chunk >= 0
         if not used.any():
             continue
-        codes = _codes_of(batch, path, dimension)[used]
+        codes = _codes_of(batch, blobs, path, dimension)[used]
         chunk = chunk[used]
         found[chunk] = True
         slot = slots[chunk]
@@ -195,10 +196,11 @@ def read_table(
     return VectorTable(version, keys, found, extra, missing)
 
 
-def _codes_of(batch: list[Any], path: Path, dimension: int) -> npt.NDArray[np.uint8]:
-    """The float16 codes of a batch of checked cache rows, one row each."""
+def _codes_of(
+    batch: list[Any], blobs: tuple[bytes, ...], path: Path, dimension: int
+) -> npt.NDArray[np.uint8]:
+    """The float16 codes of a batch of checked cache rows (``blobs``: their vectors)."""
     width = 2 * dimension
-    blobs = [row[1] for row in batch]
     if all(len(blob) == width + 1 for blob in blobs):
         joined = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(-1, width + 1)
         if not bool(np.any(joined[:, 0] != FLOAT16_TAG[0])):
