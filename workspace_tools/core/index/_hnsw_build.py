@@ -64,6 +64,8 @@ class GraphBuild:
         """Every id of :attr:`graph` once the round is done."""
         self.error: Exception | None = None
         self.done = threading.Event()
+        self.hurry = threading.Event()
+        """Set by a caller that waits (``save()``): the next batches use every core."""
         self._work: tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8]] | None = (ids, codes)
         self._thread = threading.Thread(target=self._run, name="workspace-tools-hnsw", daemon=True)
 
@@ -86,14 +88,18 @@ class GraphBuild:
         assert self._work is not None
         ids, codes = self._work
         self._work = None  # the copy of the codes goes as soon as the graph has them
-        if threading.current_thread() is self._thread:
-            # Leave a core to the writes (the setting is per calling thread): on the shared
-            # 2-core machine a second OpenMP thread only contended with them.
-            from workspace_tools.core.index._dense_files import faiss_module
+        from workspace_tools.core.index._dense_files import faiss_module
 
-            faiss_module().omp_set_num_threads(max(1, (os.cpu_count() or 2) - 1))
+        faiss = faiss_module()
+        cores = os.cpu_count() or 2
+        background = threading.current_thread() is self._thread
         try:
             for start in range(0, len(ids), _BATCH):
+                if background:
+                    # Beside the writes, leave them a core (the setting is per calling thread:
+                    # on the shared 2-core machine a second OpenMP thread only contended with
+                    # them); once someone waits for the graph, use them all.
+                    faiss.omp_set_num_threads(cores if self.hurry.is_set() else max(1, cores - 1))
                 part = slice(start, start + _BATCH)
                 self.graph.add_with_ids(codes_to_float32(codes[part]), ids[part])
         except Exception as exc:  # reported by the index that adopts it

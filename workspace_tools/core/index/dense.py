@@ -241,6 +241,7 @@ class DenseIndex:
     def wait_for_graph(self) -> None:
         """Let a background graph build finish, and adopt its graph (``save()`` does)."""
         while self._build is not None:
+            self._build.hurry.set()
             self._build.wait()
             self._adopt(inline=None)
 
