@@ -347,7 +347,7 @@ class EmbeddedBackend:
 
         The database holds the only copy of the vectors: a flat index is filled from it in one
         read (``IndexDatabase.vector_table``), and a saved HNSW graph gets its storage from the
-        same read (``DenseIndex.with_graph``). A whole FAISS file of the layout before still
+        same read (``_dense_fill.GraphFill``). A whole FAISS file of the layout before still
         loads as it is and catches up from the database.
 
         Returns:

@@ -24,7 +24,7 @@ from workspace_tools.core.index import dense as _dense
 from workspace_tools.core.index._dense_files import SavedGraph, faiss_module
 from workspace_tools.core.index._hnsw_build import GraphBuild, codes_to_float32
 
-__all__ = ["FlatFill", "GraphFill"]
+__all__ = ["FlatFill", "GraphFill", "with_graph"]
 
 
 def _sized(index: Any, rows: int) -> npt.NDArray[np.uint8]:
@@ -147,3 +147,25 @@ class GraphFill:
         dense.add_codes(added, new_codes)
         build.start()
         return dense
+
+
+def with_graph(
+    graph: SavedGraph,
+    *,
+    keys: npt.NDArray[np.int64],
+    codes: npt.NDArray[np.uint8],
+    hnsw_threshold: int = _dense.HNSW_THRESHOLD,
+) -> _dense.DenseIndex:
+    """A saved graph with a storage of these codes (what :class:`GraphFill` does as rows are read).
+
+    Args:
+        graph: What ``read_graph`` read.
+        keys: Every chunk key with a vector now, sorted.
+        codes: Their vectors' float16 codes, row for row.
+        hnsw_threshold: As for :class:`DenseIndex`.
+    """
+    fill = GraphFill(graph, hnsw_threshold=hnsw_threshold)
+    target, slots = fill.place(keys)
+    inside = slots >= 0
+    target[slots[inside]] = codes[inside]
+    return fill.finish(np.ones(len(keys), dtype=bool), codes[~inside])

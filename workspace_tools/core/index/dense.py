@@ -16,7 +16,7 @@ vector's float16 bytes, so the cache's rows become the index's codes as they are
 from the embedding cache when the dense side is first needed. Above the threshold only the HNSW
 graph is saved (FAISS's ``IO_FLAG_SKIP_STORAGE``: the graph without its vectors, ``dense.graph``)
 with the id of each node (``dense.ids.npy``); loading it attaches a storage filled from the
-database (:meth:`DenseIndex.with_graph`). Tombstoned nodes' vectors are no longer in the database,
+database (``_dense_fill.GraphFill``). Tombstoned nodes' vectors are no longer in the database,
 so their codes are saved beside their ids (``dense.dead.npy``, ``dense.deadcodes.npy``: at most a
 fifth of the graph). An index saved whole before (``dense.faiss``, float32 or float16) still loads
 as it is (:meth:`DenseIndex.load`).
@@ -368,31 +368,6 @@ class DenseIndex:
         if dead_codes is not None:
             arrays[DEAD_CODES] = dead_codes
         return FrozenDense(arrays, live=len(self))
-
-    @classmethod
-    def with_graph(
-        cls,
-        graph: SavedGraph,
-        *,
-        keys: npt.NDArray[np.int64],
-        codes: npt.NDArray[np.uint8],
-        hnsw_threshold: int = HNSW_THRESHOLD,
-    ) -> DenseIndex:
-        """A saved graph with a storage of these codes (``GraphFill`` does it as rows are read).
-
-        Args:
-            graph: What :func:`read_graph` read.
-            keys: Every chunk key with a vector now, sorted.
-            codes: Their vectors' float16 codes, row for row.
-            hnsw_threshold: As for the constructor.
-        """
-        from workspace_tools.core.index._dense_fill import GraphFill
-
-        fill = GraphFill(graph, hnsw_threshold=hnsw_threshold)
-        target, slots = fill.place(keys)
-        inside = slots >= 0
-        target[slots[inside]] = codes[inside]
-        return fill.finish(np.ones(len(keys), dtype=bool), codes[~inside])
 
     @classmethod
     def load(

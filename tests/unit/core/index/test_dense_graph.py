@@ -11,6 +11,7 @@ import pytest
 
 from workspace_tools.core.errors import IndexCorruptError
 from workspace_tools.core.index import _hnsw_build
+from workspace_tools.core.index._dense_fill import with_graph
 from workspace_tools.core.index.dense import DenseIndex, read_graph
 
 faiss = pytest.importorskip("faiss")
@@ -127,7 +128,7 @@ def test_a_saved_graph_gets_its_storage_from_the_database_rows(tmp_path: Path) -
     extra = _unit(3, 8, 4)
     keys = np.concatenate([ids[10:], [500, 501, 502]]).astype(np.int64)
     codes = np.vstack([_codes(vectors[10:]), _codes(extra)])
-    loaded = DenseIndex.with_graph(read_graph(tmp_path, dimension=8), keys=keys, codes=codes)
+    loaded = with_graph(read_graph(tmp_path, dimension=8), keys=keys, codes=codes)
     assert loaded.kind == "hnsw" and len(loaded) == 193 and not loaded.building
     assert loaded._dead == set(range(10))
     assert loaded.search(extra[1], k=1)[0][0] == 501
@@ -146,7 +147,7 @@ def test_a_saved_graph_far_behind_answers_flat_while_it_catches_up(
     index.wait_for_graph()
     index.save(tmp_path)
     gate = _Gate(monkeypatch)
-    loaded = DenseIndex.with_graph(
+    loaded = with_graph(
         read_graph(tmp_path, dimension=8), keys=ids, codes=_codes(vectors), hnsw_threshold=50
     )
     assert gate.started.acquire(timeout=60)

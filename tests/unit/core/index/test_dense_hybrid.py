@@ -186,6 +186,7 @@ def test_dense_index_flat_and_hnsw_remove_and_filter() -> None:
 
 
 def test_hnsw_removals_are_tombstones_that_survive_save(tmp_path: Path) -> None:
+    from workspace_tools.core.index._dense_fill import with_graph
     from workspace_tools.core.index.dense import read_graph
 
     rng = np.random.default_rng(1)
@@ -204,7 +205,7 @@ def test_hnsw_removals_are_tombstones_that_survive_save(tmp_path: Path) -> None:
     # the database's rows: every live chunk, not the tombstoned ones (their codes are saved)
     keys = np.asarray([k for k in range(60) if k not in (5, 6)], dtype=np.int64)
     codes = vectors[keys].astype("<f2").view(np.uint8)
-    loaded = DenseIndex.with_graph(
+    loaded = with_graph(
         read_graph(tmp_path, dimension=8), keys=keys, codes=codes, hnsw_threshold=10
     )
     assert len(loaded) == 58 and loaded.kind == "hnsw" and loaded.hnsw_builds == 0
