@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, TypeGuard, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -41,7 +41,13 @@ __all__ = [
     "ResultCache",
     "SearchBackend",
     "VectorBackfill",
+    "backfills",
+    "caches_results",
+    "compacts",
+    "merges_in_background",
 ]
+
+_CAPABLE: dict[tuple[type, type], bool] = {}
 
 
 class Hit(NamedTuple):
@@ -197,3 +203,37 @@ class ResultCache(Protocol):
     def cached_chunks(self, keys: list[int]) -> dict[int, Chunk | ChunkFields]:
         """Chunks of these keys it holds, as :class:`Chunk` objects or decoded result fields."""
         ...
+
+
+def _capable(backend: object, capability: type) -> bool:
+    """``isinstance(backend, capability)`` for a capability protocol, decided once per class.
+
+    A runtime-checkable protocol's ``isinstance`` looks up each of its members (~12 us); a
+    write asked up to five times and every search once. A backend's capabilities are the
+    methods of its class, so the answer for one instance is the answer for its class.
+    """
+    key = (type(backend), capability)
+    found = _CAPABLE.get(key)
+    if found is None:
+        found = _CAPABLE[key] = isinstance(backend, capability)
+    return found
+
+
+def backfills(backend: object) -> TypeGuard[VectorBackfill]:
+    """The backend is a :class:`VectorBackfill` (decided once per class)."""
+    return _capable(backend, VectorBackfill)
+
+
+def compacts(backend: object) -> TypeGuard[Compacts]:
+    """The backend is a :class:`Compacts` (decided once per class)."""
+    return _capable(backend, Compacts)
+
+
+def merges_in_background(backend: object) -> TypeGuard[MergesInBackground]:
+    """The backend is a :class:`MergesInBackground` (decided once per class)."""
+    return _capable(backend, MergesInBackground)
+
+
+def caches_results(backend: object) -> TypeGuard[ResultCache]:
+    """The backend is a :class:`ResultCache` (decided once per class)."""
+    return _capable(backend, ResultCache)

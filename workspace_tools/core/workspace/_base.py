@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from workspace_tools.core.backends.base import SearchBackend, VectorBackfill
+from workspace_tools.core.backends.base import SearchBackend, backfills
 from workspace_tools.core.backends.catalog import SourceCatalog
 from workspace_tools.core.backends.follow import ChangeFollower
 from workspace_tools.core.convert import ConversionCache, ConversionLimits
@@ -143,7 +143,7 @@ class WorkspaceBase:
         ``refreshed``: the caller has just caught up with the database (a search).
         """
         state = self._state
-        if self.embedder is None or not isinstance(state, VectorBackfill):
+        if self.embedder is None or not backfills(state):
             return
         embedder = self.embedder
         with self._lock:  # without the write lock: a search does not wait for a running sync

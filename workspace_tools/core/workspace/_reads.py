@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from workspace_tools.core.adapters import adapter
-from workspace_tools.core.backends.base import BackendQuery, ResultCache
+from workspace_tools.core.backends.base import BackendQuery, caches_results
 from workspace_tools.core.convert import Converted
 from workspace_tools.core.embedding.embedder import embed_query
 from workspace_tools.core.errors import ConversionError, InvalidInputError, WorkspaceError
@@ -246,7 +246,7 @@ class ReadPath(WorkspaceBase):
         """
         state = self._state
         found: dict[int, Chunk | ChunkFields] = {}
-        if isinstance(state, ResultCache):
+        if caches_results(state):
             found.update(state.cached_chunks(keys))
         if len(found) == len(keys):
             return found

@@ -11,7 +11,13 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.backends.base import Compacts, MergesInBackground, VectorBackfill
+from workspace_tools.core.backends.base import (
+    Compacts,
+    MergesInBackground,
+    backfills,
+    compacts,
+    merges_in_background,
+)
 from workspace_tools.core.convert import DOCUMENT_FORMAT_NAMES
 from workspace_tools.core.errors import IndexCorruptError
 from workspace_tools.core.store.database import (
@@ -38,6 +44,36 @@ _LOOKUPS: Final = 64
 
 class WritePath(WorkspaceBase):
     """Commit changes, merge the BM25 segments, keep the conversion cache in step."""
+
+    _meta_cache: tuple[tuple[Any, ...], Any, str, str] | None = None
+    """``(inputs, saved settings, settings JSON, root record)`` of the last write."""
+
+    def _meta_values(self) -> tuple[str, str]:
+        """The settings JSON and the root record every write stores (unchanged ones unwritten).
+
+        Made again only when what they are made of changes: sorting and encoding the stop
+        words and the root's path cost each write ~90 us.
+        """
+        embedder = self.embedder
+        inputs = (
+            self.tokenizer.config,
+            self.chunking,
+            self.bm25_config if self.bm25_enabled else None,
+            None if embedder is None else (embedder.model_id, embedder.dimension),
+            self.root,
+            self.index_dir,
+        )
+        cached = self._meta_cache
+        if cached is None or cached[0] != inputs or cached[1] is not self._saved_settings:
+            settings = json.dumps(self._settings(), sort_keys=True)
+            cached = (
+                inputs,
+                self._saved_settings,
+                settings,
+                root_record(self.root, self.index_dir),
+            )
+            self._meta_cache = cached
+        return cached[2], cached[3]
 
     def _prune_conversions(self) -> None:
         sources = self._sources.all().values()
@@ -102,7 +138,7 @@ class WritePath(WorkspaceBase):
                 # write only stores its vectors in the database, and the first vector search or
                 # save() loads FAISS and catches up. Else keep FAISS in step, as it always is
                 # once loaded (and embed chunks indexed before vectors were enabled).
-                wait = isinstance(state, MergesInBackground) and state.vectors_can_wait(
+                wait = merges_in_background(state) and state.vectors_can_wait(
                     self._snapshot_config()
                 )
             if not wait:
@@ -141,8 +177,9 @@ class WritePath(WorkspaceBase):
         with self._db.write("save the change") as writer:
             if self._clear_on_commit:
                 writer.clear(keep_vectors=self._vectors_reusable())
-            writer.set_meta("settings", json.dumps(self._settings(), sort_keys=True))
-            writer.set_meta("root", root_record(self.root, self.index_dir))
+            settings, root = self._meta_values()
+            writer.set_meta("settings", settings)
+            writer.set_meta("root", root)
             for source_id in removed:
                 writer.remove_source(source_id)
             writer.put_sources(rows)
@@ -163,11 +200,11 @@ class WritePath(WorkspaceBase):
         if writer.version == 1 and self._sources.cursor() is None:
             self._sources.start_empty(0)  # the first commit: nothing was stored before it
         self._follower.committed(writer)  # this write from memory, unless another came between
-        if vectors and isinstance(state, VectorBackfill):
+        if vectors and backfills(state):
             state.add_vectors(vectors)
         self._prune_due = True  # replaced or removed texts may leave unused cached vectors
-        if isinstance(state, Compacts) and state.wants_merge(snapshot_minimum=_SNAPSHOT_MINIMUM):
-            if isinstance(state, MergesInBackground):
+        if compacts(state) and state.wants_merge(snapshot_minimum=_SNAPSHOT_MINIMUM):
+            if merges_in_background(state):
                 self._merge_soon()
             else:
                 self._merge(prune=bool(removed))
@@ -213,7 +250,7 @@ class WritePath(WorkspaceBase):
     def _merge(self, *, prune: bool) -> None:
         """Merge and save now; with ``prune``, drop cached vectors no text uses any more."""
         state = self._state
-        if not isinstance(state, Compacts):
+        if not compacts(state):
             return
         unsaved = state.has_unsaved()
         if prune and not self.read_only and (self._prune_due or unsaved):

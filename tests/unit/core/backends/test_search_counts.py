@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from tests.unit.core.backends.conftest import OpenWorkspace
+from workspace_tools.core.backends import base
 from workspace_tools.core.ranking import filters
 
 
@@ -54,3 +55,30 @@ def test_several_formulations_refresh_once_and_compile_the_filter_once(
     assert results and all(r.found_by for r in results)
     assert ws._follower.refreshes - before == 1
     assert compiled == [{"year": {"$gte": 2010}}]
+
+
+def test_writes_and_searches_ask_a_backend_class_for_its_capabilities_once(
+    open_ws: OpenWorkspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A protocol's ``isinstance`` costs ~12 us: decided once per backend class (issue 25)."""
+    ws = open_ws()
+    ws.index("a.md", "sun and park")
+    ws.search("sun", mode="bm25")  # every capability the write and search paths ask, asked once
+    meta = type(base.VectorBackfill)
+    asked: list[type] = []
+    real = meta.__instancecheck__
+
+    def counting(cls: type, instance: Any) -> bool:
+        if cls in {base.VectorBackfill, base.Compacts, base.MergesInBackground, base.ResultCache}:
+            asked.append(cls)
+        return bool(real(cls, instance))
+
+    monkeypatch.setattr(meta, "__instancecheck__", counting)
+    for number in range(3):
+        ws.index(f"b{number}.md", f"sun and park {number}")
+        assert ws.search("sun park", mode="bm25")
+    assert asked == []
+    capable = (base.backfills, base.compacts, base.merges_in_background, base.caches_results)
+    answers = [check(ws._state) for check in capable]
+    protocols = (base.VectorBackfill, base.Compacts, base.MergesInBackground, base.ResultCache)
+    assert answers == [real(p, ws._state) for p in protocols]
