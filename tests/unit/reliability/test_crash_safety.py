@@ -184,7 +184,9 @@ def _build(tmp_path: Path) -> tuple[Path, list[str]]:
             + f"Searching delta epsilon marker{number}.\n" * 40,
             encoding="utf-8",
         )
-    ws = Workspace(root, embedder=FakeEmbedder(), chunking=None)
+    ws = Workspace(root, embedder=FakeEmbedder(), chunking=None, hnsw_threshold=5)
+    ws.sync()
+    (root / "doc7.md").unlink()  # a tombstone in the graph, so its files are all there
     ws.sync()
     ws.save()  # a snapshot too, so its files are damaged as well
     answers = [json.dumps([r.to_dict() for r in ws.search(q, top_k=5)]) for q in QUERIES]
@@ -219,7 +221,8 @@ def test_every_damaged_index_file_gives_a_clear_error_or_heals(tmp_path: Path) -
     files = sorted(p.relative_to(index).as_posix() for p in index.rglob("*") if p.is_file())
     snapshot = next(index.glob("snapshot-*")).name
     assert "index.sqlite3" in files
-    for expected in ("vocab.txt", "keys.npy", "lengths.npy", "scores.npy", "dense.faiss"):
+    graph = ("dense.graph", "dense.ids.npy", "dense.dead.npy", "dense.deadcodes.npy")
+    for expected in ("vocab.txt", "keys.npy", "lengths.npy", "scores.npy", *graph):
         assert f"{snapshot}/{expected}" in files
     rng = random.Random(7)
     tried, refused, healed, problems = 0, 0, 0, []

@@ -158,9 +158,9 @@ def freeze(state: MergeState, *, save: bool, config: dict[str, Any], background:
     if save and state.dense_current():
         assert state.dense is not None
         if not background:
-            dense = state.dense
+            dense = state.dense  # its graph (a flat index saves nothing: the database has it)
         else:
-            reuse = dense_reusable(state, config)
+            reuse = state.dense.kind == "hnsw" and dense_reusable(state, config)
             dense = None if reuse else state.dense.frozen()
     elif save and state.dense is None and config.get("embedder") is not None:
         # This process has not loaded FAISS (writes leave it to the first vector search): the
@@ -273,8 +273,11 @@ def merge_threshold(state: MergeState) -> float:
 def dense_lag(state: MergeState, config: dict[str, Any]) -> int | None:
     """Chunk rows changed since the last snapshot's FAISS file (``None``: no usable file)."""
     info = read_pointer(state.db)
-    if info is None or not info.has_dense or info.config.get("embedder") != config.get("embedder"):
+    embedder = config.get("embedder")
+    if info is None or embedder is None or info.config.get("embedder") != embedder:
         return None
+    if not info.has_dense:  # flat: filled from the database when loaded, so never behind
+        return 0
     return _rows_changed_since(state.db, info.dense_version)
 
 

@@ -25,6 +25,7 @@ import numpy.typing as npt
 from workspace_tools.core.backends import _merge
 from workspace_tools.core.backends.base import BackendHits, BackendQuery, Hit
 from workspace_tools.core.backends.follow import ChangeFollower, TokenizerCheck
+from workspace_tools.core.index._dense_fill import FlatFill, GraphFill
 from workspace_tools.core.index.dense import DenseIndex
 from workspace_tools.core.index.segments import SparseSegments
 from workspace_tools.core.index.sparse import BM25Config, query_tf_weights
@@ -36,6 +37,7 @@ from workspace_tools.core.store.snapshot import (
     ChunkFields,
     load_base,
     load_dense,
+    load_graph,
     read_pointer,
 )
 from workspace_tools.core.text.tokenizer import Tokenizer
@@ -363,7 +365,12 @@ class EmbeddedBackend:
         return None if self.dense is None else len(self.dense)
 
     def ensure_vectors(self, dimension: int, model_id: str) -> dict[int, str]:
-        """Load the FAISS index (or rebuild it from the embedding cache).
+        """Load the vector index: its codes from the embedding cache, its graph from the snapshot.
+
+        The database holds the only copy of the vectors: a flat index is filled from it in one
+        read (``IndexDatabase.vector_table``), and a saved HNSW graph gets its storage from the
+        same read (``_dense_fill.GraphFill``). A whole FAISS file of the layout before still
+        loads as it is and catches up from the database.
 
         Returns:
             ``key -> hash`` of the chunks still without a vector (the caller embeds them and
@@ -373,22 +380,32 @@ class EmbeddedBackend:
             return dict(self._dense_pending)
         embedder = {"model_id": model_id, "dimension": dimension}
         info = read_pointer(self.db) if self.db.exists() and not self.empty else None
-        dense = None
-        if info is not None and info.has_dense and info.config.get("embedder") == embedder:
-            dense = load_dense(info, dimension=dimension, hnsw_threshold=self.hnsw_threshold)
-        if dense is not None and info is not None:
-            self.dense, self._dense_version = dense, info.dense_version
+        if info is not None and info.config.get("embedder") != embedder:
+            info = None
+        old = None
+        if info is not None and not info.has_graph:
+            old = load_dense(info, dimension=dimension, hnsw_threshold=self.hnsw_threshold)
+        if old is not None and info is not None:
+            self.dense, self._dense_version = old, info.dense_version
             self._dense_pending = {}
             self.follower.refresh(force=True)
             return dict(self._dense_pending)
-        self.dense = DenseIndex(dimension, hnsw_threshold=self.hnsw_threshold)
         self._dense_pending = {}
         if self.empty or not self.db.exists():
+            self.dense = DenseIndex(dimension, hnsw_threshold=self.hnsw_threshold)
             self._dense_version = max(self.version, 0)
             return {}
-        rows = self.db.snapshot_of_rows()
-        self._dense_version = rows.version
-        self._add_vectors({chunk.key: chunk.hash for chunk in rows.chunks})
+        graph = load_graph(info, dimension=dimension) if info is not None else None
+        fill: FlatFill | GraphFill = (
+            FlatFill(dimension, hnsw_threshold=self.hnsw_threshold)
+            if graph is None
+            else GraphFill(graph, hnsw_threshold=self.hnsw_threshold)
+        )
+        table = self.db.vector_table(dimension=dimension, place=fill.place)
+        self.dense = fill.finish(table.found, table.extra)
+        self._dense_version = table.version
+        self._dense_pending = dict(table.missing)
+        del table
         self.follower.refresh(force=True)
         return dict(self._dense_pending)
 

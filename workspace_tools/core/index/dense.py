@@ -5,17 +5,28 @@ Vectors carry stable int64 ids so chunks can be removed. The index is exact (fla
 selector, so a filtered search still returns ``k`` hits when ``k`` matching vectors exist.
 
 Vectors are kept in float16 (FAISS's scalar quantizer ``QT_fp16``: ``IndexScalarQuantizer`` when
-flat, ``IndexHNSWSQ`` above the threshold): half the memory and the file of float32, and a flat
-scan about twice as fast (it is memory-bound). Every vector is rounded to float16 by numpy before
-FAISS sees it, so a vector read back from the embedding cache (also float16,
-``store/_vectors.py``) and one fresh from the embedder get the same codes and the same scores.
-An index saved before in float32 (``IndexFlatIP``, ``IndexHNSWFlat``) still loads and searches
-as it is; it becomes float16 the next time it is rebuilt.
+flat, ``IndexHNSWSQ`` above the threshold): half the memory of float32, and a flat scan about
+twice as fast (it is memory-bound). Every vector is rounded to float16 by numpy before FAISS sees
+it, so a vector read back from the embedding cache (also float16, ``store/_vectors.py``) and one
+fresh from the embedder get the same codes and the same scores. A ``QT_fp16`` code is the
+vector's float16 bytes, so the cache's rows become the index's codes as they are
+(:meth:`DenseIndex.from_codes`: no decoding, no per-vector work).
 
-HNSW graphs cannot delete in place, so removed ids become tombstones hidden from every search by
-an ``IDSelectorNot``; the graph is rebuilt only once tombstones pass a fifth of it. Tombstones
-are saved next to the index (``<name>.dead.npy``). :attr:`DenseIndex.hnsw_builds` counts the
-graphs this object built (one when a growing index crosses the threshold, not one per add).
+**The vectors are stored once, in the database.** A flat index is not saved at all: it is filled
+from the embedding cache when the dense side is first needed. Above the threshold only the HNSW
+graph is saved (FAISS's ``IO_FLAG_SKIP_STORAGE``: the graph without its vectors, ``dense.graph``)
+with the id of each node (``dense.ids.npy``); loading it attaches a storage filled from the
+database (``_dense_fill.GraphFill``). Tombstoned nodes' vectors are no longer in the database,
+so their codes are saved beside their ids (``dense.dead.npy``, ``dense.deadcodes.npy``: at most a
+fifth of the graph). An index saved whole before (``dense.faiss``, float32 or float16) still loads
+as it is (:meth:`DenseIndex.load`).
+
+**The graph is built beside the writes** (``_hnsw_build.py``): crossing the threshold starts a
+background thread and the exact flat index keeps answering until the graph is adopted. HNSW
+graphs cannot delete in place, so removed ids become tombstones hidden from every search by an
+``IDSelectorNot``; once tombstones pass a fifth of the graph the index goes back to flat (the
+live codes, no rebuild cost) and builds a new graph in the background.
+:attr:`DenseIndex.hnsw_builds` counts the graphs this object adopted.
 """
 
 from __future__ import annotations
@@ -27,8 +38,24 @@ import numpy as np
 import numpy.typing as npt
 
 from workspace_tools.core.errors import IndexCorruptError
+from workspace_tools.core.index._dense_files import (
+    DEAD,
+    DEAD_CODES,
+    GRAPH,
+    GRAPH_FILES,
+    IDS,
+    FrozenDense,
+    SavedGraph,
+    faiss_module,
+    load_ids,
+    read_graph,
+)
+from workspace_tools.core.index._hnsw_build import GraphBuild, codes_to_float32
 
-__all__ = ["HNSW_THRESHOLD", "DenseIndex", "FrozenDense"]
+__all__ = ["GRAPH_FILES", "HNSW_THRESHOLD", "DenseIndex", "FrozenDense", "SavedGraph", "read_graph"]
+_INLINE_ROWS: Final = 256
+"""Rows added since a graph round began that are inserted into it in the caller's thread when
+it is adopted (a fraction of a second at most); more go to another background round."""
 
 _COMPACT_FRACTION: Final = 0.2
 """HNSW graphs are rebuilt once tombstones exceed this fraction of their vectors."""
@@ -36,12 +63,7 @@ _COMPACT_FRACTION: Final = 0.2
 
 def _faiss() -> Any:
     """The faiss module, imported on first use (its import is heavy)."""
-    from workspace_tools.core.extras import require_vector
-
-    require_vector("vector search", "faiss")
-    import faiss
-
-    return faiss
+    return faiss_module()
 
 
 HNSW_THRESHOLD: Final = 50_000
@@ -71,11 +93,14 @@ class DenseIndex:
     def __init__(self, dimension: int, *, hnsw_threshold: int = HNSW_THRESHOLD) -> None:
         self.dimension = dimension
         self.hnsw_threshold = hnsw_threshold
-        self._index: Any = self._new_index(hnsw=False)
+        self._index: Any = self._new_flat()
         self._hnsw = False
         self._dead: set[int] = set()
+        self._build: GraphBuild | None = None
+        self._keep: list[Any] = []
+        """FAISS objects the index points to without owning them (an attached storage)."""
         self.hnsw_builds = 0
-        """HNSW graphs this object built (a loaded graph is not counted)."""
+        """HNSW graphs this object adopted (a loaded graph is not counted)."""
 
     def __len__(self) -> int:
         return int(self._index.ntotal) - len(self._dead)
@@ -85,17 +110,48 @@ class DenseIndex:
         """``flat`` or ``hnsw``."""
         return "hnsw" if self._hnsw else "flat"
 
-    def _new_index(self, *, hnsw: bool) -> Any:
-        faiss = _faiss()
+    @property
+    def building(self) -> bool:
+        """A graph is being built in the background (the flat index answers meanwhile)."""
+        return self._build is not None
 
+    @property
+    def code_size(self) -> int:
+        """Bytes of one vector's code (float16: two a dimension)."""
+        return 2 * self.dimension
+
+    def _new_flat(self) -> Any:
+        faiss = _faiss()
+        flat = faiss.IndexScalarQuantizer(
+            self.dimension, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT
+        )
+        return faiss.IndexIDMap2(flat)
+
+    def _new_graph(self) -> Any:
+        faiss = _faiss()
         fp16 = faiss.ScalarQuantizer.QT_fp16
-        if hnsw:
-            inner = faiss.IndexHNSWSQ(self.dimension, fp16, _HNSW_M, faiss.METRIC_INNER_PRODUCT)
-            inner.hnsw.efConstruction = 40
-            inner.hnsw.efSearch = 128
-        else:
-            inner = faiss.IndexScalarQuantizer(self.dimension, fp16, faiss.METRIC_INNER_PRODUCT)
+        inner = faiss.IndexHNSWSQ(self.dimension, fp16, _HNSW_M, faiss.METRIC_INNER_PRODUCT)
+        inner.hnsw.efConstruction = 40
+        inner.hnsw.efSearch = 128
         return faiss.IndexIDMap2(inner)
+
+    @classmethod
+    def from_codes(
+        cls,
+        dimension: int,
+        ids: npt.NDArray[np.int64],
+        codes: npt.NDArray[np.uint8],
+        *,
+        hnsw_threshold: int = HNSW_THRESHOLD,
+    ) -> DenseIndex:
+        """A flat index of float16 codes (the embedding cache's bytes), copied in one call.
+
+        Past ``hnsw_threshold`` a graph build starts in the background. (A load from the
+        database writes the codes into FAISS's array as they are read: ``_dense_fill.py``.)
+        """
+        dense = cls(dimension, hnsw_threshold=hnsw_threshold)
+        dense.add_codes(ids, codes)
+        return dense
 
     def add(self, ids: npt.NDArray[np.int64], vectors: npt.NDArray[np.float32]) -> None:
         """Add vectors under ``ids`` (ids must not be present)."""
@@ -105,17 +161,27 @@ class DenseIndex:
         if vectors.shape != (len(ids), self.dimension):
             msg = f"Expected vectors of shape ({len(ids)}, {self.dimension}), got {vectors.shape}."
             raise ValueError(msg)
-        vectors = np.ascontiguousarray(vectors.astype(np.float16).astype(np.float32))
-        ids = np.ascontiguousarray(ids, dtype=np.int64)
-        if not self._hnsw and len(self) + len(ids) > self.hnsw_threshold:
-            # Crossing the threshold: one graph of the flat vectors and these, built once (not
-            # these added flat, then everything copied into a graph).
-            self._rebuild(hnsw=True, extra=(ids, vectors))
+        self.add_codes(ids, np.ascontiguousarray(vectors, dtype="<f2").view(np.uint8))
+
+    def add_codes(self, ids: npt.NDArray[np.int64], codes: npt.NDArray[np.uint8]) -> None:
+        """Add vectors given as float16 codes (``(n, 2 * dimension)`` bytes) under ``ids``."""
+        if len(ids) == 0:
             return
-        self._index.add_with_ids(vectors, ids)
+        codes = np.ascontiguousarray(codes, dtype=np.uint8).reshape(len(ids), -1)
+        if codes.shape[1] != self.code_size:
+            msg = f"Expected codes of {self.code_size} bytes, got {codes.shape[1]}."
+            raise ValueError(msg)
+        ids = np.ascontiguousarray(ids, dtype=np.int64)
+        self._adopt()
+        if self._hnsw:  # inserted into the graph (a few rows a write)
+            self._index.add_with_ids(codes_to_float32(codes), ids)
+        else:
+            self._index.add_sa_codes(codes, ids)
+            self._start_graph()
 
     def remove(self, ids: npt.NDArray[np.int64]) -> None:
         """Remove the vectors with these ids (unknown ids are ignored)."""
+        self._adopt()
         if len(ids) == 0 or len(self) == 0:
             return
         ids = np.ascontiguousarray(ids, dtype=np.int64)
@@ -123,7 +189,7 @@ class DenseIndex:
             present = ids[np.isin(ids, self._all_ids())]
             self._dead.update(int(i) for i in present)
             if len(self._dead) > _COMPACT_FRACTION * int(self._index.ntotal):
-                self._rebuild(hnsw=len(self) > self.hnsw_threshold)
+                self._to_flat()
         else:
             faiss = _faiss()
 
@@ -139,6 +205,7 @@ class DenseIndex:
         """The ``k`` nearest ids and cosine scores, best first, optionally among ``allowed``."""
         faiss = _faiss()
 
+        self._adopt()
         if len(self) == 0 or k <= 0:
             return []
         if allowed is not None and len(allowed) == 0:
@@ -169,67 +236,144 @@ class DenseIndex:
             faiss.omp_set_num_threads(previous)
         return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i != -1]
 
+    # -- the graph -----------------------------------------------------------------------------
+
+    def wait_for_graph(self) -> None:
+        """Let a background graph build finish, and adopt its graph (``save()`` does)."""
+        while self._build is not None:
+            self._build.hurry.set()
+            self._build.wait()
+            self._adopt(inline=None)
+
+    def _start_graph(self) -> None:
+        """Start building a graph of the flat vectors once they pass the threshold."""
+        if self._hnsw or self._build is not None or len(self) <= self.hnsw_threshold:
+            return
+        ids = self._all_ids()
+        build = GraphBuild(self._new_graph(), np.zeros(0, np.int64), ids, self._codes().copy(), [])
+        self._build = build
+        build.start()
+
+    def _adopt(self, *, inline: int | None = _INLINE_ROWS) -> None:
+        """Swap in a finished graph: tombstone what left since, add what came (or go on).
+
+        Args:
+            inline: Insert at most this many rows added since the round began here; more
+                start another background round on the same graph (``None``: any number).
+        """
+        build = self._build
+        if build is None or not build.done.is_set():
+            return
+        self._build = None
+        if build.error is not None:  # logged by the thread: the flat index goes on answering
+            return
+        current = self._all_ids()
+        added = np.setdiff1d(current, build.ids)
+        removed = np.setdiff1d(build.ids, current)
+        codes = self._codes()[self._rows(added)] if len(added) else None
+        if codes is not None and inline is not None and len(added) > inline:
+            self._build = GraphBuild(build.graph, build.ids, added, codes, build.keep)
+            self._build.start()
+            return
+        if codes is not None:
+            build.graph.add_with_ids(codes_to_float32(codes), added)
+        self._index, self._hnsw = build.graph, True
+        self._dead = {int(i) for i in removed}
+        self._keep = build.keep
+        self.hnsw_builds += 1
+        if len(self._dead) > _COMPACT_FRACTION * int(self._index.ntotal):
+            self._to_flat()
+
+    def _to_flat(self) -> None:
+        """Back to an exact flat index of the live vectors (tombstones dropped).
+
+        A graph is built again in the background if they are still past the threshold.
+        """
+        ids = self._all_ids()
+        live = ~np.isin(ids, np.fromiter(self._dead, dtype=np.int64)) if self._dead else None
+        codes = self._codes()
+        if live is not None:
+            ids, codes = ids[live], codes[live]
+        else:
+            codes = codes.copy()
+        self._index, self._hnsw, self._dead, self._keep = self._new_flat(), False, set(), []
+        if len(ids):
+            self._index.add_sa_codes(np.ascontiguousarray(codes), np.ascontiguousarray(ids))
+        self._start_graph()
+
+    # -- stored vectors --------------------------------------------------------------------------
+
     def _all_ids(self) -> npt.NDArray[np.int64]:
-        """Ids stored in the FAISS index, tombstones included."""
+        """Ids stored in the FAISS index, tombstones included (row order)."""
         faiss = _faiss()
 
         return np.asarray(faiss.vector_to_array(self._index.id_map), dtype=np.int64)
 
+    def _rows(self, ids: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Rows of the inner index holding these (present) ids."""
+        stored = self._all_ids()
+        order = np.argsort(stored, kind="stable")
+        return np.asarray(order[np.searchsorted(stored, ids, sorter=order)], dtype=np.int64)
+
+    def _codes(self) -> npt.NDArray[np.uint8]:
+        """The float16 codes of every row, a view of FAISS's own array (no copy)."""
+        faiss = _faiss()
+        inner = faiss.downcast_index(self._index.index)
+        if self._hnsw:
+            inner = faiss.downcast_index(inner.storage)
+        size = int(inner.ntotal) * int(inner.code_size)
+        if size == 0:
+            return np.zeros((0, self.code_size), dtype=np.uint8)
+        if int(inner.code_size) != self.code_size:  # float32, saved before: rounded as add() does
+            every = np.asarray(inner.reconstruct_n(0, int(inner.ntotal)), dtype="<f2")
+            return every.view(np.uint8).reshape(-1, self.code_size)
+        view = faiss.rev_swig_ptr(inner.codes.data(), size)
+        return np.asarray(view).reshape(-1, int(inner.code_size))
+
     def _vectors(self, ids: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
-        """The stored vectors of ``ids`` (present ones), decoded to float32 in one call."""
+        """The stored vectors of ``ids`` (present ones), decoded to float32."""
         if len(ids) == 0:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        inner = self._index.index
-        every = np.asarray(inner.reconstruct_n(0, int(inner.ntotal)), dtype=np.float32)
-        stored = self._all_ids()  # row i of the inner index holds id stored[i]
-        order = np.argsort(stored, kind="stable")
-        rows = order[np.searchsorted(stored, ids, sorter=order)]
-        return np.ascontiguousarray(every[rows])
+        return codes_to_float32(self._codes()[self._rows(ids)])
 
-    def _rebuild(
-        self,
-        *,
-        hnsw: bool,
-        extra: tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]] | None = None,
-    ) -> None:
-        """A fresh index of the live vectors (tombstones dropped), plus ``extra`` new ones."""
-        ids = self._all_ids()
-        if self._dead:
-            ids = ids[~np.isin(ids, np.fromiter(self._dead, dtype=np.int64))]
-        # rounded as add() rounds: vectors of an index saved in float32 get the codes a fresh
-        # build from the (float16) embedding cache gives them
-        vectors = self._vectors(ids).astype(np.float16).astype(np.float32)
-        if extra is not None:
-            ids = np.concatenate([ids, extra[0]])
-            vectors = np.concatenate([vectors, extra[1]])
-        self._index = self._new_index(hnsw=hnsw)
-        self._hnsw = hnsw
-        self._dead = set()
-        if hnsw:
-            self.hnsw_builds += 1
-        if len(ids):
-            self._index.add_with_ids(np.ascontiguousarray(vectors), np.ascontiguousarray(ids))
+    # -- saving and loading ------------------------------------------------------------------
 
-    def save(self, path: Path) -> None:
-        """Write the index with ``faiss.write_index`` (no pickle)."""
-        faiss = _faiss()
+    def save(self, folder: Path) -> list[str]:
+        """Write the graph files into ``folder`` (a graph being built is waited for).
 
-        faiss.write_index(self._index, str(path))
-        if self._dead:
-            dead = np.fromiter(sorted(self._dead), dtype=np.int64)
-            np.save(_dead_path(path), dead, allow_pickle=False)
+        A flat index writes nothing: the database holds the vectors.
+
+        Returns:
+            The names of the files written.
+        """
+        self.wait_for_graph()
+        return self.frozen().save(folder)
 
     def frozen(self) -> FrozenDense:
-        """The index as it is now, serialized in memory (a merge writes it without a lock)."""
+        """What :meth:`save` writes, serialized in memory now (a merge writes it unlocked).
+
+        A graph still being built is not waited for: the snapshot is then flat (nothing).
+        """
         faiss = _faiss()
-        dead = np.fromiter(sorted(self._dead), dtype=np.int64)
-        return FrozenDense(np.asarray(faiss.serialize_index(self._index)), dead, len(self))
+
+        self._adopt()
+        if not self._hnsw:
+            return FrozenDense({}, live=len(self))
+        inner = faiss.downcast_index(self._index.index)
+        ids = self._all_ids()
+        dead = np.fromiter(sorted(self._dead), dtype=np.int64, count=len(self._dead))
+        graph = np.asarray(faiss.serialize_index(inner, faiss.IO_FLAG_SKIP_STORAGE))
+        dead_codes = self._codes()[self._rows(dead)].copy() if len(dead) else None
+        arrays: dict[str, Any] = {GRAPH: graph, IDS: ids, DEAD: dead}
+        if dead_codes is not None:
+            arrays[DEAD_CODES] = dead_codes
+        return FrozenDense(arrays, live=len(self))
 
     @classmethod
     def load(
         cls, path: Path, *, dimension: int, hnsw_threshold: int = HNSW_THRESHOLD
     ) -> DenseIndex:
-        """Read an index written by :meth:`save`."""
+        """Read an index saved whole (``dense.faiss``, the layout before the graph-only one)."""
         faiss = _faiss()
 
         try:
@@ -248,39 +392,12 @@ class DenseIndex:
             raise IndexCorruptError(msg)
         dense = cls(dimension, hnsw_threshold=hnsw_threshold)
         dense._index = index
-        dense._hnsw = "HNSW" in type(faiss.downcast_index(index.index)).__name__
-        dead_path = _dead_path(path)
+        inner = faiss.downcast_index(index.index)
+        dense._hnsw = "HNSW" in type(inner).__name__
+        dead_path = path.with_name(DEAD)
         if dead_path.exists():
-            try:
-                dead = np.load(dead_path, allow_pickle=False)
-            except (OSError, ValueError, EOFError) as exc:
-                msg = (
-                    f"The tombstone file {dead_path} is damaged ({exc}). Rebuild with rebuild=True."
-                )
-                raise IndexCorruptError(msg) from exc
-            if dead.ndim != 1 or dead.dtype != np.int64:
-                msg = f"The tombstone file {dead_path} is malformed. Rebuild with rebuild=True."
-                raise IndexCorruptError(msg)
-            dense._dead = {int(i) for i in dead}
+            dense._dead = {int(i) for i in load_ids(dead_path)}
+        storage = faiss.downcast_index(inner.storage) if dense._hnsw else inner
+        if type(storage).__name__ != "IndexScalarQuantizer":  # float32: now float16, flat
+            dense._to_flat()
         return dense
-
-
-class FrozenDense:
-    """A serialized :class:`DenseIndex` that saves the same files as the index itself."""
-
-    def __init__(self, data: npt.NDArray[np.uint8], dead: npt.NDArray[np.int64], live: int) -> None:
-        self._data, self._dead, self._live = data, dead, live
-
-    def __len__(self) -> int:
-        return self._live
-
-    def save(self, path: Path) -> None:
-        """Write the same files as :meth:`DenseIndex.save`."""
-        with open(path, "wb") as handle:
-            handle.write(self._data.data)
-        if len(self._dead):
-            np.save(_dead_path(path), self._dead, allow_pickle=False)
-
-
-def _dead_path(path: Path) -> Path:
-    return path.with_name(path.stem + ".dead.npy")

@@ -53,7 +53,7 @@ from workspace_tools.core.store._rows import (
     row_checksum,
     storage_error,
 )
-from workspace_tools.core.store._vectors import cached_vector
+from workspace_tools.core.store._vectors import Placement, VectorTable, cached_vector, read_table
 from workspace_tools.core.store._writer import Writer
 
 __all__ = [
@@ -307,6 +307,14 @@ class IndexDatabase(DatabaseFile):
                 ):
                     out[digest] = cached_vector(self.path, digest, blob, checksum)
         return out
+
+    def vector_table(self, *, dimension: int, place: Placement) -> VectorTable:
+        """Every chunk's cached vector at one version, written as FAISS codes where ``place`` says.
+
+        What the vector index is filled from when it is first needed (``_vectors.read_table``).
+        """
+        with self._lock, self.guard("read the index"), self.reading():
+            return read_table(self.connection(), self.path, dimension=dimension, place=place)
 
     def changes_since(self, version: int) -> Changes | None:
         """Rows written and deleted after ``version``; ``None`` past the pruning horizon.

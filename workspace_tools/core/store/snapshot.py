@@ -2,7 +2,9 @@
 
 A snapshot is a folder ``snapshot-<version>/`` holding what the database looked like at that
 version, in the form search needs: the base segment's arrays (``.npy``, memory-mapped on load, in
-the narrowest exact dtype), its vocabulary (``vocab.txt``, one term a line), and the FAISS index.
+the narrowest exact dtype), its vocabulary (``vocab.txt``, one term a line), and, above the HNSW
+threshold, the FAISS graph without its vectors (``dense.graph`` and its id files: the vectors are
+in the database's embedding cache only, and a flat index is not saved at all).
 Chunk texts are not in it: results read them from the database by key (``result_chunks``). The
 database's ``meta`` row ``snapshot`` names the folder, its version, the size and CRC-32 of every
 small file and, for the large postings arrays, one CRC-32 per 16 KiB block, checked when a query
@@ -49,7 +51,7 @@ from workspace_tools.core.store._snapshot_checks import (
 )
 
 if TYPE_CHECKING:
-    from workspace_tools.core.index.dense import DenseIndex, FrozenDense
+    from workspace_tools.core.index.dense import DenseIndex, FrozenDense, SavedGraph
     from workspace_tools.core.store.database import IndexDatabase
 
 __all__ = [
@@ -57,6 +59,7 @@ __all__ = [
     "SnapshotInfo",
     "load_base",
     "load_dense",
+    "load_graph",
     "read_pointer",
     "write_snapshot",
 ]
@@ -71,6 +74,10 @@ and the large arrays are not checked whole before they are mapped)."""
 _OLD_ARRAYS: Final = ("keys", "terms", "offsets", "indptr", "docs", "tf", "scores")
 """The previous layout's arrays: per-row term lists (``terms``, ``offsets``), no ``lengths``."""
 _DENSE: Final = "dense.faiss"
+"""The FAISS index saved whole (vectors included), the layout before the graph-only one."""
+_GRAPH: Final = "dense.graph"
+_GRAPH_FILES: Final = (_GRAPH, "dense.ids.npy", "dense.dead.npy", "dense.deadcodes.npy")
+"""``dense._dense_files.GRAPH_FILES`` (not imported: that would load the dense module)."""
 _VOCAB: Final = "vocab.txt"
 _OLD_VOCAB: Final = "vocab.json"
 _BLOCKED_FILE: Final = "blocks"
@@ -102,8 +109,13 @@ class SnapshotInfo:
 
     @property
     def has_dense(self) -> bool:
-        """A FAISS index was saved."""
-        return _DENSE in self.files
+        """A FAISS file was saved (a graph, or a whole index of the layout before)."""
+        return _GRAPH in self.files or _DENSE in self.files
+
+    @property
+    def has_graph(self) -> bool:
+        """An HNSW graph was saved without its vectors (they are in the database)."""
+        return _GRAPH in self.files
 
 
 _READ: list[tuple[Path, str, SnapshotInfo]] = []
@@ -226,10 +238,31 @@ def load_base(info: SnapshotInfo) -> tuple[BaseArrays, list[str]] | None:
     return base, vocab
 
 
+def load_graph(info: SnapshotInfo, *, dimension: int) -> SavedGraph | None:
+    """The saved HNSW graph (no storage yet); ``None`` when absent or damaged (then rebuilt).
+
+    Every graph file is checked whole against its CRC-32 first.
+    """
+    from workspace_tools.core.index.dense import read_graph
+
+    if not info.has_graph:
+        return None
+    for name in _GRAPH_FILES:
+        if name in info.files and _verified(info, name) is None:
+            return None
+    try:
+        return read_graph(info.folder, dimension=dimension)
+    except IndexCorruptError as exc:
+        logger.warning("%s", exc)
+        return None
+
+
 def load_dense(info: SnapshotInfo, *, dimension: int, hnsw_threshold: int) -> DenseIndex | None:
-    """The saved FAISS index; ``None`` when absent or damaged (it is then rebuilt)."""
+    """A FAISS index saved whole (the layout before); ``None`` when absent or damaged."""
     from workspace_tools.core.index.dense import DenseIndex
 
+    if _DENSE not in info.files:
+        return None
     path = _verified(info, _DENSE)
     if path is None:
         return None
@@ -255,10 +288,12 @@ def write_snapshot(
 ) -> None:
     """Save a snapshot of database version ``version`` and point the database at it.
 
-    With ``reuse_dense`` and no ``dense``, the previous snapshot's FAISS file is hard-linked
-    into the new one (no copy, no serialization) when it was built for the same embedder; its
-    older version is recorded, and the deletion log is kept from there, so a process that loads
-    it catches up from the database.
+    ``dense`` writes its graph files (none for a flat index: the database holds its vectors).
+    With ``reuse_dense`` and no ``dense``, the previous snapshot's graph files are hard-linked
+    into the new one (no copy, no serialization) when they were built for the same embedder;
+    their older version is recorded, and the deletion log is kept from there, so a process that
+    loads them catches up from the database. The snapshot records the embedder when it has a
+    vector part (``dense``, or ``reuse_dense`` of a snapshot with one).
     """
     from workspace_tools.core.store.database import storage_error
 
@@ -321,11 +356,14 @@ def _write_snapshot(
                 (staging / _VOCAB).write_bytes("\n".join(vocab).encode("utf-8", "surrogatepass"))
             dense_version = version
             kept: dict[str, list[Any]] = {}
-            if dense is not None and len(dense):
-                dense.save(staging / _DENSE)
-            elif reuse_dense and current is not None and _same_dense(current, config):
+            vectors = dense is not None
+            if dense is not None:
+                dense.save(staging)
+            elif reuse_dense and current is not None and _same_embedder(current, config):
+                vectors = True
                 kept = _link_dense(current, staging)
-                dense_version = current.dense_version
+                if kept:
+                    dense_version = current.dense_version
             files = {
                 p.name: kept.get(p.name)
                 or [p.stat().st_size, _BLOCKED_FILE if p.name in blocks else _digest(p)]
@@ -339,8 +377,8 @@ def _write_snapshot(
         finally:
             if staging.exists():
                 shutil.rmtree(staging, ignore_errors=True)
-        if not kept:
-            config = {**config, "embedder": config.get("embedder") if _DENSE in files else None}
+        if not vectors:
+            config = {**config, "embedder": None}
         record = {
             "folder": final.name,
             "version": version,
@@ -373,10 +411,10 @@ def _narrowed(name: str, array: npt.NDArray[Any]) -> npt.NDArray[Any]:
     return array.astype(np.int64)
 
 
-def _same_dense(current: SnapshotInfo, config: dict[str, Any]) -> bool:
-    """The current snapshot holds a FAISS file built for the embedder of ``config``."""
+def _same_embedder(current: SnapshotInfo, config: dict[str, Any]) -> bool:
+    """The current snapshot's vector part (graph files, or none: flat) is for this embedder."""
     embedder = config.get("embedder")
-    return current.has_dense and embedder is not None and current.config.get("embedder") == embedder
+    return embedder is not None and current.config.get("embedder") == embedder
 
 
 def _link_dense(current: SnapshotInfo, staging: Path) -> dict[str, list[Any]]:
@@ -386,7 +424,7 @@ def _link_dense(current: SnapshotInfo, staging: Path) -> dict[str, list[Any]]:
         Their ``[size, CRC-32]`` records, as verified when they were written.
     """
     kept: dict[str, list[Any]] = {}
-    for name in (_DENSE, "dense.dead.npy"):
+    for name in (_DENSE, *_GRAPH_FILES):
         if name not in current.files:
             continue
         source, target = current.folder / name, staging / name

@@ -1,4 +1,5 @@
-"""DenseIndex keeps float16 vectors, builds its HNSW graph once and still reads float32 files."""
+"""DenseIndex keeps float16 vectors, builds its HNSW graph once (in the background) and still
+reads float32 files."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ def test_a_growing_index_builds_its_hnsw_graph_once() -> None:
     index = DenseIndex(8, hnsw_threshold=25)
     for start in range(0, 50, 10):  # five batches; the third crosses the threshold
         index.add(np.arange(start, start + 10, dtype=np.int64), vectors[start : start + 10])
+    index.wait_for_graph()
     assert index.kind == "hnsw" and _inner_kind(index) == "IndexHNSWSQ"
     assert index.hnsw_builds == 1
     assert len(index) == index._index.ntotal == 50
@@ -39,6 +41,7 @@ def test_a_batch_that_crosses_the_threshold_is_added_once() -> None:
     index.add(np.arange(10, dtype=np.int64), vectors[:10])
     assert index.kind == "flat" and index.hnsw_builds == 0
     index.add(np.arange(10, 30, dtype=np.int64), vectors[10:])
+    index.wait_for_graph()
     assert index.kind == "hnsw" and index.hnsw_builds == 1 and index._index.ntotal == 30
     # the vectors of both batches are the ones stored, in their ids' places
     assert np.array_equal(
@@ -51,9 +54,13 @@ def test_removals_past_a_fifth_rebuild_the_graph_once_more() -> None:
     vectors = _unit(40, 8, 2)
     index = DenseIndex(8, hnsw_threshold=10)
     index.add(np.arange(40, dtype=np.int64), vectors)
+    index.wait_for_graph()
     index.remove(np.arange(5, dtype=np.int64))  # an eighth: tombstones only
     assert index.hnsw_builds == 1
-    index.remove(np.arange(5, 12, dtype=np.int64))  # past a fifth: compacted
+    index.remove(np.arange(5, 12, dtype=np.int64))  # past a fifth: flat again, a graph next
+    assert index.kind == "flat" and index._index.ntotal == len(index) == 28
+    assert [i for i, _ in index.search(vectors[20], k=1)] == [20]
+    index.wait_for_graph()
     assert index.hnsw_builds == 2 and index._index.ntotal == len(index) == 28
 
 
@@ -66,6 +73,7 @@ def test_vectors_are_kept_in_float16_rounded_as_numpy_rounds() -> None:
     for threshold in (1000, 0):
         index = DenseIndex(8, hnsw_threshold=threshold)
         index.add(np.asarray([7], dtype=np.int64), vector)
+        index.wait_for_graph()
         stored = index._vectors(np.asarray([7], dtype=np.int64))
         assert stored[0, 0] == 1.0
         assert np.array_equal(stored, vector.astype(np.float16).astype(np.float32))
@@ -73,17 +81,24 @@ def test_vectors_are_kept_in_float16_rounded_as_numpy_rounds() -> None:
         assert _inner_kind(index) == expected
 
 
-def test_float16_file_is_about_half_a_float32_one(tmp_path: Path) -> None:
+def test_a_flat_index_saves_nothing_and_a_graph_saves_no_vectors(tmp_path: Path) -> None:
     vectors = _unit(500, 64, 3)
     ids = np.arange(500, dtype=np.int64)
-    index = DenseIndex(64)
-    index.add(ids, vectors)
-    index.save(tmp_path / "new.faiss")
-    old = faiss.IndexIDMap2(faiss.IndexFlatIP(64))
-    old.add_with_ids(vectors, ids)
-    faiss.write_index(old, str(tmp_path / "old.faiss"))
-    ratio = (tmp_path / "new.faiss").stat().st_size / (tmp_path / "old.faiss").stat().st_size
-    assert 0.5 < ratio < 0.6
+    flat = DenseIndex(64)
+    flat.add(ids, vectors)
+    (tmp_path / "flat").mkdir()
+    assert flat.save(tmp_path / "flat") == [] and not list((tmp_path / "flat").iterdir())
+    graph = DenseIndex(64, hnsw_threshold=100)
+    graph.add(ids, vectors)
+    (tmp_path / "graph").mkdir()
+    assert graph.save(tmp_path / "graph") == ["dense.graph", "dense.ids.npy", "dense.dead.npy"]
+    whole = tmp_path / "whole.faiss"
+    faiss.write_index(graph._index, str(whole))
+    saved = sum(p.stat().st_size for p in (tmp_path / "graph").iterdir())
+    assert whole.stat().st_size - saved > 500 * 64 * 2 - 512  # less the vectors (.npy headers)
+    codes = vectors.astype("<f2").tobytes()
+    assert codes[:128] not in (tmp_path / "graph" / "dense.graph").read_bytes()
+    assert codes[:128] in whole.read_bytes()
 
 
 @pytest.mark.parametrize("hnsw", [False, True])
@@ -96,23 +111,17 @@ def test_an_index_saved_in_float32_still_loads_and_grows(tmp_path: Path, hnsw: b
     faiss.write_index(old, str(tmp_path / "dense.faiss"))
 
     loaded = DenseIndex.load(tmp_path / "dense.faiss", dimension=8, hnsw_threshold=35)
-    assert loaded.kind == ("hnsw" if hnsw else "flat") and len(loaded) == 30
+    # read as float16 (numpy's rounding, as a build from the cache), flat: the graph is built anew
+    assert loaded.kind == "flat" and len(loaded) == 30
+    assert _inner_kind(loaded) == "IndexScalarQuantizer"
     hit, score = loaded.search(vectors[4], k=1)[0]
-    assert hit == 4 and score == pytest.approx(float(vectors[4] @ vectors[4]), abs=1e-6)  # float32
+    rounded = vectors.astype(np.float16).astype(np.float32)
+    assert hit == 4 and score == pytest.approx(float(vectors[4] @ rounded[4]), abs=1e-6)
     loaded.remove(np.asarray([4], dtype=np.int64))
     assert 4 not in [i for i, _ in loaded.search(vectors[4], k=5)]
     loaded.add(np.arange(30, 40, dtype=np.int64), vectors[30:])  # 39 > 35
-    assert loaded.kind == "hnsw" and len(loaded) == 39
+    loaded.wait_for_graph()
+    assert loaded.kind == "hnsw" and len(loaded) == 39 and _inner_kind(loaded) == "IndexHNSWSQ"
     assert loaded.search(vectors[35], k=1)[0][0] == 35
-    if hnsw:  # an old graph grows as it is, and becomes float16 when it is compacted
-        assert _inner_kind(loaded) == "IndexHNSWFlat"
-        loaded.remove(np.arange(10, dtype=np.int64))
-        assert loaded.kind == "flat"  # 29 live vectors left: below the threshold
-    expected = {"flat": "IndexScalarQuantizer", "hnsw": "IndexHNSWSQ"}[loaded.kind]
-    assert _inner_kind(loaded) == expected and not loaded._dead
     live = loaded._all_ids()
-    # float32 vectors carried over get numpy's float16 rounding, as a build from the cache would
-    assert np.array_equal(
-        loaded._vectors(live), vectors[live].astype(np.float16).astype(np.float32)
-    )
-    assert loaded.search(vectors[35], k=1)[0][0] == 35
+    assert np.array_equal(loaded._vectors(live), rounded[live])

@@ -175,6 +175,7 @@ def test_dense_index_flat_and_hnsw_remove_and_filter() -> None:
     for threshold in (1000, 10):
         index = DenseIndex(8, hnsw_threshold=threshold)
         index.add(ids, vectors)
+        index.wait_for_graph()
         assert index.kind == ("flat" if threshold == 1000 else "hnsw")
         assert index.search(vectors[3], k=1)[0][0] == 103
         index.remove(np.asarray([103], dtype=np.int64))
@@ -185,20 +186,31 @@ def test_dense_index_flat_and_hnsw_remove_and_filter() -> None:
 
 
 def test_hnsw_removals_are_tombstones_that_survive_save(tmp_path: Path) -> None:
+    from workspace_tools.core.index._dense_fill import with_graph
+    from workspace_tools.core.index.dense import read_graph
+
     rng = np.random.default_rng(1)
     vectors = rng.normal(size=(60, 8)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     index = DenseIndex(8, hnsw_threshold=10)
     index.add(np.arange(60, dtype=np.int64), vectors)
+    index.wait_for_graph()
     assert index.kind == "hnsw"
     index.remove(np.asarray([5, 6, 999], dtype=np.int64))  # 999 is unknown: ignored
     assert len(index) == 58
     assert index.kind == "hnsw" and index._index.ntotal == 60  # tombstoned, not rebuilt
     assert 5 not in [i for i, _ in index.search(vectors[5], k=10)]
-    index.save(tmp_path / "dense.faiss")
-    loaded = DenseIndex.load(tmp_path / "dense.faiss", dimension=8, hnsw_threshold=10)
-    assert len(loaded) == 58
+    before = [index.search(v, k=10) for v in vectors]
+    index.save(tmp_path)
+    # the database's rows: every live chunk, not the tombstoned ones (their codes are saved)
+    keys = np.asarray([k for k in range(60) if k not in (5, 6)], dtype=np.int64)
+    codes = vectors[keys].astype("<f2").view(np.uint8)
+    loaded = with_graph(
+        read_graph(tmp_path, dimension=8), keys=keys, codes=codes, hnsw_threshold=10
+    )
+    assert len(loaded) == 58 and loaded.kind == "hnsw" and loaded.hnsw_builds == 0
+    assert [loaded.search(v, k=10) for v in vectors] == before  # the same graph, the same codes
     assert 6 not in [i for i, _ in loaded.search(vectors[6], k=60)]
-    loaded.remove(np.arange(0, 20, dtype=np.int64))  # past a fifth: compacted
+    loaded.remove(np.arange(0, 20, dtype=np.int64))  # past a fifth: flat, exact
     assert loaded._index.ntotal == len(loaded) == 40 and not loaded._dead
     assert {i for i, _ in loaded.search(vectors[30], k=40)} == set(range(20, 60))

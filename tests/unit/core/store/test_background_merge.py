@@ -146,7 +146,7 @@ def test_a_background_merge_reuses_the_saved_vectors_and_a_new_process_catches_u
 ) -> None:
     root = tmp_path / "ws"
     root.mkdir()
-    ws = Workspace(root, embedder=FakeEmbedder())
+    ws = Workspace(root, embedder=FakeEmbedder(), hnsw_threshold=10)  # a graph is saved
     rng = random.Random(8)
     live: dict[str, str] = {}
     for round_ in range(2):
@@ -174,7 +174,7 @@ def test_save_writes_the_vectors_of_a_snapshot_whose_faiss_file_lags(
 ) -> None:
     root = tmp_path / "ws"
     root.mkdir()
-    ws = Workspace(root, embedder=FakeEmbedder())
+    ws = Workspace(root, embedder=FakeEmbedder(), hnsw_threshold=10)  # a graph is saved
     rng = random.Random(9)
     live: dict[str, str] = {}
     for number in range(52):  # a merge after 26 changes, another after 26 more

@@ -66,4 +66,9 @@ def test_no_pickle_files_in_the_index(tree: Path) -> None:
     names = {p.suffix for p in ws.index_dir.rglob("*") if p.is_file()}
     assert ".pkl" not in names and ".pickle" not in names
     snapshot = next(ws.index_dir.glob("snapshot-*"))
-    assert (snapshot / "dense.faiss").exists()
+    assert not list(snapshot.glob("dense.*"))  # flat: its vectors are the database's
+    graph = Workspace(tree, embedder=FakeEmbedder(), hnsw_threshold=1)
+    graph.index("more.txt", "one more text")
+    graph.save()
+    snapshot = next(graph.index_dir.glob("snapshot-*"))
+    assert (snapshot / "dense.graph").exists() and not (snapshot / "dense.faiss").exists()

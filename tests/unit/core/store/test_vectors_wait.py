@@ -16,16 +16,16 @@ from workspace_tools.core.store.snapshot import read_pointer
 
 
 def _saved(tmp_path: Path, rng: random.Random, live: dict[str, str]) -> Path:
-    """A workspace of 40 documents, saved (its snapshot holds the FAISS index)."""
+    """A workspace of 40 documents, saved (its snapshot holds an HNSW graph: past 10 vectors)."""
     root = tmp_path / "ws"
     root.mkdir()
-    ws = Workspace(root, embedder=FakeEmbedder())
+    ws = Workspace(root, embedder=FakeEmbedder(), hnsw_threshold=10)
     for number in range(40):
         live[f"d{number}.txt"] = _text(rng, number)
     ws.index_many(sorted(live.items()))
     ws.save()
     info = read_pointer(ws._db)
-    assert info is not None and info.has_dense and info.dense_version == info.version
+    assert info is not None and info.has_graph and info.dense_version == info.version
     return root
 
 

@@ -104,6 +104,7 @@ def test_writes_after_opening_check_the_faiss_files_lag_once_until_it_may_matter
     with _traced(ws) as statements:
         ws.index("last.txt", _text(rng, 300))
     assert sum("COUNT(*)" in s for s in statements) == 2
+    assert any(s.startswith("SELECT hash, vector, checksum FROM vectors") for s in statements)
     assert ws._state.vector_count() == len(ws._state)
 
 

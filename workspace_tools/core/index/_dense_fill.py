@@ -1,0 +1,171 @@
+"""Filling a :class:`DenseIndex` from the database: the codes go straight into FAISS's arrays.
+
+The embedding cache is the one copy of the vectors (``dense.py``). When the vector index is
+first needed, ``IndexDatabase.vector_table`` reads every cached row once and writes each
+vector's float16 bytes (a FAISS ``QT_fp16`` code as it is) into the slot a fill gives it:
+
+* :class:`FlatFill`: a flat index, one slot per chunk key in key order;
+* :class:`GraphFill`: a saved HNSW graph's storage, the slot of each key its node (keys the
+  graph lacks, added since it was saved, come back beside it and are inserted, here when few,
+  else by a background round while the flat index answers; nodes whose key is gone are
+  tombstoned, and tombstones saved with the graph get their saved codes).
+
+No intermediate array holds the vectors: FAISS's array is sized once and written in place.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from workspace_tools.core.index import dense as _dense
+from workspace_tools.core.index._dense_files import SavedGraph, faiss_module
+from workspace_tools.core.index._hnsw_build import GraphBuild, codes_to_float32
+
+__all__ = ["FlatFill", "GraphFill", "with_graph"]
+
+
+def _sized(index: Any, rows: int) -> npt.NDArray[np.uint8]:
+    """Size an empty flat-codes index to ``rows`` (zeros) and return a numpy view of its codes."""
+    faiss = faiss_module()
+    size = rows * int(index.code_size)
+    index.codes.resize(size)
+    index.ntotal = rows
+    if size == 0:
+        return np.zeros((0, int(index.code_size)), dtype=np.uint8)
+    return np.asarray(faiss.rev_swig_ptr(index.codes.data(), size)).reshape(rows, -1)
+
+
+def _set_ids(wrapper: Any, ids: npt.NDArray[np.int64]) -> None:
+    """Give an ``IndexIDMap2`` whose inner index holds ``len(ids)`` rows their ids."""
+    faiss = faiss_module()
+    faiss.copy_array_to_vector(np.ascontiguousarray(ids, dtype=np.int64), wrapper.id_map)
+    wrapper.ntotal = len(ids)
+    wrapper.construct_rev_map()
+
+
+class FlatFill:
+    """A flat index filled in key order (see the module docstring)."""
+
+    def __init__(self, dimension: int, *, hnsw_threshold: int) -> None:
+        self.dense = _dense.DenseIndex(dimension, hnsw_threshold=hnsw_threshold)
+        self._keys = np.zeros(0, dtype=np.int64)
+
+    def place(
+        self, keys: npt.NDArray[np.int64]
+    ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
+        """FAISS's codes sized for every key, and each key's row in them."""
+        faiss = faiss_module()
+        self._keys = keys
+        inner = faiss.downcast_index(self.dense._index.index)
+        return _sized(inner, len(keys)), np.arange(len(keys), dtype=np.int64)
+
+    def finish(
+        self, found: npt.NDArray[np.bool_], extra: npt.NDArray[np.uint8]
+    ) -> _dense.DenseIndex:
+        """The index, once every found key's code is written (``extra`` is empty here)."""
+        dense = self.dense
+        if found.all():
+            _set_ids(dense._index, self._keys)
+        else:  # chunks not embedded yet (pending): their rows are left out
+            codes = dense._codes()[found].copy()
+            dense._index = dense._new_flat()
+            dense.add_codes(self._keys[found], codes)
+        dense._start_graph()
+        return dense
+
+
+class GraphFill:
+    """A saved graph's storage filled node by node (see the module docstring)."""
+
+    def __init__(self, graph: SavedGraph, *, hnsw_threshold: int) -> None:
+        faiss = faiss_module()
+        self.graph = graph
+        self.dense = _dense.DenseIndex(graph.dimension, hnsw_threshold=hnsw_threshold)
+        self.storage = faiss.IndexScalarQuantizer(
+            graph.dimension, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT
+        )
+        self._keys = np.zeros(0, dtype=np.int64)
+        self._slots = np.zeros(0, dtype=np.int64)
+        self._view: npt.NDArray[np.uint8] | None = None
+
+    def place(
+        self, keys: npt.NDArray[np.int64]
+    ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
+        """The storage sized for the graph's nodes, and each key's node (``-1``: not in it)."""
+        ids = self.graph.ids
+        order = np.argsort(ids, kind="stable")
+        where = np.minimum(np.searchsorted(ids, keys, sorter=order), max(len(ids) - 1, 0))
+        node = order[where] if len(ids) else np.zeros(len(keys), dtype=np.int64)
+        hit = ids[node] == keys if len(ids) else np.zeros(len(keys), dtype=bool)
+        self._keys = keys
+        self._slots = np.where(hit, node, -1).astype(np.int64)
+        self._view = _sized(self.storage, len(ids))
+        return self._view, self._slots
+
+    def finish(
+        self, found: npt.NDArray[np.bool_], extra: npt.NDArray[np.uint8]
+    ) -> _dense.DenseIndex:
+        """Attach the storage to the graph; tombstone what is gone, add what is new."""
+        faiss = faiss_module()
+        graph, dense, view = self.graph, self.dense, self._view
+        assert view is not None
+        ids = graph.ids
+        live = np.zeros(len(ids), dtype=bool)
+        live[self._slots[(self._slots >= 0) & found]] = True
+        if len(graph.dead):  # deleted before the save: their codes were saved with them
+            order = np.argsort(ids, kind="stable")
+            view[order[np.searchsorted(ids, graph.dead, sorter=order)]] = graph.dead_codes
+        outside = self._slots < 0
+        added = self._keys[outside & found]
+        new_codes = extra[found[outside]]
+        inner = graph.index
+        inner.storage = self.storage
+        inner.own_fields = False
+        placeholder = faiss.IndexHNSWSQ(
+            graph.dimension, faiss.ScalarQuantizer.QT_fp16, 32, faiss.METRIC_INNER_PRODUCT
+        )
+        wrapper = faiss.IndexIDMap2(placeholder)
+        wrapper.index = inner
+        _set_ids(wrapper, ids)
+        keep = [graph.owner, inner, self.storage, placeholder]
+        self._view = None
+        if len(added) <= _dense._INLINE_ROWS:
+            dense._index, dense._hnsw, dense._keep = wrapper, True, keep
+            dense._dead = {int(i) for i in ids[~live]}
+            if len(added):
+                dense._index.add_with_ids(codes_to_float32(new_codes), added)
+            if len(dense._dead) > _dense._COMPACT_FRACTION * int(dense._index.ntotal):
+                dense._to_flat()
+            return dense
+        # Many keys since the graph was saved: answer flat now, a background round adds them.
+        build = GraphBuild(wrapper, ids, added, np.ascontiguousarray(new_codes), keep)
+        dense._build = build  # set first: the flat adds below start no build of their own
+        dense.add_codes(ids[live], view[live].copy())
+        dense.add_codes(added, new_codes)
+        build.start()
+        return dense
+
+
+def with_graph(
+    graph: SavedGraph,
+    *,
+    keys: npt.NDArray[np.int64],
+    codes: npt.NDArray[np.uint8],
+    hnsw_threshold: int = _dense.HNSW_THRESHOLD,
+) -> _dense.DenseIndex:
+    """A saved graph with a storage of these codes (what :class:`GraphFill` does as rows are read).
+
+    Args:
+        graph: What ``read_graph`` read.
+        keys: Every chunk key with a vector now, sorted.
+        codes: Their vectors' float16 codes, row for row.
+        hnsw_threshold: As for :class:`DenseIndex`.
+    """
+    fill = GraphFill(graph, hnsw_threshold=hnsw_threshold)
+    target, slots = fill.place(keys)
+    inside = slots >= 0
+    target[slots[inside]] = codes[inside]
+    return fill.finish(np.ones(len(keys), dtype=bool), codes[~inside])

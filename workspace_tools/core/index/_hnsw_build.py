@@ -1,0 +1,109 @@
+"""An HNSW graph built in a background thread while the flat index answers (``dense.py``).
+
+Building a graph of 50,000 vectors took 7-21 s on the shared 2-core machine, and it used to run
+inside the write that crossed the threshold. Now :class:`DenseIndex` keeps searching its exact
+flat index and hands a copy of the codes to a :class:`GraphBuild`: one thread adds them to a
+graph of its own (FAISS releases the GIL while it works), and nothing else touches that graph
+until the thread is done. The index adopts the graph at its next call (an add, a remove, a search
+or a save): what was removed since is tombstoned, and what was added since is inserted into the
+graph right there when it is a few rows, else by another round of the same thread, which goes on
+from the graph it built (each round has fewer rows to add than the last, unless writes outpace
+it, and then the flat index keeps answering, exactly).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["GraphBuild", "codes_to_float32"]
+
+logger = logging.getLogger(__name__)
+
+INLINE_GRAPH_MAX: Final = 1000
+"""A graph of at most this many vectors (only below a lowered ``hnsw_threshold``: the default
+is 50,000) is built in the caller's thread: a few tens of milliseconds, and deterministic."""
+_BATCH: Final = 8192
+"""Vectors decoded to float32 at a time for a graph add (12 MB at 384 dimensions)."""
+
+
+def codes_to_float32(codes: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
+    """FAISS ``QT_fp16`` codes (float16, little-endian, one row a vector) as float32."""
+    return np.ascontiguousarray(np.ascontiguousarray(codes).view("<f2").astype(np.float32))
+
+
+class GraphBuild:
+    """One round of a background graph build: add ``codes`` under ``ids`` to ``graph``.
+
+    Args:
+        graph: An ``IndexIDMap2`` over an ``IndexHNSWSQ`` that only this object touches until
+            :attr:`done` is set (a new, empty one, or the graph of the previous round).
+        covered: The ids already in ``graph``.
+        ids: The ids to add.
+        codes: Their float16 codes (a copy: the flat index goes on changing).
+        keep: FAISS objects ``graph`` needs alive (an attached storage).
+    """
+
+    def __init__(
+        self,
+        graph: Any,
+        covered: npt.NDArray[np.int64],
+        ids: npt.NDArray[np.int64],
+        codes: npt.NDArray[np.uint8],
+        keep: list[Any],
+    ) -> None:
+        self.graph = graph
+        self.keep = keep
+        """FAISS objects :attr:`graph` points to without owning them (kept alive with it)."""
+        self.ids = np.concatenate([covered, ids])
+        """Every id of :attr:`graph` once the round is done."""
+        self.error: Exception | None = None
+        self.done = threading.Event()
+        self.hurry = threading.Event()
+        """Set by a caller that waits (``save()``): the next batches use every core."""
+        self._work: tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8]] | None = (ids, codes)
+        self._thread = threading.Thread(target=self._run, name="workspace-tools-hnsw", daemon=True)
+
+    def start(self) -> None:
+        """Start the round: in a thread, or here for a graph of few vectors.
+
+        The thread is a daemon: an exit mid-build loses only the graph, which is derived data.
+        A graph of at most :data:`INLINE_GRAPH_MAX` vectors is built in the caller's thread.
+        """
+        if len(self.ids) <= INLINE_GRAPH_MAX:
+            self._run()
+            return
+        self._thread.start()
+
+    def wait(self) -> None:
+        """Block until the round is done."""
+        self.done.wait()
+
+    def _run(self) -> None:
+        assert self._work is not None
+        ids, codes = self._work
+        self._work = None  # the copy of the codes goes as soon as the graph has them
+        from workspace_tools.core.index._dense_files import faiss_module
+
+        faiss = faiss_module()
+        cores = os.cpu_count() or 2
+        background = threading.current_thread() is self._thread
+        try:
+            for start in range(0, len(ids), _BATCH):
+                if background:
+                    # Beside the writes, leave them a core (the setting is per calling thread:
+                    # on the shared 2-core machine a second OpenMP thread only contended with
+                    # them); once someone waits for the graph, use them all.
+                    faiss.omp_set_num_threads(cores if self.hurry.is_set() else max(1, cores - 1))
+                part = slice(start, start + _BATCH)
+                self.graph.add_with_ids(codes_to_float32(codes[part]), ids[part])
+        except Exception as exc:  # reported by the index that adopts it
+            self.error = exc
+            logger.warning("Building the HNSW graph failed; searching flat", exc_info=True)
+        finally:
+            self.done.set()
