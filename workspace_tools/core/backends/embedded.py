@@ -29,7 +29,7 @@ from workspace_tools.core.index._dense_fill import FlatFill, GraphFill
 from workspace_tools.core.index.dense import DenseIndex
 from workspace_tools.core.index.segments import SparseSegments
 from workspace_tools.core.index.sparse import BM25Config, query_tf_weights
-from workspace_tools.core.ranking.filters import Filter, missing
+from workspace_tools.core.ranking.filters import Filter, rows_holding
 from workspace_tools.core.ranking.source_filter import SourceColumn, split_source_conditions
 from workspace_tools.core.store._snapshot_checks import refuse
 from workspace_tools.core.store.database import Changes
@@ -283,27 +283,11 @@ class EmbeddedBackend:
         keys = self.sparse.row_keys()
         alive = self.sparse.alive_rows()
         by_source, rest = split_source_conditions(conditions.conditions)
-        if by_source:
-            column = self._sources_of(keys, metadata)
-            mask = column.rows(column.select(by_source)) & alive
-        else:
-            mask = alive.copy()
+        column = self._sources_of(keys, metadata) if by_source else None
+        mask = alive.copy() if column is None else column.rows(column.select(by_source)) & alive
         if rest is None:
             return mask
-        holds = conditions.holds  # the whole filter: its source part holds on these rows
-        absent = missing()
-        for row in np.flatnonzero(mask).tolist():
-            entry = metadata.get(int(keys[row]))
-            if entry is None:
-                mask[row] = False
-                continue
-            _chunk_id, source, meta = entry
-
-            def lookup(key: str, meta: Mapping[str, Any] = meta, source: str = source) -> Any:
-                return source if key == "source_id" else meta.get(key, absent)
-
-            mask[row] = holds(lookup)
-        return mask
+        return rows_holding(conditions.holds, mask, keys, metadata)  # the source part holds
 
     def _sources_of(
         self,

@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from workspace_tools.core.index._base_segment import BaseArrays, build_base, empty_base
+from workspace_tools.core.index._posting_sums import PostingColumns, posting_sums
 from workspace_tools.core.index._rescore import (
     UNKNOWN_GRID,
     BackgroundRescore,
@@ -416,49 +417,10 @@ class SparseSegments:
         columns: bool = False,
     ) -> npt.NDArray[np.float32]:
         """bm25s's sum of the postings of the ``used`` terms (``columns``: one column each)."""
-        model = self._model
-        if columns:
-            query = np.arange(len(used), dtype=model.int_dtype)
-        else:
-            query = np.asarray(used, dtype=model.int_dtype)
-        if weight_of and any(weight_of[i] != 1 for i in used):
-            return self._weighted(data, indptr, docs, query, [weight_of[i] for i in used], rows)
-        scores = model._compute_relevance_from_scores(  # bm25s's own summation
-            data=data,
-            indptr=indptr,
-            indices=docs,
-            num_docs=rows,
-            query_tokens_ids=query,
-            dtype=np.dtype(model.dtype),
+        postings = PostingColumns(data, indptr, docs)
+        return posting_sums(
+            self._model, self._nonoccurrence, postings, used, weight_of, rows, columns=columns
         )
-        if self._nonoccurrence is not None:  # as bm25s's get_scores_from_ids adds it
-            scores += self._nonoccurrence[query].sum()
-        return np.asarray(scores, dtype=np.float32)
-
-    def _weighted(
-        self,
-        data: Any,
-        indptr: Any,
-        docs: Any,
-        query: npt.NDArray[np.int64],
-        weights: list[float],
-        rows: int,
-    ) -> npt.NDArray[np.float32]:
-        """Sum of each query term's bm25s posting scores scaled by its weight."""
-        out = np.zeros(rows, dtype=np.float32)
-        for column, weight in zip(query.tolist(), weights, strict=True):
-            start, stop = int(indptr[column]), int(indptr[column + 1])
-            values = np.asarray(data[start:stop], dtype=np.float32) * np.float32(weight)
-            # A column holds each row once, so adding at its rows adds each value exactly once
-            # (in float32, column after column): the sums a dense per-column add made, without
-            # a pass over every row per query term. np.add.at, as bm25s's own sum: the same
-            # bits as ``out[rows] += values``, in about half the time.
-            np.add.at(out, np.asarray(docs[start:stop]), values)
-        if self._nonoccurrence is not None:
-            out += np.float32(
-                float(np.dot(self._nonoccurrence[query], np.asarray(weights, dtype=np.float64)))
-            )
-        return out
 
     def _recent(self) -> tuple[Any, Any, Any]:
         if self._recent_postings is None:

@@ -27,6 +27,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+import numpy as np
+import numpy.typing as npt
+
 from workspace_tools.core.errors import InvalidInputError
 
 __all__ = [
@@ -37,6 +40,7 @@ __all__ = [
     "Filter",
     "compile_filter",
     "filter_shape",
+    "rows_holding",
 ]
 
 _MISSING: Final = object()
@@ -240,3 +244,33 @@ def _unknown(op: str, *, top_level: bool, key: str | None = None) -> InvalidInpu
         "A plain value means equality."
     )
     return InvalidInputError(msg)
+
+
+def rows_holding(
+    holds: Predicate,
+    mask: npt.NDArray[np.bool_],
+    keys: npt.NDArray[np.int64],
+    metadata: Mapping[int, tuple[str, str, dict[str, Any]]],
+) -> npt.NDArray[np.bool_]:
+    """``mask`` narrowed, in place, to the rows whose chunk's metadata the filter holds on.
+
+    Args:
+        holds: The compiled filter (:attr:`Filter.holds`).
+        mask: The rows still in play (a row of ``keys`` each).
+        keys: The chunk key of each row.
+        metadata: Chunk key -> ``(chunk id, source id, metadata)``; a key without an entry
+            is dropped.
+    """
+    absent = missing()
+    for row in np.flatnonzero(mask).tolist():
+        entry = metadata.get(int(keys[row]))
+        if entry is None:
+            mask[row] = False
+            continue
+        _chunk_id, source, meta = entry
+
+        def lookup(key: str, meta: Mapping[str, Any] = meta, source: str = source) -> Any:
+            return source if key == "source_id" else meta.get(key, absent)
+
+        mask[row] = holds(lookup)
+    return mask
