@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.fakes import FakeEmbedder
+from tests.support.fresh import fresh_workspace
 from tests.unit.core.store.test_storage_engine import _rankings, _text
 from workspace_tools import Workspace
 from workspace_tools.core.backends import _merge
@@ -35,14 +36,6 @@ def _held_builds(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, list
 
     monkeypatch.setattr(_merge, "build", held)
     return release, released
-
-
-def _fresh(tmp_path: Path, live: dict[str, str]) -> Workspace:
-    root = tmp_path / "fresh"
-    root.mkdir()
-    fresh = Workspace(root, embedder=FakeEmbedder())
-    fresh.index_many(sorted(live.items()))
-    return fresh
 
 
 def test_writes_during_a_merge_do_not_wait_and_are_replayed_on_the_new_base(
@@ -72,7 +65,7 @@ def test_writes_during_a_merge_do_not_wait_and_are_replayed_on_the_new_base(
     ws._wait_for_merge()
     assert released == [True]  # the writes above did not wait for the held merge
     assert 0 < ws._state.snapshot_version < ws._state.version  # adopted, later writes replayed
-    fresh = _fresh(tmp_path, live)
+    fresh = fresh_workspace(tmp_path, live)
     assert _rankings(ws) == _rankings(fresh)
     assert _rankings(Workspace(root, embedder=FakeEmbedder(), read_only=True)) == _rankings(fresh)
 
@@ -97,7 +90,7 @@ def test_many_writes_with_merges_in_the_background_rank_like_a_fresh_build(
         versions.add(ws._state.snapshot_version)
     ws._wait_for_merge()
     assert len(versions) >= 3  # several merges were adopted along the way
-    fresh = _fresh(tmp_path, live)
+    fresh = fresh_workspace(tmp_path, live)
     assert _rankings(ws) == _rankings(fresh)
     ws.save()
     assert _rankings(Workspace(root, embedder=FakeEmbedder(), read_only=True)) == _rankings(fresh)
@@ -117,7 +110,7 @@ def test_a_merge_dropped_by_a_reload_loses_nothing(
     release.set()
     ws._wait_for_merge()
     assert released == [True]
-    assert _rankings(ws) == _rankings(_fresh(tmp_path, live))
+    assert _rankings(ws) == _rankings(fresh_workspace(tmp_path, live))
 
 
 def test_a_failed_background_merge_is_logged_and_the_index_still_answers(
@@ -138,7 +131,7 @@ def test_a_failed_background_merge_is_logged_and_the_index_still_answers(
     ws._wait_for_merge()
     assert "Background merge of the index" in caplog.text
     assert "No space left on device" in caplog.text
-    assert _rankings(ws) == _rankings(_fresh(tmp_path, live))
+    assert _rankings(ws) == _rankings(fresh_workspace(tmp_path, live))
 
 
 def test_a_background_merge_reuses_the_saved_vectors_and_a_new_process_catches_up(
@@ -160,7 +153,7 @@ def test_a_background_merge_reuses_the_saved_vectors_and_a_new_process_catches_u
     info = read_pointer(ws._db)
     assert info is not None and info.has_dense
     assert info.dense_version < info.version  # the second merge linked the first one's file
-    fresh = _fresh(tmp_path, live)
+    fresh = fresh_workspace(tmp_path, live)
     reopened = Workspace(root, embedder=FakeEmbedder(), read_only=True)
     assert _rankings(reopened) == _rankings(fresh)  # vectors caught up from the database
     ws.save()  # save() writes the index itself
@@ -190,7 +183,7 @@ def test_save_writes_the_vectors_of_a_snapshot_whose_faiss_file_lags(
     assert saved is not None and saved.version == ws._state.version
     assert saved.dense_version == saved.version and saved.folder != lagging.folder
     assert [p.name for p in ws.index_dir.glob("snapshot-*")] == [saved.folder.name]
-    fresh = _fresh(tmp_path, live)
+    fresh = fresh_workspace(tmp_path, live)
     assert _rankings(Workspace(root, embedder=FakeEmbedder(), read_only=True)) == _rankings(fresh)
 
 

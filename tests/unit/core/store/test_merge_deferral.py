@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.fakes import FakeEmbedder
+from tests.support.fresh import fresh_workspace
 from tests.unit.core.store.test_storage_engine import _rankings, _text
 from workspace_tools import Workspace
 from workspace_tools.core.backends import _merge
@@ -41,15 +42,6 @@ def _batches(rng: random.Random, count: int, size: int) -> list[list[tuple[str, 
     ]
 
 
-def _fresh(tmp_path: Path, docs: list[tuple[str, str]]) -> Workspace:
-    root = tmp_path / "fresh"
-    root.mkdir()
-    fresh = Workspace(root, embedder=FakeEmbedder())
-    fresh.index_many(docs)
-    fresh._wait_for_merge()  # a bulk write: its deferred merge is started and finished here
-    return fresh
-
-
 def test_bulk_batches_one_after_another_merge_once_at_save(
     tmp_path: Path, small_bulk: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -65,7 +57,7 @@ def test_bulk_batches_one_after_another_merge_once_at_save(
     assert small_bulk == [120]  # one merge of everything (each batch merged: 30, 60, ...)
     info = read_pointer(ws._db)
     assert info is not None and info.version == ws._state.version
-    fresh = _fresh(tmp_path, [doc for batch in batches for doc in batch])
+    fresh = fresh_workspace(tmp_path, [doc for batch in batches for doc in batch])
     assert _rankings(ws) == _rankings(fresh)
     assert _rankings(Workspace(root, embedder=FakeEmbedder(), read_only=True)) == _rankings(fresh)
 

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from tests.support.fakes import FakeEmbedder
+from tests.support.fresh import fresh_workspace
 from tests.unit.core.store.test_storage_engine import _rankings, _text
 from workspace_tools import Workspace
 from workspace_tools.core.index import _hnsw_build
@@ -30,14 +31,6 @@ def _built(root: Path, count: int, *, threshold: int) -> tuple[Workspace, dict[s
     ws.index_many(sorted(live.items()))
     ws.save()
     return ws, live
-
-
-def _fresh(tmp_path: Path, live: dict[str, str]) -> Workspace:
-    root = tmp_path / "fresh"
-    root.mkdir()
-    fresh = Workspace(root, embedder=FakeEmbedder())
-    fresh.index_many(sorted(live.items()))
-    return fresh
 
 
 def _codes(db: Path) -> list[bytes]:
@@ -78,7 +71,7 @@ def test_the_database_holds_the_only_copy_of_the_vectors(tmp_path: Path, thresho
     assert "dense.faiss" not in names
     assert ("dense.graph" in names) == (threshold == 10)
     reopened = Workspace(tmp_path / "ws", embedder=FakeEmbedder(), read_only=True)
-    assert _rankings(reopened) == _rankings(_fresh(tmp_path, live))
+    assert _rankings(reopened) == _rankings(fresh_workspace(tmp_path, live))
     assert reopened._state.dense is not None
     assert reopened._state.dense.kind == ("hnsw" if threshold == 10 else "flat")
 
@@ -95,7 +88,7 @@ def test_a_damaged_graph_file_is_refused_with_a_clear_message_and_rebuilt(
     graph.write_bytes(bytes(data))
     reopened = Workspace(tmp_path / "ws", embedder=FakeEmbedder(), hnsw_threshold=10)
     with caplog.at_level(logging.WARNING):
-        assert _rankings(reopened) == _rankings(_fresh(tmp_path, live))
+        assert _rankings(reopened) == _rankings(fresh_workspace(tmp_path, live))
     assert f"Snapshot file {graph} is unusable (hash differs); rebuilding it" in caplog.text
     dense = reopened._state.dense
     assert dense is not None and dense.kind == "hnsw" and dense.hnsw_builds == 1  # rebuilt
@@ -120,7 +113,7 @@ def test_a_write_that_crosses_the_threshold_does_not_wait_for_the_graph(
     dense = ws._state.dense
     assert started.is_set() and not release.is_set()  # every write returned while it was held
     assert dense is not None and dense.building and dense.kind == "flat"
-    fresh = _fresh(tmp_path, live)
+    fresh = fresh_workspace(tmp_path, live)
     assert _rankings(ws) == _rankings(fresh)  # the flat index answers meanwhile, exactly
     release.set()
     ws.save()  # waits for the graph and saves it
@@ -145,7 +138,7 @@ def test_a_process_that_stops_mid_build_leaves_a_usable_index(
     # the database, and it answers from them.
     other = Workspace(root, embedder=FakeEmbedder(), read_only=True)
     monkeypatch.setattr(_hnsw_build, "INLINE_GRAPH_MAX", 1000)
-    fresh = _fresh(tmp_path, live)
+    fresh = fresh_workspace(tmp_path, live)
     assert _rankings(other) == _rankings(fresh)
     release.set()  # the held thread ends (this test stops what it started)
     dense = ws._state.dense
@@ -163,7 +156,7 @@ def test_another_process_sees_the_vectors_a_writer_added(tmp_path: Path) -> None
         ws.index(f"d{number}.txt", live[f"d{number}.txt"])
     ws.remove("d3.txt")
     del live["d3.txt"]
-    assert _rankings(reader) == _rankings(_fresh(tmp_path, live))
+    assert _rankings(reader) == _rankings(fresh_workspace(tmp_path, live))
     dense = reader._state.dense
     assert dense is not None and len(dense) == len(live)
     assert np.isin(np.asarray(sorted(dense._dead), dtype=np.int64), dense._all_ids()).all()
