@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.fakes import FakeEmbedder
-from tests.unit.core.store.test_background_merge import _fresh, merge_often  # noqa: F401
+from tests.support.fresh import fresh_workspace
+from tests.unit.core.store.test_background_merge import merge_often  # noqa: F401
 from tests.unit.core.store.test_storage_engine import _rankings, _text
 from workspace_tools import Workspace
 from workspace_tools.core.backends import _merge
@@ -48,7 +49,7 @@ def test_writes_after_opening_leave_faiss_unloaded_until_a_vector_search(tmp_pat
     assert info is not None and info.version > saved.version  # the merge saved a snapshot...
     assert info.dense_version == saved.version  # ...linking the FAISS file saved before
     assert ws._state.vector_count() is None
-    fresh = _fresh(tmp_path, live)
+    fresh = fresh_workspace(tmp_path, live)
     # Another process loads that file and catches up from the database...
     assert _rankings(Workspace(root, embedder=FakeEmbedder(), read_only=True)) == _rankings(fresh)
     # ...and so does this one at its first vector search.
@@ -71,7 +72,7 @@ def test_a_write_loads_faiss_once_the_saved_file_lags_too_far(
     live["b.txt"] = _text(rng, 101)
     ws.index("b.txt", live["b.txt"])  # now it lags by a row: this write loads and catches up
     assert ws._state.vector_count() == len(live)
-    fresh = _fresh(tmp_path, live)
+    fresh = fresh_workspace(tmp_path, live)
     assert _rankings(ws) == _rankings(fresh)
     assert _rankings(Workspace(root, embedder=FakeEmbedder(), read_only=True)) == _rankings(fresh)
 
