@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
+from functools import partial
 from itertools import chain
 from typing import Any, Final
 
@@ -23,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from workspace_tools.core.backends import _merge
+from workspace_tools.core.backends._ahead import Ahead, ahead
 from workspace_tools.core.backends.base import BackendHits, BackendQuery, Hit
 from workspace_tools.core.backends.follow import ChangeFollower, TokenizerCheck
 from workspace_tools.core.index._dense_fill import FlatFill, GraphFill
@@ -48,6 +50,9 @@ __all__ = ["EmbeddedBackend"]
 logger = logging.getLogger(__name__)
 _RESULTS_KEPT: Final = 4096
 """Result rows :meth:`EmbeddedBackend.cached_chunks` keeps in memory."""
+_AHEAD_CHUNKS: Final = 64
+"""A change of up to this many chunks has its term ids made while its commit waits for the disk
+(:meth:`EmbeddedBackend.prepare`); a larger one is tokenized after it, as before."""
 _hit: Final = tuple.__new__
 """``_hit(Hit, (key, score))``: a :class:`Hit` without its ``__new__`` (result lists are long)."""
 
@@ -107,6 +112,10 @@ class EmbeddedBackend:
         """Chunk rows added and deleted through :meth:`apply` (bounds :meth:`vectors_can_wait`)."""
         self._can_wait: tuple[tuple[int, int, str], int] | None = None
         """``((generation, catch-ups, embedder), rows_applied - lag)`` of the last exact check."""
+        self._ahead: tuple[int, list[int], int, Ahead[list[npt.NDArray[np.int32]]]] | None = None
+        """``(version, chunk keys, vocabulary size before, job)`` of the term ids :meth:`prepare`
+        started; until :meth:`apply` takes them (or :meth:`abandon` drops them and the terms the
+        job added), nothing else may use the tokenizer's vocabulary."""
         follower.follow(self)
 
     name = "embedded"
@@ -138,6 +147,7 @@ class EmbeddedBackend:
         self._reset()
 
     def _reset(self) -> None:
+        self.abandon()
         self.generation += 1
         self.sparse = SparseSegments(self.bm25_config)
         self.version = self.snapshot_version = -1
@@ -146,6 +156,7 @@ class EmbeddedBackend:
         self._source_column = None
 
     def _load_sparse(self) -> None:
+        self.abandon()
         if self.index_terms:  # a snapshot's terms and the stored texts' are this tokenizer's
             self._tokenizer_check(self.db.meta("settings"))
         info = read_pointer(self.db)
@@ -187,6 +198,49 @@ class EmbeddedBackend:
         text_ids, term_ids = self.tokenizer.term_ids, self._term_ids
         return [text_ids(c.text) if c.terms is None else term_ids(c.terms) for c in chunks]
 
+    def prepare(self, changes: Changes) -> None:
+        """Start the term ids of a small change of this process, right before its commit.
+
+        A helper thread tokenizes the texts while the ``COMMIT`` waits for the disk
+        (``_ahead.py``); :meth:`apply` takes the ids (the ones it would make: the same texts, in
+        the same order, against the same vocabulary, which nothing else changes meanwhile).
+        """
+        self.abandon()
+        chunks = changes.chunks
+        if (
+            not self.index_terms
+            or self.version != changes.version - 1
+            or not chunks
+            or len(chunks) > _AHEAD_CHUNKS
+            or any(chunk.terms is not None for chunk in chunks)
+        ):
+            return
+        job = ahead(partial(self._term_ids_of, changes))
+        self._ahead = (changes.version, [c.key for c in chunks], len(self.tokenizer.vocab), job)
+
+    def abandon(self) -> None:
+        """Drop the term ids :meth:`prepare` started, and any term they added to the vocabulary."""
+        started, self._ahead = self._ahead, None
+        if started is None:
+            return
+        _, _, size, job = started
+        job.drop()
+        vocab = self.tokenizer.vocab
+        if len(vocab) > size:  # terms no row uses: ids as if they were never made
+            kept = sorted((t for t, i in vocab.items() if i < size), key=vocab.__getitem__)
+            self.tokenizer.set_vocabulary(kept)
+
+    def _term_ids_ahead(self, changes: Changes) -> list[npt.NDArray[np.int32]]:
+        """:meth:`_term_ids_of`, from the job :meth:`prepare` started for exactly these chunks."""
+        started = self._ahead
+        if started is not None:
+            version, keys, _, job = started
+            if version == changes.version and keys == [c.key for c in changes.chunks]:
+                self._ahead = None
+                return job.result()
+            self.abandon()
+        return self._term_ids_of(changes)
+
     def _term_ids(self, terms: Sequence[str]) -> npt.NDArray[np.int32]:
         """Vocabulary ids of a chunk's terms; a new term gets the next id, in order."""
         if not terms:
@@ -219,7 +273,7 @@ class EmbeddedBackend:
                 self.sparse.remove(removed.key)
             self.sparse.add_many(
                 [chunk.key for chunk in fresh.chunks],
-                self._term_ids_of(fresh),
+                self._term_ids_ahead(fresh),
             )
             self.rows_applied += len(fresh.removed_chunks) + len(fresh.chunks)
             self.version = changes.version
@@ -446,6 +500,7 @@ class EmbeddedBackend:
         With ``save``, also write a snapshot of it and of the vectors (the caller holds the
         lock throughout; see :meth:`merge_in_background` for merges beside writes).
         """
+        self.abandon()
         job = _merge.freeze(self, save=save, config=config, background=False)
         _merge.build(job, self.db)
         _merge.adopt(self, job)
@@ -485,6 +540,7 @@ class EmbeddedBackend:
         Called from a background thread that does not hold ``lock``.
         """
         with lock:
+            self.abandon()  # nothing prepared for a write stays unconfirmed past the lock
             # A snapshot without the vectors would make the next process rebuild them: with an
             # embedder, save only while FAISS holds every vector, or, when this process has not
             # loaded FAISS, while the previous snapshot's file can be linked (``_merge.freeze``).
@@ -494,4 +550,5 @@ class EmbeddedBackend:
             job = _merge.freeze(self, save=save, config=config, background=True)
         _merge.build(job, self.db)
         with lock:
+            self.abandon()
             _merge.adopt(self, job)

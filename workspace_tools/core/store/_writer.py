@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -147,6 +147,8 @@ class Writer:
         """:meth:`clear` ran: every follower reloads."""
         self._last_key: int | None = None
         """The highest chunk key ever given, once :meth:`_last` has read it."""
+        self.before_commit: Callable[[], None] | None = None
+        """Run by :meth:`IndexDatabase.write` right before the ``COMMIT`` (every statement done)."""
 
     @property
     def changes(self) -> Changes:

@@ -425,7 +425,10 @@ class IndexDatabase(DatabaseFile):
 
     @contextlib.contextmanager
     def write(self, action: str) -> Iterator[Writer]:
-        """One write transaction (``BEGIN IMMEDIATE``: writers queue, readers go on)."""
+        """One write transaction (``BEGIN IMMEDIATE``: writers queue, readers go on).
+
+        :attr:`Writer.before_commit`, if set, runs right before the ``COMMIT``.
+        """
         with self._lock, self.guard(action):
             conn = self.connection()
             conn.execute("BEGIN IMMEDIATE")
@@ -445,6 +448,10 @@ class IndexDatabase(DatabaseFile):
                         "UPDATE meta SET value=? WHERE key='version'", (str(writer.version),)
                     )
                     writer.set_meta("written_by", _written_by())
+                if writer.before_commit is not None:
+                    # Last before the COMMIT, which waits for the disk with the GIL released:
+                    # work handed to another thread here runs meanwhile (``backends/_ahead.py``).
+                    writer.before_commit()
                 conn.execute("COMMIT")
             except BaseException:
                 with contextlib.suppress(sqlite3.Error):

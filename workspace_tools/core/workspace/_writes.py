@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import threading
@@ -173,7 +174,8 @@ class WritePath(WorkspaceBase):
             (old := lookup(source_id)) is not None and old.format in DOCUMENT_FORMAT_NAMES
             for source_id in changed
         )
-        with self._db.write("save the change") as writer:
+        follower = self._follower
+        with follower.preparing(), self._db.write("save the change") as writer:
             if self._clear_on_commit:
                 writer.clear(keep_vectors=self._vectors_reusable())
             settings, root = self._meta_values()
@@ -186,6 +188,8 @@ class WritePath(WorkspaceBase):
             for record in touched:
                 writer.touch_source(record)
             writer.put_vectors(vectors)
+            # The backend starts the change's term ids while the COMMIT waits for the disk
+            writer.before_commit = functools.partial(follower.prepare, writer)
         report.commits += 1
         tracker = getattr(self, "_tracker", None)
         if tracker is not None:
