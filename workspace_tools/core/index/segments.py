@@ -269,6 +269,21 @@ class SparseSegments:
         self._recent_keys.extend(keys)
         self._recent_terms.extend(terms)
         recent.update(zip(keys, range(row, row + len(keys)), strict=True))
+        if len(terms) == 1:  # one document (a one-document write): its distinct terms alone
+            total = len(terms[0])
+            if total:
+                distinct = np.unique(terms[0])
+                self._grow_df([int(distinct[-1])])
+                self._df[distinct] += 1  # each id once: a fancy += counts it once
+        else:
+            total = self._count_many(terms)
+        self._live += len(keys)
+        self._total_length += total
+        self._alive = np.concatenate([self._alive, np.ones(len(keys), dtype=bool)])
+        self._changed()
+
+    def _count_many(self, terms: Sequence[npt.NDArray[np.int32]]) -> int:
+        """Count each document's distinct terms in the frequencies; the documents' total length."""
         lengths = np.fromiter(map(len, terms), dtype=np.int64, count=len(terms))
         total = int(lengths.sum())
         if total:
@@ -288,10 +303,7 @@ class SparseSegments:
                 np.add.at(self._df, distinct, 1)
             else:
                 self._df += np.bincount(distinct, minlength=width)
-        self._live += len(keys)
-        self._total_length += total
-        self._alive = np.concatenate([self._alive, np.ones(len(keys), dtype=bool)])
-        self._changed()
+        return total
 
     def _grow_df(self, highest: Sequence[int]) -> None:
         """Grow the frequency array as adding one by one documents whose highest ids these are.

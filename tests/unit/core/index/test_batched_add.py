@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from workspace_tools import Workspace
 from workspace_tools.core.backends.embedded import EmbeddedBackend
@@ -39,6 +40,23 @@ def _df_one_by_one(
             df = grown
         df[unique] += 1
     return df
+
+
+def test_one_document_is_counted_without_the_batch_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A one-document write counts its distinct terms alone (~30 us, where the batch pass of
+    # sorts and reductions cost ~80 us); the states agree (the test below).
+    seg = SparseSegments(BM25Config())
+    seg.build([0, 1], [np.array([0, 1, 1], np.int32), np.array([2], np.int32)], 3)
+
+    def batch_pass(*_args: object) -> int:
+        raise AssertionError("the batch pass ran for one document")
+
+    monkeypatch.setattr(SparseSegments, "_count_many", batch_pass)
+    seg.add(5, np.array([1, 40, 1, 3], np.int32))  # a repeated term, and one past the vocabulary
+    assert seg._df[[0, 1, 2, 3, 40]].tolist() == [1, 2, 1, 1, 1]
+    assert (seg._live, seg._total_length) == (3, 8)
+    with pytest.raises(AssertionError, match="the batch pass ran"):
+        seg.add_many([6, 7], [np.array([1], np.int32), np.array([2], np.int32)])
 
 
 def test_add_many_equals_one_add_per_chunk() -> None:
