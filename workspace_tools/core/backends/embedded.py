@@ -236,8 +236,13 @@ class EmbeddedBackend:
         if started is not None:
             version, keys, _, job = started
             if version == changes.version and keys == [c.key for c in changes.chunks]:
+                try:
+                    ids = job.result()
+                except BaseException:
+                    self.abandon()  # the terms a failed (or interrupted) job added go too
+                    raise
                 self._ahead = None
-                return job.result()
+                return ids
             self.abandon()
         return self._term_ids_of(changes)
 

@@ -176,9 +176,15 @@ class ChangeFollower:
             # Built from the writer's maps once, for every part (by prepare(), if it ran)
             ready = prepared is not None and prepared[0] is writer
             changes = prepared[1] if prepared is not None and ready else writer.changes
-            for part, cursor in zip(self.parts, cursors, strict=True):
-                if cursor is not None:
-                    part.apply(changes)
+            try:
+                for part, cursor in zip(self.parts, cursors, strict=True):
+                    if cursor is not None:
+                        part.apply(changes)
+            except BaseException:
+                # This connection's own commit leaves data_version as it was: without this the
+                # next refresh would not read back what the failed apply left out.
+                self._data_version = None
+                raise
             return
         self.refresh(force=True)
 

@@ -198,3 +198,29 @@ def test_a_failed_commit_leaves_no_term_of_its_change_in_the_vocabulary(tmp_path
     assert ws._state.tokenizer.vocab == clean._state.tokenizer.vocab
     got = [(r.source_id, r.score) for r in ws.search("zorblax pebbles", mode="bm25")]
     assert got == [(r.source_id, r.score) for r in clean.search("zorblax pebbles", mode="bm25")]
+
+
+def test_a_job_that_fails_after_the_commit_leaves_no_term_and_the_change_is_read_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = _workspace(tmp_path, "ws")
+    before = dict(ws._state.tokenizer.vocab)
+    tokenize = embedded.EmbeddedBackend._term_ids_of
+
+    def failing(self: Any, changes: Any) -> Any:
+        tokenize(self, changes)  # the terms are numbered, then the job fails
+        msg = "the tokenizer broke half way"
+        raise ValueError(msg)
+
+    monkeypatch.setattr(embedded.EmbeddedBackend, "_term_ids_of", failing)
+    with pytest.raises(ValueError, match="the tokenizer broke half way"):
+        ws.index(*NEW[0])
+    assert ws._state._ahead is None
+    assert ws._state.tokenizer.vocab == before
+    monkeypatch.setattr(embedded.EmbeddedBackend, "_term_ids_of", tokenize)
+    # Committed all the same: the next search reads it back from the database.
+    clean = _workspace(tmp_path, "clean")
+    clean.index(*NEW[0])
+    got = [(r.source_id, r.score) for r in ws.search("zorblax pebbles", mode="bm25")]
+    assert got == [(r.source_id, r.score) for r in clean.search("zorblax pebbles", mode="bm25")]
+    assert ws._state.tokenizer.vocab == clean._state.tokenizer.vocab
