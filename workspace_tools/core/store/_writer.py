@@ -147,6 +147,8 @@ class Writer:
         """:meth:`clear` ran: every follower reloads."""
         self._last_key: int | None = None
         """The highest chunk key ever given, once :meth:`_last` has read it."""
+        self._vectors: dict[str, npt.NDArray[np.float32]] = {}
+        """The vectors :meth:`put_vectors` stored (:attr:`Changes.vectors`)."""
 
     @property
     def changes(self) -> Changes:
@@ -161,6 +163,7 @@ class Writer:
             chunks=list(self._chunks.values()),
             removed_sources=list(self._removed_sources),
             removed_chunks=list(self._removed_chunks),
+            vectors=self._vectors,
         )
 
     def meta(self, key: str) -> str | None:
@@ -343,6 +346,7 @@ class Writer:
 
     def put_vectors(self, vectors: dict[str, npt.NDArray[np.float32]]) -> None:
         """Add vectors to the embedding cache (float16 at rest: ``_vectors.py``)."""
+        self._vectors.update(vectors)  # this process's follower adds them from memory
         rows = []
         for digest, vector in vectors.items():
             blob = encode_vector(vector)
