@@ -104,5 +104,7 @@ def test_a_damaged_vector_of_another_process_is_still_refused(tmp_path: Path) ->
         writer._conn.execute(
             "UPDATE vectors SET checksum='0000000000000000' WHERE hash=?", (text_hash(DOCS[3][1]),)
         )
-    with pytest.raises(IndexCorruptError, match=r"damaged \(a cached vector: it fails its checksum\)"):
+    with pytest.raises(
+        IndexCorruptError, match=r"damaged \(a cached vector: it fails its checksum\)"
+    ):
         ws.search("desert palms", mode="vector")
