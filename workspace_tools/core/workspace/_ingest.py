@@ -347,6 +347,7 @@ def stage_texts(
     report: SyncReport,
     chunk_ids: dict[str, list[str]],
     previous_of: dict[str, SourceRecord | None],
+    digests: dict[str, str] | None = None,
 ) -> list[tuple[SourceRecord, list[Chunk]]]:
     """Records and chunks of the texts of an ``index_many`` that changed.
 
@@ -357,6 +358,8 @@ def stage_texts(
         report: Counts unchanged, added and updated sources.
         chunk_ids: Filled with the chunk ids of the unchanged texts.
         previous_of: Filled with the row each changed text replaces (``None``: a new one).
+        digests: Filled with ``text -> text_hash(text)`` of each changed text (its chunk's
+            hash when the text is one chunk).
     """
     staged: list[tuple[SourceRecord, list[Chunk]]] = []
     for source_id, (content, metadata) in latest.items():
@@ -367,6 +370,8 @@ def stage_texts(
             chunk_ids[source_id] = list(old.chunk_ids)
             continue
         previous_of[source_id] = old
+        if digests is not None:
+            digests[content] = digest
         markdown = _suffix(source_id).lower() in MARKDOWN_EXTENSIONS
         converted = Converted(
             text=content, format="markdown" if markdown else "text", markdown=markdown

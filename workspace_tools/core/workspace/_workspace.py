@@ -340,6 +340,7 @@ class Workspace(ReadPath, SyncPath, ListingPath):
         report = SyncReport()
         chunk_ids: dict[str, list[str]] = {}
         previous_of: dict[str, SourceRecord | None] = {}
+        digests: dict[str, str] = {}
         with self._write_lock:
             self._refresh()
             latest: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -356,8 +357,16 @@ class Workspace(ReadPath, SyncPath, ListingPath):
                     report=report,
                     chunk_ids=chunk_ids,
                     previous_of=previous_of,
+                    digests=digests,
                 )
-            self._apply(staged, [], report, show_progress=show_progress, previous=previous_of)
+            self._apply(
+                staged,
+                [],
+                report,
+                show_progress=show_progress,
+                previous=previous_of,
+                digests=digests,
+            )
         report.seconds = time.perf_counter() - started
         chunk_ids.update((record.id, list(record.chunk_ids)) for record, _ in staged)
         return report, chunk_ids
