@@ -200,6 +200,11 @@ class Writer:
             vectors=self._vectors,
         )
 
+    @property
+    def removed_chunks(self) -> bool:
+        """Whether this transaction deleted chunk rows (or cleared the database)."""
+        return self.cleared or bool(self._removed_chunks)
+
     def meta(self, key: str) -> str | None:
         """Read a meta value inside the transaction."""
         row = self._conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()

@@ -263,6 +263,7 @@ class Workspace(ReadPath, SyncPath, ListingPath):
         self._saved_settings: dict[str, Any] | None = None
         self._merge_thread: threading.Thread | None = None
         self._prune_due = False
+        self._removals_pruned = 0
         self._tracker = SyncTracker()
         self.batch_files = BATCH_FILES
         """A sync commits after this many changed files (see ``core/workspace/_progress.py``)."""

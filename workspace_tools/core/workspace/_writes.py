@@ -208,7 +208,8 @@ class WritePath(WorkspaceBase):
         self._follower.committed(writer)  # this write from memory, unless another came between
         if vectors and backfills(state):
             state.add_vectors(vectors)
-        self._prune_due = True  # replaced or removed texts may leave unused cached vectors
+        if writer.removed_chunks:  # replaced or removed texts may leave unused cached vectors
+            self._prune_due = True
         self._last_write = time.monotonic()  # caught up too: a deferred merge waits from here
         if compacts(state) and state.wants_merge(snapshot_minimum=_SNAPSHOT_MINIMUM):
             if merges_in_background(state):
@@ -287,10 +288,16 @@ class WritePath(WorkspaceBase):
         if not compacts(state):
             return
         unsaved = state.has_unsaved()
-        if prune and not self.read_only and (self._prune_due or unsaved):
+        # Cached vectors fall out of use only when chunks go: deleted or replaced by this
+        # process, or by another one (seen in the log), or before this process opened the
+        # index (its first catch-up is a reload). A build that only added keeps every vector.
+        removals = self._follower.removals_read
+        due = self._prune_due or removals != self._removals_pruned
+        if prune and not self.read_only and due:
             with self._db.write("forget unused vectors") as writer:
                 writer.prune_vectors()
             self._prune_due = False
+            self._removals_pruned = removals
         if not unsaved:
             return
         if self.embedder is not None:
