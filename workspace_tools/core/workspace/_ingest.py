@@ -63,8 +63,9 @@ def unpack_document(doc: DocumentLike) -> tuple[str, str, dict[str, Any]]:
             :data:`MAX_METADATA_BYTES` as JSON.
     """
     doc_id, content, metadata = _unpack(doc)
-    check_unicode(doc_id, what=f"The id {doc_id[:80]!r}")
-    check_unicode(content, what=f"The content of {doc_id[:80]!r}")
+    if not (doc_id.isascii() and content.isascii()):  # else no surrogate: no message to make
+        check_unicode(doc_id, what=f"The id {doc_id[:80]!r}")
+        check_unicode(content, what=f"The content of {doc_id[:80]!r}")
     check_metadata(doc_id, metadata)
     return doc_id, content, metadata
 

@@ -123,3 +123,30 @@ def test_a_save_after_opening_forgets_vectors_left_unused_before(tmp_path: Path)
     reopened.save()
     assert "0" * 32 not in _cached_hashes(reopened)
     assert len(_cached_hashes(reopened)) == 3
+
+
+def test_an_ascii_document_makes_no_surrogate_message_and_a_broken_one_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from workspace_tools.core.errors import InvalidInputError
+    from workspace_tools.core.workspace import _ingest
+
+    checked: list[str] = []
+    real = _ingest.check_unicode
+
+    def counted(value: str, *, what: str) -> None:
+        checked.append(what)
+        real(value, what=what)
+
+    monkeypatch.setattr(_ingest, "check_unicode", counted)
+    ws = Workspace(tmp_path, config=False)
+    ws.index_many([(f"doc{i}", f"plain text {i}") for i in range(20)])
+    assert checked == []
+    ws.index("café", "crème brûlée")  # not ASCII: checked, and whole characters pass
+    assert checked == ["The id 'café'", "The content of 'café'"]
+    with pytest.raises(InvalidInputError, match=r"The id 'x\\ud83d' contains a lone surrogate"):
+        ws.index("x\ud83d", "text")
+    with pytest.raises(
+        InvalidInputError, match=r"The content of 'y' contains a lone surrogate \\ud83d"
+    ):
+        ws.index("y", "cut \ud83d emoji")
