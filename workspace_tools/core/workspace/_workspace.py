@@ -488,6 +488,17 @@ class Workspace(ReadPath, SyncPath, ListingPath):
                 self._db.compact()
             self._prune_conversions()
 
+    def close(self) -> None:
+        """Stop the helper process this workspace started and release the backend's connections.
+
+        The helper is the tokenizing worker of bulk changes (``text/token_split.py``). The
+        workspace stays usable: a later bulk change starts a worker again, a backend reconnects.
+        A worker also stops when the workspace is garbage-collected, when this process exits,
+        and by itself when this process dies.
+        """
+        with self._lock:
+            self._state.close()
+
     def _index_rel(self) -> str | None:
         try:
             return self.index_dir.relative_to(self.root).as_posix()

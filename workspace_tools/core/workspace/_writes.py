@@ -19,6 +19,7 @@ from workspace_tools.core.backends.base import (
     backfills,
     compacts,
     merges_in_background,
+    tokenizes_ahead,
 )
 from workspace_tools.core.convert import DOCUMENT_FORMAT_NAMES
 from workspace_tools.core.errors import IndexCorruptError
@@ -29,6 +30,8 @@ from workspace_tools.core.store.database import (
 )
 from workspace_tools.core.store.migrate import migrate_legacy, remove_legacy
 from workspace_tools.core.text.hashing import text_hash
+from workspace_tools.core.text.indexed import bm25_text
+from workspace_tools.core.text.token_split import BULK_TEXTS
 from workspace_tools.core.types import Chunk, SyncReport
 from workspace_tools.core.workspace._base import WorkspaceBase
 from workspace_tools.core.workspace._compat import check_root, check_settings, root_record
@@ -105,10 +108,22 @@ class WritePath(WorkspaceBase):
         (else :meth:`_write_change` reads them).
         """
         with gc_paused():  # the records, the commit and the catch-up: no cycles, many objects
+            self._tokenize_ahead(staged)
             rows = [(record, self._records(record, chunks)) for record, chunks in staged]
             self._commit_rows(
                 rows, removed, touched, report, show_progress=show_progress, previous=previous
             )
+
+    def _tokenize_ahead(self, staged: list[tuple[SourceRecord, list[Chunk]]]) -> None:
+        """Hand a bulk change's texts to the backend before writing it (tokenized meanwhile)."""
+        state = self._state
+        if not (self.bm25_enabled and tokenizes_ahead(state)):
+            return
+        if sum(len(chunks) for _, chunks in staged) < BULK_TEXTS:
+            return
+        texts = [bm25_text(c.text, c.metadata.get("format")) for _, cs in staged for c in cs]
+        with self._lock:
+            state.tokenize_ahead(texts)
 
     def _records(self, record: SourceRecord, chunks: list[Chunk]) -> list[ChunkRecord]:
         record.chunk_ids = [c.id for c in chunks]
