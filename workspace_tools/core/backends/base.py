@@ -209,6 +209,10 @@ class ResultCache(Protocol):
 class TokenizesAhead(Protocol):
     """A backend that can start tokenizing a change's texts before the change is written."""
 
+    def expect_change(self, chunks: int) -> None:
+        """A change of about this many chunks is being staged (get ready to tokenize it)."""
+        ...
+
     def tokenize_ahead(self, texts: Sequence[str]) -> None:
         """The BM25 texts of the chunks a write is about to commit, in their order."""
         ...

@@ -197,6 +197,11 @@ class EmbeddedBackend:
         text_ids, term_ids = self.tokenizer.term_ids, self._term_ids
         return [text_ids(c.text) if c.terms is None else term_ids(c.terms) for c in chunks]
 
+    def expect_change(self, chunks: int) -> None:
+        """A change of about ``chunks`` chunks is being staged (a bulk one starts the worker)."""
+        if self.index_terms:
+            self.split.expect(chunks)
+
     def tokenize_ahead(self, texts: Sequence[str]) -> None:
         """Start tokenizing the texts of a change about to be written (a bulk one, on a worker).
 

@@ -14,10 +14,18 @@ import pytest
 
 from workspace_tools.core.text import token_split
 from workspace_tools.core.text.token_split import SplitTokenizer, worker_allowed
-from workspace_tools.core.text.tokenizer import Tokenizer, TokenizerConfig
+from workspace_tools.core.text.tokenizer import Tokenizer
 
 _SYLLABLES = ["ka", "lo", "mi", "ne", "ru", "ta", "vi", "zo", "pe", "qu", "the", "and", "of"]
-_EXTRAS = ["parseHttpRequest", "snake_case_name", "foo.bar", "well-known", "café", "東京大学", "p53"]
+_EXTRAS = [
+    "parseHttpRequest",
+    "snake_case_name",
+    "foo.bar",
+    "well-known",
+    "café",
+    "東京大学",
+    "p53",
+]
 
 
 def _texts(count: int, *, seed: int) -> list[str]:
