@@ -16,8 +16,11 @@ A change's texts can be handed over before it is written (:meth:`SplitTokenizer.
 worker tokenizes while this process writes the database; :meth:`SplitTokenizer.term_ids` then
 takes the worker's part back when the texts it is asked for end with those. Anything wrong with
 the worker (it cannot start, it has another tokenizer, it died or hangs) makes this process
-tokenize those texts itself: the same ids, only slower. Small changes never use it (below
-:data:`BULK_TEXTS`), and the environment variable :data:`WORKER_ENV` set to ``0`` turns it off.
+tokenize those texts itself: the same ids, only slower. A change of :data:`BULK_TEXTS` texts (or
+a caller expecting that many, :meth:`SplitTokenizer.expect`) starts the worker; once it runs,
+changes of :data:`WORKER_MIN_TEXTS` use it too (a ``sync`` commits batches of up to 1,024 new
+chunks); smaller ones never do. The environment variable :data:`WORKER_ENV` set to ``0`` turns
+it off.
 """
 
 from __future__ import annotations
@@ -42,13 +45,22 @@ import numpy.typing as npt
 from workspace_tools.core.text.token_worker import write_frame
 from workspace_tools.core.text.tokenizer import Tokenizer
 
-__all__ = ["BULK_TEXTS", "WORKER_ENV", "SplitTokenizer", "TokenWorker", "worker_allowed"]
+__all__ = [
+    "BULK_TEXTS",
+    "WORKER_ENV",
+    "WORKER_MIN_TEXTS",
+    "SplitTokenizer",
+    "TokenWorker",
+    "worker_allowed",
+]
 
 logger = logging.getLogger(__name__)
 
 BULK_TEXTS: Final = 2000
 """Texts a change needs before part of it goes to the worker (its start-up, ~0.2 s, and the
 messages cost more than it saves on fewer)."""
+WORKER_MIN_TEXTS: Final = 200
+"""Texts a change needs to use a worker already running (a job's messages cost ~1-5 ms)."""
 WORKER_ENV: Final = "WORKSPACE_TOOLS_TOKEN_WORKER"
 """``0`` (or ``false``, ``off``, ``no``): tokenize in this process only."""
 _PACKAGE_PARENT: Final = str(Path(__file__).resolve().parents[3])
@@ -227,7 +239,8 @@ class SplitTokenizer:
         tokenizer: The workspace tokenizer (its vocabulary numbers the terms).
         enabled: Use a worker for bulk changes (see :func:`worker_allowed`).
         bulk: Texts a change needs before part of it goes to the worker (default
-            :data:`BULK_TEXTS`).
+            :data:`BULK_TEXTS`); once one runs, :data:`WORKER_MIN_TEXTS` (or ``bulk`` when
+            smaller) will do.
     """
 
     def __init__(
@@ -236,6 +249,7 @@ class SplitTokenizer:
         self.tokenizer = tokenizer
         self.enabled = enabled
         self.bulk = BULK_TEXTS if bulk is None else bulk
+        self.least = min(self.bulk, WORKER_MIN_TEXTS)
         self.worker: TokenWorker | None = None
         self.failures = 0
         self.worker_texts = 0
@@ -268,7 +282,7 @@ class SplitTokenizer:
     def ahead(self, texts: Sequence[str]) -> None:
         """Start the worker on the last part of a change's texts, before the change is written."""
         self._drop_job()
-        if len(texts) >= self.bulk:
+        if self._wanted(len(texts)):
             share = _SHARE_AHEAD if self._rates is None else self._share(self._gap)
             self._submit(list(texts[len(texts) - int(len(texts) * share) :]))
 
@@ -280,7 +294,7 @@ class SplitTokenizer:
             job = None
         if job is not None:
             self._gap = (time.perf_counter() - job.sent) / len(texts)
-        elif len(texts) >= self.bulk:
+        elif self._wanted(len(texts)):
             share = _SHARE_NOW if self._rates is None else self._share(0.0)
             self._submit(list(texts[len(texts) - int(len(texts) * share) :]))
             job = self._job
@@ -308,6 +322,12 @@ class SplitTokenizer:
         if worker is not None:
             worker.stop()
         self._forget_worker()
+
+    def _wanted(self, count: int) -> bool:
+        """Whether a change of ``count`` texts should use the worker (started if need be)."""
+        if count >= self.bulk:
+            return True
+        return count >= self.least and self.worker is not None and self.worker.alive()
 
     def _share(self, gap: float) -> float:
         """The worker's share that makes both finish together (this process busy ``gap`` more)."""

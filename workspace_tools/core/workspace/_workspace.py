@@ -10,7 +10,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from workspace_tools.core.backends.base import tokenizes_ahead
 from workspace_tools.core.backends.catalog import SourceCatalog
 from workspace_tools.core.backends.config import (
     BackendConfig,
@@ -347,9 +346,7 @@ class Workspace(ReadPath, SyncPath, ListingPath):
             for doc in documents:
                 doc_id, content, metadata = unpack_document(doc)
                 latest[self._normalise_source_id(doc_id)] = (content, metadata)
-            if self.bm25_enabled and tokenizes_ahead(self._state):
-                with self._lock:  # a bulk change's tokenizing worker starts while it is staged
-                    self._state.expect_change(len(latest))
+            self._expect_change(len(latest))  # a bulk change's worker starts while it is staged
             with gc_paused():  # many small objects, no cycles: no collection passes over them
                 with self._lock:
                     previous = {i: self._sources.get(i) for i in latest}

@@ -28,9 +28,10 @@ def _docs(count: int, *, seed: int, prefix: str = "d") -> list[tuple[str, str]]:
 
 @pytest.fixture(autouse=True)
 def _small_bulk(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A bulk change of 20 chunks (not thousands) uses the worker here."""
+    """A bulk change of 20 chunks (not thousands) starts the worker here, 10 use it."""
     monkeypatch.setattr(token_split, "BULK_TEXTS", 20)
-    monkeypatch.setattr(_writes, "BULK_TEXTS", 20)
+    monkeypatch.setattr(token_split, "WORKER_MIN_TEXTS", 10)
+    monkeypatch.setattr(_writes, "WORKER_MIN_TEXTS", 10)
 
 
 @pytest.fixture
@@ -125,3 +126,24 @@ def test_a_rebuild_and_a_catch_up_use_the_worker(
     alone = _open(tmp_path / "ws", opened)
     assert _results(alone) == _results(writer)
     assert _split(alone).worker is None
+
+
+def test_a_batched_sync_uses_the_worker_and_ranks_exactly_as_without(
+    tmp_path: Path, opened: list[Workspace], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built = []
+    for name, switch in (("with", "1"), ("without", "0")):
+        monkeypatch.setenv(token_split.WORKER_ENV, switch)
+        root = tmp_path / name
+        root.mkdir()
+        for doc_id, text in _docs(80, seed=5):
+            (root / doc_id).write_text(text, encoding="utf-8")
+        ws = _open(root, opened)
+        ws.batch_files = 15  # a sync of 80 files commits batches of 15 (each under the bulk)
+        ws.sync()
+        built.append(ws)
+    with_worker, without = built
+    assert _split(with_worker).worker_texts >= 15
+    assert _split(without).worker_texts == 0
+    assert _results(with_worker) == _results(without)
+    assert _results(with_worker)[0]
