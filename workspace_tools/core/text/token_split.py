@@ -116,11 +116,13 @@ class TokenWorker:
         assert self.process.stdout is not None
         self._stdin: IO[bytes] = self.process.stdin
         self._stdout: IO[bytes] = self.process.stdout
+        self.owner = os.getpid()
+        """The process that started it (a forked child must neither use nor stop it)."""
         self._expected = tokenizer.fingerprint()
         self._greeted = False
         self._sender: threading.Thread | None = None
         self._send_failed = False
-        self._finalizer = weakref.finalize(self, _stop, self.process)
+        self._finalizer = weakref.finalize(self, _stop, self.process, self.owner)
         self._send(pickle.dumps({"config": tokenizer.config.to_dict()}))
 
     @property
@@ -161,8 +163,8 @@ class TokenWorker:
         return list(new_terms), counts, ids, float(busy)
 
     def alive(self) -> bool:
-        """Whether the process is still running."""
-        return self.process.poll() is None
+        """Whether the process is still running, and this process started it."""
+        return self.owner == os.getpid() and self.process.poll() is None
 
     def stop(self) -> None:
         """End the process (its input closed; killed if it does not exit at once)."""
@@ -206,7 +208,9 @@ class TokenWorker:
         return b"".join(parts)
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
+def _stop(process: subprocess.Popen[bytes], owner: int) -> None:
+    if os.getpid() != owner:  # a forked child's copy: the worker is its parent's
+        return
     for stream in (process.stdin, process.stdout):
         if stream is not None:
             with contextlib.suppress(OSError):
@@ -270,6 +274,7 @@ class SplitTokenizer:
 
         Its start-up (~0.2 s: Python, numpy, PyStemmer) then overlaps the preparation.
         """
+        self._disown_forked()
         if count < self.bulk or not self.enabled or self.failures >= _FAILURES:
             return
         if self.worker is None or not self.worker.alive():
@@ -281,6 +286,7 @@ class SplitTokenizer:
 
     def ahead(self, texts: Sequence[str]) -> None:
         """Start the worker on the last part of a change's texts, before the change is written."""
+        self._disown_forked()
         self._drop_job()
         if self._wanted(len(texts)):
             share = _SHARE_AHEAD if self._rates is None else self._share(self._gap)
@@ -288,6 +294,7 @@ class SplitTokenizer:
 
     def term_ids(self, texts: Sequence[str]) -> list[npt.NDArray[np.int32]]:
         """The ids ``[tokenizer.term_ids(t) for t in texts]`` gives (vocabulary grown the same)."""
+        self._disown_forked()
         job = self._job
         if job is not None and not _ends_with(texts, job.texts):
             self._drop_job()
@@ -317,11 +324,18 @@ class SplitTokenizer:
 
     def close(self) -> None:
         """Stop the worker (a later bulk change starts another)."""
+        self._disown_forked()
         self._job = None
         worker, self.worker = self.worker, None
         if worker is not None:
             worker.stop()
         self._forget_worker()
+
+    def _disown_forked(self) -> None:
+        """In a forked child, forget the parent's worker and its job (its pipes are shared)."""
+        if self.worker is not None and self.worker.owner != os.getpid():
+            self.worker, self._job = None, None
+            self._forget_worker()
 
     def _wanted(self, count: int) -> bool:
         """Whether a change of ``count`` texts should use the worker (started if need be)."""

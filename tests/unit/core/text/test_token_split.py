@@ -207,3 +207,30 @@ def test_the_off_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     split.ahead(batch)
     _same(split.term_ids(batch), [reference.term_ids(t) for t in batch])
     assert split.worker is None
+
+
+def test_a_forked_child_neither_uses_nor_stops_its_parents_worker(split: SplitTokenizer) -> None:
+    reference = Tokenizer()
+    warm = _texts(100, seed=14)
+    _same(split.term_ids(warm), [reference.term_ids(t) for t in warm])
+    assert split.worker is not None
+    parent_worker = split.worker
+    batch = _texts(100, seed=15)
+    split.ahead(batch)  # a job of the parent's in flight when it forks
+    child = os.fork()
+    if child == 0:  # pragma: no cover - runs in the child
+        code = 1
+        try:
+            mine = [reference.term_ids(t) for t in batch]
+            got = split.term_ids(batch)
+            ok = all(a.tolist() == b.tolist() for a, b in zip(got, mine, strict=True))
+            ok = ok and split.worker is not None and split.worker is not parent_worker
+            split.close()
+            code = 0 if ok else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert parent_worker.alive()  # the child's close stopped its own worker only
+    _same(split.term_ids(batch), [reference.term_ids(t) for t in batch])  # the parent's job
+    assert split.worker is parent_worker
