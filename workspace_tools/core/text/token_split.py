@@ -74,7 +74,7 @@ _DEADLINE: Final = 60.0
 _PER_TEXT: Final = 0.005
 _FAILURES: Final = 2
 """Worker failures after which this process stops starting new ones."""
-_SHARE_AHEAD: Final = 0.65
+_SHARE_AHEAD: Final = 0.75
 """The worker's share of a change handed over before its write, until measured."""
 _SHARE_NOW: Final = 0.5
 """Its share of texts it gets only when their ids are needed (a rebuild, a catch-up)."""
