@@ -74,6 +74,9 @@ _DEADLINE: Final = 60.0
 _PER_TEXT: Final = 0.005
 _FAILURES: Final = 2
 """Worker failures after which this process stops starting new ones."""
+_TERMS_KEPT: Final = 2_000_000
+"""A worker whose vocabulary grew past this many terms is replaced (a long-lived process that
+indexed many distinct words: the terms of texts since replaced stay in a worker's vocabulary)."""
 _SHARE_AHEAD: Final = 0.75
 """The worker's share of a change handed over before its write, until measured."""
 _SHARE_NOW: Final = 0.5
@@ -354,6 +357,8 @@ class SplitTokenizer:
     def _submit(self, texts: list[str]) -> None:
         if not (self.enabled and texts) or self.failures >= _FAILURES:
             return
+        if self.worker is not None and len(self._terms) > _TERMS_KEPT:
+            self.close()
         try:
             if self.worker is None or not self.worker.alive():
                 self._forget_worker()

@@ -234,3 +234,19 @@ def test_a_forked_child_neither_uses_nor_stops_its_parents_worker(split: SplitTo
     assert parent_worker.alive()  # the child's close stopped its own worker only
     _same(split.term_ids(batch), [reference.term_ids(t) for t in batch])  # the parent's job
     assert split.worker is parent_worker
+
+
+def test_a_worker_whose_vocabulary_grew_too_large_is_replaced(
+    split: SplitTokenizer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reference = Tokenizer()
+    monkeypatch.setattr(token_split, "_TERMS_KEPT", 50)
+    first = _texts(100, seed=16)
+    _same(split.term_ids(first), [reference.term_ids(t) for t in first])
+    worker = split.worker
+    assert worker is not None
+    again = _texts(100, seed=17)
+    _same(split.term_ids(again), [reference.term_ids(t) for t in again])
+    assert worker.process.poll() is not None
+    assert split.worker is not None
+    assert split.worker is not worker
