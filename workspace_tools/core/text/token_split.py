@@ -352,7 +352,7 @@ class SplitTokenizer:
         here, there = self._rates
         if here + there <= 0:
             return _SHARE_NOW
-        return min(0.98, max(0.1, (here + gap) / (here + there)))
+        return min(1.0, max(0.1, (here + gap) / (here + there)))
 
     def _submit(self, texts: list[str]) -> None:
         if not (self.enabled and texts) or self.failures >= _FAILURES:
