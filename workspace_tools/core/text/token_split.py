@@ -84,7 +84,12 @@ _SHARE_NOW: Final = 0.5
 
 
 def worker_allowed(*, option: bool | None = None) -> bool:
-    """Whether to use a worker: ``option`` when given, else :data:`WORKER_ENV` (default on)."""
+    """Whether to use a worker: ``option`` when given, else :data:`WORKER_ENV` (default on).
+
+    Only on POSIX systems (its replies are waited for with ``select`` on a pipe).
+    """
+    if os.name != "posix":
+        return False
     if option is not None:
         return option
     value = os.environ.get(WORKER_ENV, "").strip().lower()
