@@ -26,10 +26,11 @@ it off.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
-import pickle
 import select
+import struct
 import subprocess
 import sys
 import threading
@@ -42,7 +43,7 @@ from typing import IO, Final
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.text.token_worker import write_frame
+from workspace_tools.core.text.token_worker import REPLY, pack_strings, unpack_strings, write_frame
 from workspace_tools.core.text.tokenizer import Tokenizer
 
 __all__ = [
@@ -131,7 +132,7 @@ class TokenWorker:
         self._sender: threading.Thread | None = None
         self._send_failed = False
         self._finalizer = weakref.finalize(self, _stop, self.process, self.owner)
-        self._send(pickle.dumps({"config": tokenizer.config.to_dict()}))
+        self._send(json.dumps({"config": tokenizer.config.to_dict()}).encode())
 
     @property
     def pid(self) -> int:
@@ -140,7 +141,7 @@ class TokenWorker:
 
     def submit(self, texts: list[str]) -> None:
         """Send one job (its frame written by a thread: this process goes on meanwhile)."""
-        payload = pickle.dumps(texts, protocol=pickle.HIGHEST_PROTOCOL)
+        payload = pack_strings(texts)
         self._join_sender()
         sender = threading.Thread(target=self._send, args=(payload,), daemon=True)
         sender.start()
@@ -157,12 +158,17 @@ class TokenWorker:
         """
         deadline = time.monotonic() + _DEADLINE + _PER_TEXT * count
         if not self._greeted:
-            hello = pickle.loads(self._frame(deadline))  # noqa: S301 - our own child's frame
+            hello = json.loads(self._frame(deadline))
             if hello.get("fingerprint") != self._expected:
                 msg = f"the worker tokenizes with {hello.get('fingerprint')}, not {self._expected}"
                 raise RuntimeError(msg)
             self._greeted = True
-        new_terms, lengths, ids, busy = pickle.loads(self._frame(deadline))  # noqa: S301
+        reply = self._frame(deadline)
+        terms_size, lengths_size, busy = REPLY.unpack_from(reply)
+        lengths_at = REPLY.size + terms_size
+        new_terms = unpack_strings(reply[REPLY.size : lengths_at])
+        lengths = reply[lengths_at : lengths_at + lengths_size]
+        ids = reply[lengths_at + lengths_size :]
         self._join_sender()
         counts = np.frombuffer(lengths, dtype=np.int32)
         if counts.size != count or int(counts.sum()) * 4 != len(ids):
@@ -386,7 +392,7 @@ class SplitTokenizer:
             if local.size and (int(local.max()) >= len(self._terms) or int(local.min()) < 0):
                 msg = "the worker's ids are out of its vocabulary"
                 raise RuntimeError(msg)
-        except (OSError, RuntimeError, ValueError, pickle.UnpicklingError, EOFError) as exc:
+        except (OSError, RuntimeError, ValueError, struct.error) as exc:
             self._fail(exc)
             return None
         remap = self._number(local, first_new)
@@ -446,7 +452,7 @@ class SplitTokenizer:
             try:
                 new_terms, _, _, _ = self.worker.result(len(job.texts))
                 self._absorb(new_terms)
-            except (OSError, RuntimeError, ValueError, pickle.UnpicklingError, EOFError) as exc:
+            except (OSError, RuntimeError, ValueError, struct.error) as exc:
                 self._fail(exc)
 
     def _fail(self, exc: BaseException) -> None:

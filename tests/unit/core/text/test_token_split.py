@@ -14,6 +14,7 @@ import pytest
 
 from workspace_tools.core.text import token_split
 from workspace_tools.core.text.token_split import SplitTokenizer, worker_allowed
+from workspace_tools.core.text.token_worker import pack_strings, unpack_strings
 from workspace_tools.core.text.tokenizer import Tokenizer
 
 _SYLLABLES = ["ka", "lo", "mi", "ne", "ru", "ta", "vi", "zo", "pe", "qu", "the", "and", "of"]
@@ -250,3 +251,11 @@ def test_a_worker_whose_vocabulary_grew_too_large_is_replaced(
     assert worker.process.poll() is not None
     assert split.worker is not None
     assert split.worker is not worker
+
+
+def test_texts_cross_the_pipe_as_they_are() -> None:
+    texts = ["", "plain", "café 東京", "a\ud800b", "\U0001f600 x\ny", " ", "ﷺ"]
+    assert unpack_strings(pack_strings(texts)) == texts
+    assert unpack_strings(pack_strings([])) == []
+    with pytest.raises(ValueError, match="the packed strings do not add up"):
+        unpack_strings(pack_strings(["abc"])[:-1])
