@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from workspace_tools.core.index import segments
-from workspace_tools.core.index.segments import BaseArrays, SparseSegments, build_base
+from workspace_tools.core.index.segments import BaseArrays, SparseSegments, build_base_flat
 from workspace_tools.core.store.snapshot import read_pointer, write_snapshot
 
 if TYPE_CHECKING:
@@ -200,9 +200,8 @@ def build(job: MergeJob, db: IndexDatabase) -> None:
     job.words = [words[i] for i in used.tolist()]
     job.keys = keys
     lengths = np.fromiter(map(len, terms), dtype=np.int64, count=len(terms))
-    rows_terms = np.split(remap[flat], np.cumsum(lengths[:-1])) if terms else []
-    job.base, job.nonoccurrence = build_base(
-        frozen.model, keys.tolist(), rows_terms, len(job.words)
+    job.base, job.nonoccurrence = build_base_flat(
+        frozen.model, keys, remap[flat], lengths, len(job.words)
     )
     job.fresh = SparseSegments(frozen.config)
     job.fresh.load_built(job.base, job.nonoccurrence)  # here, not in adopt(): that holds the lock

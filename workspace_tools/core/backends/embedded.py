@@ -253,7 +253,7 @@ class EmbeddedBackend:
             for key in gone:
                 self._dense_pending.pop(key, None)
             self.dense.remove(np.asarray(gone, dtype=np.int64))
-            self._add_vectors({chunk.key: chunk.hash for chunk in fresh.chunks})
+            self._add_vectors({chunk.key: chunk.hash for chunk in fresh.chunks}, fresh.vectors)
             self._dense_version = changes.version
         if self._metadata is not None and self._metadata_version < changes.version:  # filters
             fresh = changes.after(self._metadata_version)
@@ -417,18 +417,32 @@ class EmbeddedBackend:
         self.follower.refresh(force=True)
         return dict(self._dense_pending)
 
-    def _add_vectors(self, hashes: dict[int, str]) -> None:
+    def _add_vectors(
+        self, hashes: dict[int, str], known: Mapping[str, npt.NDArray[np.float32]]
+    ) -> None:
+        """Add the vectors of chunks just applied (``key -> content hash``) to FAISS.
+
+        ``known``: the vectors this process's write stored (``Changes.vectors``), added from
+        memory; the others are read from the embedding cache (checked), and a chunk whose
+        vector the cache lacks waits in ``_dense_pending``. A vector from memory gives FAISS the
+        float16 codes the cache holds for it (both round the same float32 to float16 once).
+        """
         if not hashes or self.dense is None:
             return
-        found = self.db.vectors(hashes.values())
-        keys = [k for k, h in hashes.items() if h in found]
+        unknown = [digest for digest in hashes.values() if digest not in known]
+        found = self.db.vectors(unknown) if unknown else {}
+        keys, rows = [], []
         for key, digest in hashes.items():
-            if digest not in found:
+            vector = known.get(digest)
+            if vector is None:
+                vector = found.get(digest)
+            if vector is None:
                 self._dense_pending[key] = digest
+            else:
+                keys.append(key)
+                rows.append(vector)
         if keys:
-            self.dense.add(
-                np.asarray(keys, dtype=np.int64), np.vstack([found[hashes[k]] for k in keys])
-            )
+            self.dense.add(np.asarray(keys, dtype=np.int64), np.vstack(rows))
 
     def add_vectors(self, vectors: Mapping[str, npt.NDArray[np.float32]]) -> None:
         """Add vectors for pending chunks (computed by the caller)."""

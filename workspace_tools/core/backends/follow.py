@@ -68,6 +68,9 @@ class ChangeFollower:
         """Times the parts were caught up from the database rather than from this process's own
         writes (another process committed, or the state was reloaded): what a part derived from
         its own writes alone may then be stale."""
+        self.removals_read = 0
+        """Chunk deletions caught up with from the database, plus reloads (whose deletions are
+        unknown): ``save()`` forgets unused cached vectors when this moved since it last did."""
 
     def follow(self, part: Follows) -> None:
         """Keep ``part`` in step from now on."""
@@ -96,12 +99,14 @@ class ChangeFollower:
         for part in self.parts:
             if part.cursor() == -1:
                 part.rebuild()
+                self.removals_read += 1
         for _ in range(_ATTEMPTS):
             held = [v for v in (part.cursor() for part in self.parts) if v is not None]
             if not held:
                 return
             changes = self.db.changes_since(min(held))
             if changes is not None:
+                self.removals_read += len(changes.removed_chunks)
                 for part in self.parts:
                     if part.cursor() is not None:
                         part.apply(changes)
@@ -110,6 +115,7 @@ class ChangeFollower:
                 part.reset()
                 if part.cursor() == -1:
                     part.rebuild()
+                    self.removals_read += 1
         msg = "The index changed too fast to catch up with; retry."
         raise RuntimeError(msg)
 

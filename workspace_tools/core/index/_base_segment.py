@@ -128,7 +128,22 @@ def build_base(
         if terms
         else np.zeros(0, dtype=np.int32)
     )
-    offsets = np.zeros(len(terms) + 1, dtype=np.int64)
+    return build_base_flat(model, keys, flat, lengths, n_vocab)
+
+
+def build_base_flat(
+    model: Any,
+    keys: Sequence[int] | npt.NDArray[np.int64],
+    flat: npt.NDArray[np.int32],
+    lengths: npt.NDArray[np.int64],
+    n_vocab: int,
+) -> tuple[BaseArrays, Any]:
+    """:func:`build_base` of rows given as their concatenated term ids and their lengths.
+
+    What a merge has already (splitting them into one array per row only to join them again
+    cost ~0.2 s at 50,000 rows).
+    """
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     pair_terms, pair_docs, tf = count_pairs(flat, lengths, dtype=model.dtype)
     df = np.bincount(pair_terms, minlength=n_vocab).astype(np.int64)
@@ -139,7 +154,7 @@ def build_base(
         build_scores_from_pairs(
             model, pair_terms=pair_terms, pair_docs=docs, tf=tf, lengths=lengths, df=df
         )
-        if len(terms)
+        if len(lengths)
         else (np.zeros(0, dtype=np.float32), None)
     )
     base = BaseArrays(

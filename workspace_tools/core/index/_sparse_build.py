@@ -186,7 +186,10 @@ def count_pairs(
     np.not_equal(keys[1:], keys[:-1], out=new_pair[1:])
     starts = np.flatnonzero(new_pair)
     del new_pair
-    tf = np.diff(starts, append=total).astype(dtype)
+    tf = np.empty(len(starts), dtype=dtype)  # np.diff(starts, append=total), without its copies
+    if len(starts):
+        np.subtract(starts[1:], starts[:-1], out=tf[:-1], casting="unsafe")
+        tf[-1] = total - starts[-1]
     pairs = keys[starts]
     del keys, starts
     pair_terms = pairs // max(n_docs, 1)

@@ -23,7 +23,12 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.index._base_segment import BaseArrays, build_base, empty_base
+from workspace_tools.core.index._base_segment import (
+    BaseArrays,
+    build_base,
+    build_base_flat,
+    empty_base,
+)
 from workspace_tools.core.index._posting_sums import PostingColumns, posting_sums
 from workspace_tools.core.index._rescore import (
     UNKNOWN_GRID,
@@ -35,7 +40,7 @@ from workspace_tools.core.index._sparse_build import count_pairs, make_bm25
 from workspace_tools.core.index._tfc_grid import TfcGrid, grid_values
 from workspace_tools.core.index.sparse import BM25Config, top_positive
 
-__all__ = ["BaseArrays", "SparseSegments", "build_base"]
+__all__ = ["BaseArrays", "SparseSegments", "build_base", "build_base_flat"]
 
 MERGE_FRACTION: Final = 0.1
 """Recent and deleted documents, as a fraction of the live ones, that trigger a merge."""

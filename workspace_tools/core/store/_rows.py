@@ -296,11 +296,17 @@ class Changes:
     """The ``meta`` settings (JSON) read with these rows, when they were read from the database:
     a follower that tokenizes :attr:`ChangedChunk.text` checks the tokenizer recorded there is
     its own (``None``: written by this process, whose settings they are)."""
+    vectors: Mapping[str, Any] = field(default_factory=dict)
+    """``content hash -> float32 vector`` this process's write put in the embedding cache, in
+    memory (:attr:`Writer.changes`): a follower adds them to its vector index without reading
+    them back. Empty when read from the database (another process's change): a follower reads
+    each chunk's vector from the embedding cache, checked."""
 
     def after(self, version: int) -> Changes:
         """Only what was committed after ``version``."""
         return Changes(
             settings=self.settings,
+            vectors=self.vectors,
             version=self.version,
             sources=[c for c in self.sources if c.version > version],
             chunks=[c for c in self.chunks if c.version > version],

@@ -43,7 +43,7 @@ def _source_fields(row: SourceRecord) -> tuple[Any, ...]:
         row.id,
         row.kind,
         row.content_hash,
-        dumps(row.chunk_ids),
+        _strings_json(row.chunk_ids),
         dumps(row.metadata),
         row.mtime_ns,
         row.size,
@@ -51,25 +51,59 @@ def _source_fields(row: SourceRecord) -> tuple[Any, ...]:
     )
 
 
+def _strings_json(items: Sequence[str]) -> str:
+    r"""``dumps(items)`` of a list of strings, without the encoder when no string needs escaping.
+
+    With ``ensure_ascii=False`` JSON escapes only ``"``, ``\`` and characters below U+0020 (none
+    of which ``str.isprintable`` accepts); any other list goes to :func:`dumps`.
+    """
+    if type(items) is list and len(items) == 1:  # the chunk ids of a one-chunk source
+        item = items[0]
+        if type(item) is str and item.isprintable() and '"' not in item and "\\" not in item:
+            return f'["{item}"]'
+    return dumps(items)
+
+
 class _ChunkEncoder:
     """The stored fields of chunk rows; the JSON of values repeated across rows made once."""
 
     def __init__(self) -> None:
         self._json: dict[Any, str] = {}
+        self._metadata: dict[tuple[Any, ...], str] = {}
 
     def __call__(self, c: ChunkRecord, base: Mapping[str, Any]) -> tuple[Any, ...]:
         own, dropped = split_metadata(c.metadata, base)
+        headings, levels = c.headings, c.levels
         return (
             c.id,
             c.source,
             c.start_line,
             c.end_line,
-            self._dumps(c.headings),
-            self._dumps(c.levels),
+            "[]" if not headings and type(headings) is list else self._dumps(headings),
+            "[]" if not levels and type(levels) is list else self._dumps(levels),
             c.hash,
-            self._dumps([own, dropped]),
+            self._metadata_json(own, dropped),
             c.text,
         )
+
+    def _metadata_json(self, own: dict[str, Any], dropped: list[str]) -> str:
+        """``dumps([own, dropped])``, memoised for the metadata of most chunks.
+
+        Memoised when ``own`` holds only strings, integers, booleans and ``None`` and nothing
+        was dropped. The key holds each key's and value's type, so ``1`` and ``True`` (equal,
+        other JSON) never share an entry; a float or any other value goes through
+        :meth:`_dumps`.
+        """
+        if dropped or type(dropped) is not list:
+            return self._dumps([own, dropped])
+        kinds = (*map(type, own), *map(type, own.values()))
+        if not _SCALARS.issuperset(kinds):
+            return self._dumps([own, dropped])
+        memo_key = (*own.items(), *kinds)
+        found = self._metadata.get(memo_key)
+        if found is None:
+            found = self._metadata[memo_key] = dumps([own, dropped])
+        return found
 
     def _dumps(self, value: Any) -> str:
         try:
@@ -147,6 +181,8 @@ class Writer:
         """:meth:`clear` ran: every follower reloads."""
         self._last_key: int | None = None
         """The highest chunk key ever given, once :meth:`_last` has read it."""
+        self._vectors: dict[str, npt.NDArray[np.float32]] = {}
+        """The vectors :meth:`put_vectors` stored (:attr:`Changes.vectors`)."""
 
     @property
     def changes(self) -> Changes:
@@ -161,7 +197,13 @@ class Writer:
             chunks=list(self._chunks.values()),
             removed_sources=list(self._removed_sources),
             removed_chunks=list(self._removed_chunks),
+            vectors=self._vectors,
         )
+
+    @property
+    def removed_chunks(self) -> bool:
+        """Whether this transaction deleted chunk rows (or cleared the database)."""
+        return self.cleared or bool(self._removed_chunks)
 
     def meta(self, key: str) -> str | None:
         """Read a meta value inside the transaction."""
@@ -343,6 +385,7 @@ class Writer:
 
     def put_vectors(self, vectors: dict[str, npt.NDArray[np.float32]]) -> None:
         """Add vectors to the embedding cache (float16 at rest: ``_vectors.py``)."""
+        self._vectors.update(vectors)  # this process's follower adds them from memory
         rows = []
         for digest, vector in vectors.items():
             blob = encode_vector(vector)

@@ -66,6 +66,7 @@ class WorkspaceBase:
     _last_write: float = 0.0
     """``time.monotonic()`` at the end of this workspace's last write."""
     _prune_due: bool
+    _removals_pruned: int
 
     @property
     def modes(self) -> tuple[str, ...]:

@@ -63,8 +63,9 @@ def unpack_document(doc: DocumentLike) -> tuple[str, str, dict[str, Any]]:
             :data:`MAX_METADATA_BYTES` as JSON.
     """
     doc_id, content, metadata = _unpack(doc)
-    check_unicode(doc_id, what=f"The id {doc_id[:80]!r}")
-    check_unicode(content, what=f"The content of {doc_id[:80]!r}")
+    if not (doc_id.isascii() and content.isascii()):  # else no surrogate: no message to make
+        check_unicode(doc_id, what=f"The id {doc_id[:80]!r}")
+        check_unicode(content, what=f"The content of {doc_id[:80]!r}")
     check_metadata(doc_id, metadata)
     return doc_id, content, metadata
 
@@ -347,6 +348,7 @@ def stage_texts(
     report: SyncReport,
     chunk_ids: dict[str, list[str]],
     previous_of: dict[str, SourceRecord | None],
+    digests: dict[str, str] | None = None,
 ) -> list[tuple[SourceRecord, list[Chunk]]]:
     """Records and chunks of the texts of an ``index_many`` that changed.
 
@@ -357,6 +359,8 @@ def stage_texts(
         report: Counts unchanged, added and updated sources.
         chunk_ids: Filled with the chunk ids of the unchanged texts.
         previous_of: Filled with the row each changed text replaces (``None``: a new one).
+        digests: Filled with ``text -> text_hash(text)`` of each changed text (its chunk's
+            hash when the text is one chunk).
     """
     staged: list[tuple[SourceRecord, list[Chunk]]] = []
     for source_id, (content, metadata) in latest.items():
@@ -367,6 +371,8 @@ def stage_texts(
             chunk_ids[source_id] = list(old.chunk_ids)
             continue
         previous_of[source_id] = old
+        if digests is not None:
+            digests[content] = digest
         markdown = _suffix(source_id).lower() in MARKDOWN_EXTENSIONS
         converted = Converted(
             text=content, format="markdown" if markdown else "text", markdown=markdown

@@ -263,6 +263,7 @@ class Workspace(ReadPath, SyncPath, ListingPath):
         self._saved_settings: dict[str, Any] | None = None
         self._merge_thread: threading.Thread | None = None
         self._prune_due = False
+        self._removals_pruned = 0
         self._tracker = SyncTracker()
         self.batch_files = BATCH_FILES
         """A sync commits after this many changed files (see ``core/workspace/_progress.py``)."""
@@ -340,6 +341,7 @@ class Workspace(ReadPath, SyncPath, ListingPath):
         report = SyncReport()
         chunk_ids: dict[str, list[str]] = {}
         previous_of: dict[str, SourceRecord | None] = {}
+        digests: dict[str, str] = {}
         with self._write_lock:
             self._refresh()
             latest: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -357,8 +359,16 @@ class Workspace(ReadPath, SyncPath, ListingPath):
                     report=report,
                     chunk_ids=chunk_ids,
                     previous_of=previous_of,
+                    digests=digests,
                 )
-            self._apply(staged, [], report, show_progress=show_progress, previous=previous_of)
+            self._apply(
+                staged,
+                [],
+                report,
+                show_progress=show_progress,
+                previous=previous_of,
+                digests=digests,
+            )
         report.seconds = time.perf_counter() - started
         chunk_ids.update((record.id, list(record.chunk_ids)) for record, _ in staged)
         return report, chunk_ids

@@ -101,15 +101,18 @@ class WritePath(WorkspaceBase):
         show_progress: bool | None,
         touched: Sequence[SourceRecord] = (),
         previous: Mapping[str, SourceRecord | None] | None = None,
+        digests: Mapping[str, str] | None = None,
     ) -> None:
         """Commit staged sources, removals and touched rows as one change.
 
         ``previous``: the rows the staged sources replace, when the caller just read them
-        (else :meth:`_write_change` reads them).
+        (else :meth:`_write_change` reads them). ``digests``: ``text -> text_hash(text)`` the
+        caller computed already (a one-chunk text's chunk is its whole text: hashed once).
         """
         with gc_paused():  # the records, the commit and the catch-up: no cycles, many objects
             self._tokenize_ahead(staged)
-            rows = [(record, self._records(record, chunks)) for record, chunks in staged]
+            known = digests or {}
+            rows = [(record, self._records(record, chunks, known)) for record, chunks in staged]
             self._commit_rows(
                 rows, removed, touched, report, show_progress=show_progress, previous=previous
             )
@@ -131,11 +134,15 @@ class WritePath(WorkspaceBase):
         with self._lock:
             state.tokenize_ahead(texts)
 
-    def _records(self, record: SourceRecord, chunks: list[Chunk]) -> list[ChunkRecord]:
+    def _records(
+        self, record: SourceRecord, chunks: list[Chunk], digests: Mapping[str, str]
+    ) -> list[ChunkRecord]:
         record.chunk_ids = [c.id for c in chunks]
         # No terms: the backend tokenizes the text it is handed (the embedded one straight to
         # term ids, under the lock that keeps its vocabulary); the database stores the text only.
-        return [ChunkRecord.of(c, hash=text_hash(c.text)) for c in chunks]
+        # A text hashed already (a whole source that is one chunk) is looked up, not hashed: the
+        # lookup of the very string object that was hashed compares no characters.
+        return [ChunkRecord.of(c, hash=digests.get(c.text) or text_hash(c.text)) for c in chunks]
 
     def _commit_rows(
         self,
@@ -222,7 +229,8 @@ class WritePath(WorkspaceBase):
         self._follower.committed(writer)  # this write from memory, unless another came between
         if vectors and backfills(state):
             state.add_vectors(vectors)
-        self._prune_due = True  # replaced or removed texts may leave unused cached vectors
+        if writer.removed_chunks:  # replaced or removed texts may leave unused cached vectors
+            self._prune_due = True
         self._last_write = time.monotonic()  # caught up too: a deferred merge waits from here
         if compacts(state) and state.wants_merge(snapshot_minimum=_SNAPSHOT_MINIMUM):
             if merges_in_background(state):
@@ -301,10 +309,16 @@ class WritePath(WorkspaceBase):
         if not compacts(state):
             return
         unsaved = state.has_unsaved()
-        if prune and not self.read_only and (self._prune_due or unsaved):
+        # Cached vectors fall out of use only when chunks go: deleted or replaced by this
+        # process, or by another one (seen in the log), or before this process opened the
+        # index (its first catch-up is a reload). A build that only added keeps every vector.
+        removals = self._follower.removals_read
+        due = self._prune_due or removals != self._removals_pruned
+        if prune and not self.read_only and due:
             with self._db.write("forget unused vectors") as writer:
                 writer.prune_vectors()
             self._prune_due = False
+            self._removals_pruned = removals
         if not unsaved:
             return
         if self.embedder is not None:

@@ -101,3 +101,78 @@ def test_row_checksums_are_the_field_by_field_ones(fields: tuple[Any, ...]) -> N
     from workspace_tools.core.store._rows import row_checksum
 
     assert row_checksum(*fields) == _checksum_field_by_field(*fields)
+
+
+@pytest.mark.parametrize(
+    "items",
+    [
+        ["a.txt"],
+        ["dir/é ü.md"],
+        ['quo"te'],
+        ["back\\slash"],
+        ["line\nbreak"],
+        ["tab\there"],
+        ["\x7f del"],
+        ["\u2028 separator"],
+        ["lone \ud800 surrogate"],
+        [""],
+        [],
+        ["a", "b"],
+        [1],
+        ("a",),
+    ],
+)
+def test_a_list_of_strings_is_the_json_dumps_gives(items: Any) -> None:
+    from workspace_tools.core.store._rows import dumps
+    from workspace_tools.core.store._writer import _strings_json
+
+    assert _strings_json(items) == dumps(items)
+
+
+@pytest.mark.parametrize(
+    "own",
+    [
+        {"content_kind": "prose", "format": "text"},
+        {"n": 1},
+        {"n": True},
+        {"n": 0},
+        {"n": False},
+        {"n": None},
+        {1: "a"},
+        {True: "a"},
+        {"x": 0.0},
+        {"x": -0.0},
+        {"x": [1, 2]},
+        {"x": {"y": 1}},
+        {"b": 1, "a": 2},
+        {},
+    ],
+)
+def test_chunk_metadata_json_is_the_json_dumps_gives_whatever_came_before(own: Any) -> None:
+    from workspace_tools.core.store._rows import dumps
+    from workspace_tools.core.store._writer import _ChunkEncoder
+
+    encode = _ChunkEncoder()
+    for earlier in ({"n": 1}, {"n": True}, {1: "a"}, {"x": 0.0}, {"b": 1, "a": 2}):
+        encode._metadata_json(dict(earlier), [])  # memo entries an equal key could hit
+    assert encode._metadata_json(own, []) == dumps([own, []])
+    assert encode._metadata_json(own, ["dropped"]) == dumps([own, ["dropped"]])
+
+
+def test_a_build_of_one_chunk_texts_encodes_its_row_json_a_few_times_not_per_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from workspace_tools.core.store import _writer
+
+    encoded: list[Any] = []
+    real = _writer.dumps
+
+    def counted(value: Any) -> str:
+        encoded.append(value)
+        return real(value)
+
+    monkeypatch.setattr(_writer, "dumps", counted)
+    ws = Workspace(tmp_path, embedder=None)
+    ws.index_many([(f"doc{i}.txt", f"text number {i}") for i in range(50)])
+    assert len(ws) == 50
+    assert len([v for v in encoded if v]) <= 2  # the shared chunk metadata, once
