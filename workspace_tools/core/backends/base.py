@@ -19,7 +19,7 @@ writes) and :class:`ResultCache` (result chunks held in memory). Backends are fo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, TypeGuard, runtime_checkable
@@ -205,6 +205,19 @@ class ResultCache(Protocol):
         ...
 
 
+@runtime_checkable
+class TokenizesAhead(Protocol):
+    """A backend that can start tokenizing a change's texts before the change is written."""
+
+    def expect_change(self, chunks: int) -> None:
+        """A change of about this many chunks is being staged (get ready to tokenize it)."""
+        ...
+
+    def tokenize_ahead(self, texts: Sequence[str]) -> None:
+        """The BM25 texts of the chunks a write is about to commit, in their order."""
+        ...
+
+
 def _capable(backend: object, capability: type) -> bool:
     """``isinstance(backend, capability)`` for a capability protocol, decided once per class.
 
@@ -237,3 +250,8 @@ def merges_in_background(backend: object) -> TypeGuard[MergesInBackground]:
 def caches_results(backend: object) -> TypeGuard[ResultCache]:
     """The backend is a :class:`ResultCache` (decided once per class)."""
     return _capable(backend, ResultCache)
+
+
+def tokenizes_ahead(backend: object) -> TypeGuard[TokenizesAhead]:
+    """The backend is a :class:`TokenizesAhead` (decided once per class)."""
+    return _capable(backend, TokenizesAhead)

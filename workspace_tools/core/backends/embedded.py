@@ -42,6 +42,7 @@ from workspace_tools.core.store.snapshot import (
     load_graph,
     read_pointer,
 )
+from workspace_tools.core.text.token_split import SplitTokenizer, worker_allowed
 from workspace_tools.core.text.tokenizer import Tokenizer
 from workspace_tools.core.types import Chunk
 
@@ -69,6 +70,9 @@ class EmbeddedBackend:
         hnsw_threshold: Vector count above which FAISS switches to HNSW.
         index_terms: Tokenize the texts of chunks read from the database (``False``: a
             workspace without BM25, whose rows hold no terms).
+        token_worker: Tokenize part of a bulk change in a worker process
+            (``text/token_split.py``); ``None``: unless the environment variable
+            ``WORKSPACE_TOOLS_TOKEN_WORKER`` is ``0``.
     """
 
     def __init__(
@@ -79,10 +83,13 @@ class EmbeddedBackend:
         bm25_config: BM25Config,
         hnsw_threshold: int,
         index_terms: bool = True,
+        token_worker: bool | None = None,
     ) -> None:
         self.follower = follower
         self.db = follower.db
         self.tokenizer = tokenizer
+        self.split = SplitTokenizer(tokenizer, enabled=worker_allowed(option=token_worker))
+        """Term ids of bulk changes, part of them from a worker process."""
         self.index_terms = index_terms
         self._tokenizer_check = TokenizerCheck(tokenizer, follower.db.directory)
         self.bm25_config = bm25_config
@@ -187,7 +194,8 @@ class EmbeddedBackend:
         tokenized with this workspace's tokenizer, checked to be the one the index records
         (:class:`TokenizerCheck`), so its terms are the writer's. A text goes to ids directly
         (``Tokenizer.term_ids``: no term string is made for a word seen before); new terms get
-        their ids in the order the chunks, one after the other, first use them.
+        their ids in the order the chunks, one after the other, first use them. The texts of a
+        bulk change are tokenized on two cores (:class:`SplitTokenizer`: the same ids).
         """
         chunks = changes.chunks
         if all(chunk.terms is not None for chunk in chunks):
@@ -195,6 +203,8 @@ class EmbeddedBackend:
         if not self.index_terms:
             return self._term_ids_many([chunk.terms or () for chunk in chunks])
         self._tokenizer_check(changes.settings)
+        if all(chunk.terms is None for chunk in chunks):
+            return self.split.term_ids([chunk.text for chunk in chunks])
         text_ids, term_ids = self.tokenizer.term_ids, self._term_ids
         return [text_ids(c.text) if c.terms is None else term_ids(c.terms) for c in chunks]
 
@@ -245,6 +255,20 @@ class EmbeddedBackend:
                 return ids
             self.abandon()
         return self._term_ids_of(changes)
+
+    def expect_change(self, chunks: int) -> None:
+        """A change of about ``chunks`` chunks is being staged (a bulk one starts the worker)."""
+        if self.index_terms:
+            self.split.expect(chunks)
+
+    def tokenize_ahead(self, texts: Sequence[str]) -> None:
+        """Start tokenizing the texts of a change about to be written (a bulk one, on a worker).
+
+        :meth:`apply` then takes the ids of those texts (when the change it applies ends with
+        them), so the worker tokenizes while this process writes the database.
+        """
+        if self.index_terms:
+            self.split.ahead(texts)
 
     def _term_ids(self, terms: Sequence[str]) -> npt.NDArray[np.int32]:
         """Vocabulary ids of a chunk's terms; a new term gets the next id, in order."""
@@ -511,7 +535,8 @@ class EmbeddedBackend:
         return not saved or (not self.snapshot_dense_current and self.dense_current())
 
     def close(self) -> None:
-        """Nothing to release: everything lives in this process."""
+        """Stop the tokenizing worker, if one runs (a later bulk change starts another)."""
+        self.split.close()
 
     def merge(self, *, save: bool, config: dict[str, Any]) -> None:
         """Fold recent rows and deletions into a new BM25 base now (vocabulary compacted).

@@ -118,6 +118,8 @@ class Tokenizer:
         self._stem = _memoised(self._stem_once)
         self.vocab: dict[str, int] = {}
         """Term -> integer id, grown as documents are tokenized (ids are never reused)."""
+        self.vocab_generation = 0
+        """Bumped by :meth:`set_vocabulary` (ids change only then: a map of them is made again)."""
 
     def tokenize(self, text: str) -> list[str]:
         """Terms of one text, in order, with repeats.
@@ -147,6 +149,10 @@ class Tokenizer:
         """
         ids = b"".join(map(self._id_cache.__getitem__, text.split()))
         return np.frombuffer(ids, dtype=np.int32)
+
+    def term_id_bytes(self, text: str) -> bytes:
+        """:meth:`term_ids` as native int32 bytes (what the tokenizing worker sends back)."""
+        return b"".join(map(self._id_cache.__getitem__, text.split()))
 
     def term_ids_many(self, texts: Iterable[str]) -> list[npt.NDArray[np.int32]]:
         """:meth:`term_ids` of each text, one after the other (new terms numbered in that order)."""
@@ -192,6 +198,7 @@ class Tokenizer:
     def set_vocabulary(self, terms: Sequence[str]) -> None:
         """Restore a saved vocabulary (term ``i`` gets id ``i``); clears the word caches."""
         self.vocab = {term: i for i, term in enumerate(terms)}
+        self.vocab_generation += 1
         self._id_cache.clear()
 
     def tokenize_many(self, texts: Iterable[str]) -> list[list[str]]:

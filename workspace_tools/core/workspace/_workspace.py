@@ -348,6 +348,7 @@ class Workspace(ReadPath, SyncPath, ListingPath):
             for doc in documents:
                 doc_id, content, metadata = unpack_document(doc)
                 latest[self._normalise_source_id(doc_id)] = (content, metadata)
+            self._expect_change(len(latest))  # a bulk change's worker starts while it is staged
             with gc_paused():  # many small objects, no cycles: no collection passes over them
                 with self._lock:
                     previous = {i: self._sources.get(i) for i in latest}
@@ -497,6 +498,17 @@ class Workspace(ReadPath, SyncPath, ListingPath):
                 self._merge(prune=True)
                 self._db.compact()
             self._prune_conversions()
+
+    def close(self) -> None:
+        """Stop the helper process this workspace started and release the backend's connections.
+
+        The helper is the tokenizing worker of bulk changes (``text/token_split.py``). The
+        workspace stays usable: a later bulk change starts a worker again, a backend reconnects.
+        A worker also stops when the workspace is garbage-collected, when this process exits,
+        and by itself when this process dies.
+        """
+        with self._lock:
+            self._state.close()
 
     def _index_rel(self) -> str | None:
         try:

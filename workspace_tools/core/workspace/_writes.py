@@ -20,6 +20,7 @@ from workspace_tools.core.backends.base import (
     backfills,
     compacts,
     merges_in_background,
+    tokenizes_ahead,
 )
 from workspace_tools.core.convert import DOCUMENT_FORMAT_NAMES
 from workspace_tools.core.errors import IndexCorruptError
@@ -30,6 +31,8 @@ from workspace_tools.core.store.database import (
 )
 from workspace_tools.core.store.migrate import migrate_legacy, remove_legacy
 from workspace_tools.core.text.hashing import text_hash
+from workspace_tools.core.text.indexed import bm25_text
+from workspace_tools.core.text.token_split import WORKER_MIN_TEXTS
 from workspace_tools.core.types import Chunk, SyncReport
 from workspace_tools.core.workspace._base import WorkspaceBase
 from workspace_tools.core.workspace._compat import check_root, check_settings, root_record
@@ -108,11 +111,29 @@ class WritePath(WorkspaceBase):
         caller computed already (a one-chunk text's chunk is its whole text: hashed once).
         """
         with gc_paused():  # the records, the commit and the catch-up: no cycles, many objects
+            self._tokenize_ahead(staged)
             known = digests or {}
             rows = [(record, self._records(record, chunks, known)) for record, chunks in staged]
             self._commit_rows(
                 rows, removed, touched, report, show_progress=show_progress, previous=previous
             )
+
+    def _expect_change(self, chunks: int) -> None:
+        """About ``chunks`` chunks are coming (a bulk change's tokenizing worker starts now)."""
+        if self.bm25_enabled and tokenizes_ahead(self._state):
+            with self._lock:
+                self._state.expect_change(chunks)
+
+    def _tokenize_ahead(self, staged: list[tuple[SourceRecord, list[Chunk]]]) -> None:
+        """Hand a bulk change's texts to the backend before writing it (tokenized meanwhile)."""
+        state = self._state
+        if not (self.bm25_enabled and tokenizes_ahead(state)):
+            return
+        if sum(len(chunks) for _, chunks in staged) < WORKER_MIN_TEXTS:
+            return
+        texts = [bm25_text(c.text, c.metadata.get("format")) for _, cs in staged for c in cs]
+        with self._lock:
+            state.tokenize_ahead(texts)
 
     def _records(
         self, record: SourceRecord, chunks: list[Chunk], digests: Mapping[str, str]

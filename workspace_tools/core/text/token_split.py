@@ -1,0 +1,477 @@
+"""Term ids of a bulk change on two cores: the first texts here, the last in a worker process.
+
+A build's largest cost is tokenizing chunk texts to term ids. :class:`SplitTokenizer` gives a
+bulk change's last texts to a tokenizing worker process (:mod:`.token_worker`, started on the
+first bulk change and kept while the workspace is open, so its caches warm across the batches of
+a build) and tokenizes the first ones itself, with the real :class:`Tokenizer`, at the same time.
+The ids are exactly those of tokenizing every text here one after the other: the worker numbers
+terms in its own vocabulary and returns its ids with the terms it met first since its last reply;
+once this process has tokenized the first part, the worker's terms not yet in the vocabulary get
+the next ids in the order the worker's texts first use them (``vocab.setdefault``, as sequential
+tokenizing would), and one ``numpy`` take maps the worker's ids to the vocabulary's. The
+worker's term list stays here, so the map survives across batches (made again when the
+vocabulary is renumbered: :attr:`Tokenizer.vocab_generation`).
+
+A change's texts can be handed over before it is written (:meth:`SplitTokenizer.ahead`), so the
+worker tokenizes while this process writes the database; :meth:`SplitTokenizer.term_ids` then
+takes the worker's part back when the texts it is asked for end with those. Anything wrong with
+the worker (it cannot start, it has another tokenizer, it died or hangs) makes this process
+tokenize those texts itself: the same ids, only slower. A change of :data:`BULK_TEXTS` texts (or
+a caller expecting that many, :meth:`SplitTokenizer.expect`) starts the worker; once it runs,
+changes of :data:`WORKER_MIN_TEXTS` use it too (a ``sync`` commits batches of up to 1,024 new
+chunks); smaller ones never do. The environment variable :data:`WORKER_ENV` set to ``0`` turns
+it off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import select
+import struct
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from workspace_tools.core.text.token_worker import REPLY, pack_strings, unpack_strings, write_frame
+from workspace_tools.core.text.tokenizer import Tokenizer
+
+__all__ = [
+    "BULK_TEXTS",
+    "WORKER_ENV",
+    "WORKER_MIN_TEXTS",
+    "SplitTokenizer",
+    "TokenWorker",
+    "worker_allowed",
+]
+
+logger = logging.getLogger(__name__)
+
+BULK_TEXTS: Final = 2000
+"""Texts a change needs before part of it goes to the worker (its start-up, ~0.2 s, and the
+messages cost more than it saves on fewer)."""
+WORKER_MIN_TEXTS: Final = 200
+"""Texts a change needs to use a worker already running (a job's messages cost ~1-5 ms)."""
+WORKER_ENV: Final = "WORKSPACE_TOOLS_TOKEN_WORKER"
+"""``0`` (or ``false``, ``off``, ``no``): tokenize in this process only."""
+_PACKAGE_PARENT: Final = str(Path(__file__).resolve().parents[3])
+_BOOT: Final = (
+    "import sys; sys.path.insert(0, {path!r}); "
+    "from workspace_tools.core.text.token_worker import main; main()"
+)
+_LEAN_ENV: Final = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+_DEADLINE: Final = 60.0
+"""Seconds a reply may take beyond :data:`_PER_TEXT` per text before the worker is given up."""
+_PER_TEXT: Final = 0.005
+_FAILURES: Final = 2
+"""Worker failures after which this process stops starting new ones."""
+_TERMS_KEPT: Final = 2_000_000
+"""A worker whose vocabulary grew past this many terms is replaced (a long-lived process that
+indexed many distinct words: the terms of texts since replaced stay in a worker's vocabulary)."""
+_SHARE_AHEAD: Final = 0.75
+"""The worker's share of a change handed over before its write, until measured."""
+_SHARE_NOW: Final = 0.5
+"""Its share of texts it gets only when their ids are needed (a rebuild, a catch-up)."""
+
+
+def worker_allowed(*, option: bool | None = None) -> bool:
+    """Whether to use a worker: ``option`` when given, else :data:`WORKER_ENV` (default on).
+
+    Only on POSIX systems (its replies are waited for with ``select`` on a pipe).
+    """
+    if os.name != "posix":
+        return False
+    if option is not None:
+        return option
+    value = os.environ.get(WORKER_ENV, "").strip().lower()
+    return value not in {"0", "false", "off", "no"}
+
+
+class TokenWorker:
+    """One tokenizing worker process and its pipes (see :mod:`.token_worker`).
+
+    Started at once (``Popen`` returns before the child has imported anything); the handshake
+    is read with the first reply. Stopped by :meth:`stop`, when this object is collected, at
+    exit, and by the end of its input when this process dies.
+
+    Args:
+        tokenizer: The tokenizer whose settings the worker uses.
+
+    Raises:
+        OSError: the process could not be started.
+    """
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _BOOT.format(path=_PACKAGE_PARENT)],
+            env={**os.environ, **_LEAN_ENV},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # Ctrl-C at the terminal does not reach it
+            close_fds=True,
+        )
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        self._stdin: IO[bytes] = self.process.stdin
+        self._stdout: IO[bytes] = self.process.stdout
+        self.owner = os.getpid()
+        """The process that started it (a forked child must neither use nor stop it)."""
+        self._expected = tokenizer.fingerprint()
+        self._greeted = False
+        self._sender: threading.Thread | None = None
+        self._send_failed = False
+        self._finalizer = weakref.finalize(self, _stop, self.process, self.owner)
+        self._send(json.dumps({"config": tokenizer.config.to_dict()}).encode())
+
+    @property
+    def pid(self) -> int:
+        """The worker's process id."""
+        return self.process.pid
+
+    def submit(self, texts: list[str]) -> None:
+        """Send one job (its frame written by a thread: this process goes on meanwhile)."""
+        payload = pack_strings(texts)
+        self._join_sender()
+        sender = threading.Thread(target=self._send, args=(payload,), daemon=True)
+        sender.start()
+        self._sender = sender
+
+    def result(self, count: int) -> tuple[list[str], npt.NDArray[np.int32], bytes, float]:
+        """The reply to the job of ``count`` texts sent last.
+
+        Returns:
+            ``(new terms, terms per text, local ids as int32 bytes, seconds busy)``.
+
+        Raises:
+            RuntimeError: the worker died, hangs, or tokenizes otherwise than this process.
+        """
+        deadline = time.monotonic() + _DEADLINE + _PER_TEXT * count
+        if not self._greeted:
+            hello = json.loads(self._frame(deadline))
+            if hello.get("fingerprint") != self._expected:
+                msg = f"the worker tokenizes with {hello.get('fingerprint')}, not {self._expected}"
+                raise RuntimeError(msg)
+            self._greeted = True
+        reply = self._frame(deadline)
+        terms_size, lengths_size, busy = REPLY.unpack_from(reply)
+        lengths_at = REPLY.size + terms_size
+        new_terms = unpack_strings(reply[REPLY.size : lengths_at])
+        lengths = reply[lengths_at : lengths_at + lengths_size]
+        ids = reply[lengths_at + lengths_size :]
+        self._join_sender()
+        counts = np.frombuffer(lengths, dtype=np.int32)
+        if counts.size != count or int(counts.sum()) * 4 != len(ids):
+            msg = f"the worker answered {counts.size} texts for {count}"
+            raise RuntimeError(msg)
+        return list(new_terms), counts, ids, float(busy)
+
+    def alive(self) -> bool:
+        """Whether the process is still running, and this process started it."""
+        return self.owner == os.getpid() and self.process.poll() is None
+
+    def stop(self) -> None:
+        """End the process (its input closed; killed if it does not exit at once)."""
+        self._finalizer()
+
+    def _send(self, payload: bytes) -> None:
+        try:
+            write_frame(self._stdin, payload)
+        except (OSError, ValueError):  # the worker died (broken pipe) or was stopped
+            self._send_failed = True
+
+    def _join_sender(self) -> None:
+        if self._sender is not None:
+            self._sender.join()
+            self._sender = None
+        if self._send_failed:
+            msg = "the worker stopped reading"
+            raise RuntimeError(msg)
+
+    def _frame(self, deadline: float) -> bytes:
+        """One frame from the worker, read before ``deadline``."""
+        fd = self._stdout.fileno()
+        head = self._read(fd, 8, deadline)
+        return self._read(fd, int.from_bytes(head, "big"), deadline)
+
+    @staticmethod
+    def _read(fd: int, size: int, deadline: float) -> bytes:
+        parts: list[bytes] = []
+        left = size
+        while left:
+            wait = deadline - time.monotonic()
+            if wait <= 0 or not select.select([fd], [], [], wait)[0]:
+                msg = "the worker did not answer in time"
+                raise RuntimeError(msg)
+            part = os.read(fd, min(left, 1 << 22))
+            if not part:
+                msg = "the worker exited"
+                raise RuntimeError(msg)
+            parts.append(part)
+            left -= len(part)
+        return b"".join(parts)
+
+
+def _stop(process: subprocess.Popen[bytes], owner: int) -> None:
+    if os.getpid() != owner:  # a forked child's copy: the worker is its parent's
+        return
+    for stream in (process.stdin, process.stdout):
+        if stream is not None:
+            with contextlib.suppress(OSError):
+                stream.close()
+    try:
+        process.wait(timeout=0.5)  # an idle worker exits at the end of its input at once
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(OSError):
+            process.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=10)
+
+
+class _Job:
+    """Texts sent to the worker, waiting for their ids."""
+
+    __slots__ = ("sent", "texts")
+
+    def __init__(self, texts: list[str]) -> None:
+        self.texts = texts
+        self.sent = time.perf_counter()
+
+
+class SplitTokenizer:
+    """``Tokenizer.term_ids`` of many texts, the last part tokenized by a worker process.
+
+    Not thread-safe: its owner serialises calls (the embedded backend's lock).
+
+    Args:
+        tokenizer: The workspace tokenizer (its vocabulary numbers the terms).
+        enabled: Use a worker for bulk changes (see :func:`worker_allowed`).
+        bulk: Texts a change needs before part of it goes to the worker (default
+            :data:`BULK_TEXTS`); once one runs, :data:`WORKER_MIN_TEXTS` (or ``bulk`` when
+            smaller) will do.
+    """
+
+    def __init__(
+        self, tokenizer: Tokenizer, *, enabled: bool = True, bulk: int | None = None
+    ) -> None:
+        self.tokenizer = tokenizer
+        self.enabled = enabled
+        self.bulk = BULK_TEXTS if bulk is None else bulk
+        self.least = min(self.bulk, WORKER_MIN_TEXTS)
+        self.worker: TokenWorker | None = None
+        self.failures = 0
+        self.worker_texts = 0
+        """Texts whose ids came from a worker (tests read it)."""
+        self._job: _Job | None = None
+        self._terms: list[str] = []
+        """The worker's vocabulary: its term ``i`` is ``_terms[i]``."""
+        self._remap = np.zeros(0, dtype=np.int32)
+        """Worker id -> vocabulary id (``-1``: not in the vocabulary), for :attr:`_generation`."""
+        self._generation = tokenizer.vocab_generation
+        self._rates: tuple[float, float] | None = None
+        """Seconds per text here and in the worker, as last measured."""
+        self._gap = 0.0
+        """Seconds per text this process spent elsewhere between :meth:`ahead` and the ids."""
+
+    def expect(self, count: int) -> None:
+        """A change of about ``count`` texts is being prepared: start a bulk one's worker now.
+
+        Its start-up (~0.2 s: Python, numpy, PyStemmer) then overlaps the preparation.
+        """
+        self._disown_forked()
+        if count < self.bulk or not self.enabled or self.failures >= _FAILURES:
+            return
+        if self.worker is None or not self.worker.alive():
+            try:
+                self._forget_worker()
+                self.worker = TokenWorker(self.tokenizer)
+            except (OSError, RuntimeError) as exc:
+                self._fail(exc)
+
+    def ahead(self, texts: Sequence[str]) -> None:
+        """Start the worker on the last part of a change's texts, before the change is written."""
+        self._disown_forked()
+        self._drop_job()
+        if self._wanted(len(texts)):
+            share = _SHARE_AHEAD if self._rates is None else self._share(self._gap)
+            self._submit(list(texts[len(texts) - int(len(texts) * share) :]))
+
+    def term_ids(self, texts: Sequence[str]) -> list[npt.NDArray[np.int32]]:
+        """The ids ``[tokenizer.term_ids(t) for t in texts]`` gives (vocabulary grown the same)."""
+        self._disown_forked()
+        job = self._job
+        if job is not None and not _ends_with(texts, job.texts):
+            self._drop_job()
+            job = None
+        if job is not None:
+            self._gap = (time.perf_counter() - job.sent) / len(texts)
+        elif self._wanted(len(texts)):
+            share = _SHARE_NOW if self._rates is None else self._share(0.0)
+            self._submit(list(texts[len(texts) - int(len(texts) * share) :]))
+            job = self._job
+        term_ids = self.tokenizer.term_ids
+        if job is None:
+            return [term_ids(text) for text in texts]
+        self._job = None
+        head = len(texts) - len(job.texts)
+        started = time.perf_counter()
+        out = [term_ids(text) for text in texts[:head]]
+        mine = time.perf_counter() - started
+        tail = self._collect(job)
+        if tail is None:  # the worker failed: the same ids, tokenized here after the head
+            out.extend(term_ids(text) for text in job.texts)
+            return out
+        if head:
+            self._rates = (mine / head, tail[1])
+        out.extend(tail[0])
+        return out
+
+    def close(self) -> None:
+        """Stop the worker (a later bulk change starts another)."""
+        self._disown_forked()
+        self._job = None
+        worker, self.worker = self.worker, None
+        if worker is not None:
+            worker.stop()
+        self._forget_worker()
+
+    def _disown_forked(self) -> None:
+        """In a forked child, forget the parent's worker and its job (its pipes are shared)."""
+        if self.worker is not None and self.worker.owner != os.getpid():
+            self.worker, self._job = None, None
+            self._forget_worker()
+
+    def _wanted(self, count: int) -> bool:
+        """Whether a change of ``count`` texts should use the worker (started if need be)."""
+        if count >= self.bulk:
+            return True
+        return count >= self.least and self.worker is not None and self.worker.alive()
+
+    def _share(self, gap: float) -> float:
+        """The worker's share that makes both finish together (this process busy ``gap`` more)."""
+        assert self._rates is not None
+        here, there = self._rates
+        if here + there <= 0:
+            return _SHARE_NOW
+        return min(1.0, max(0.1, (here + gap) / (here + there)))
+
+    def _submit(self, texts: list[str]) -> None:
+        if not (self.enabled and texts) or self.failures >= _FAILURES:
+            return
+        if self.worker is not None and len(self._terms) > _TERMS_KEPT:
+            self.close()
+        try:
+            if self.worker is None or not self.worker.alive():
+                self._forget_worker()
+                self.worker = TokenWorker(self.tokenizer)
+            self.worker.submit(texts)
+        except (OSError, RuntimeError) as exc:
+            self._fail(exc)
+            return
+        self._job = _Job(texts)
+
+    def _collect(self, job: _Job) -> tuple[list[npt.NDArray[np.int32]], float] | None:
+        """The job's ids in the vocabulary's numbers, and the worker's seconds per text."""
+        worker = self.worker
+        if worker is None:
+            return None
+        try:
+            new_terms, counts, ids, busy = worker.result(len(job.texts))
+            local = np.frombuffer(ids, dtype=np.int32)
+            first_new = self._absorb(new_terms)
+            if local.size and (int(local.max()) >= len(self._terms) or int(local.min()) < 0):
+                msg = "the worker's ids are out of its vocabulary"
+                raise RuntimeError(msg)
+        except (OSError, RuntimeError, ValueError, struct.error) as exc:
+            self._fail(exc)
+            return None
+        remap = self._number(local, first_new)
+        flat = remap[local]
+        self.worker_texts += len(job.texts)
+        bounds = np.cumsum(counts[:-1], dtype=np.int64)
+        return list(np.split(flat, bounds)), busy / max(len(job.texts), 1)
+
+    def _absorb(self, new_terms: list[str]) -> int:
+        """Add the worker's new terms to its term list and to the map (``-1``: not yet known).
+
+        Returns:
+            The worker id of the first of ``new_terms``.
+        """
+        first_new = len(self._terms)
+        if self._generation != self.tokenizer.vocab_generation:  # renumbered: map again
+            self._remap = np.zeros(0, dtype=np.int32)
+            self._generation = self.tokenizer.vocab_generation
+            new_terms = [*self._terms, *new_terms]
+            self._terms = []
+        get = self.tokenizer.vocab.get
+        self._terms.extend(new_terms)
+        fresh = np.fromiter((get(t, -1) for t in new_terms), dtype=np.int32, count=len(new_terms))
+        self._remap = np.concatenate([self._remap, fresh])
+        return first_new
+
+    def _number(self, local: npt.NDArray[np.int32], first_new: int) -> npt.NDArray[np.int32]:
+        """The map with every worker term of ``local`` in the vocabulary, new ones numbered next.
+
+        Worker terms missing from the vocabulary get ids in the order ``local`` first uses
+        them, as sequential tokenizing numbers them after the texts before. When each is a
+        term the worker met first in this job (ids from ``first_new`` on), that is the order
+        of their worker ids; else (an older worker term the vocabulary lacks: it was dropped
+        by a merge, or came with ids that were not used) the order is read from ``local``.
+        """
+        remap, terms, vocab = self._remap, self._terms, self.tokenizer.vocab
+        missing: npt.NDArray[np.intp] = np.flatnonzero(remap < 0)
+        if missing.size == 0:
+            return remap
+        known = [vocab.get(terms[i], -1) for i in missing.tolist()]  # numbered here since
+        remap[missing] = known
+        missing = missing[np.asarray(known, dtype=np.int32) < 0]
+        if missing.size == 0:
+            return remap
+        if missing[0] < first_new:
+            wanted = local[remap[local] < 0]
+            distinct, first = np.unique(wanted, return_index=True)
+            missing = distinct[np.argsort(first, kind="stable")].astype(np.intp)
+        setdefault = vocab.setdefault
+        remap[missing] = [setdefault(terms[i], len(vocab)) for i in missing.tolist()]
+        return remap
+
+    def _drop_job(self) -> None:
+        """Read and forget the reply to a job whose ids are no longer wanted (keeps the terms)."""
+        job, self._job = self._job, None
+        if job is not None and self.worker is not None:
+            try:
+                new_terms, _, _, _ = self.worker.result(len(job.texts))
+                self._absorb(new_terms)
+            except (OSError, RuntimeError, ValueError, struct.error) as exc:
+                self._fail(exc)
+
+    def _fail(self, exc: BaseException) -> None:
+        logger.debug("tokenizing worker given up (%s); tokenizing in this process", exc)
+        self.failures += 1
+        worker, self.worker = self.worker, None
+        if worker is not None:
+            worker.stop()
+        self._forget_worker()
+
+    def _forget_worker(self) -> None:
+        """A new worker starts with an empty vocabulary: so does the map."""
+        self._terms = []
+        self._remap = np.zeros(0, dtype=np.int32)
+
+
+def _ends_with(texts: Sequence[str], tail: list[str]) -> bool:
+    """Whether ``texts`` ends with the texts of ``tail`` (the same objects, or equal)."""
+    start = len(texts) - len(tail)
+    if start < 0:
+        return False
+    return all(a is b or a == b for a, b in zip(texts[start:], tail, strict=True))
