@@ -14,17 +14,16 @@ thread-safe on its own.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from contextlib import AbstractContextManager
-from functools import partial
-from itertools import chain
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from workspace_tools.core.backends import _merge
-from workspace_tools.core.backends._ahead import Ahead, ahead
+from workspace_tools.core.backends._ahead import Ahead
+from workspace_tools.core.backends._term_ids import TermIds
 from workspace_tools.core.backends.base import BackendHits, BackendQuery, Hit
 from workspace_tools.core.backends.follow import ChangeFollower, TokenizerCheck
 from workspace_tools.core.index._dense_fill import FlatFill, GraphFill
@@ -51,14 +50,11 @@ __all__ = ["EmbeddedBackend"]
 logger = logging.getLogger(__name__)
 _RESULTS_KEPT: Final = 4096
 """Result rows :meth:`EmbeddedBackend.cached_chunks` keeps in memory."""
-_AHEAD_CHUNKS: Final = 64
-"""A change of up to this many chunks has its term ids made while its commit waits for the disk
-(:meth:`EmbeddedBackend.prepare`); a larger one is tokenized after it, as before."""
 _hit: Final = tuple.__new__
 """``_hit(Hit, (key, score))``: a :class:`Hit` without its ``__new__`` (result lists are long)."""
 
 
-class EmbeddedBackend:
+class EmbeddedBackend(TermIds):
     """In-memory views of an index database: bm25s segments and FAISS (see the module docstring).
 
     The default :class:`~workspace_tools.core.backends.base.SearchBackend`.
@@ -185,114 +181,6 @@ class EmbeddedBackend:
         self.sparse.build(keys, terms, len(self.tokenizer.vocab))
         self.version = rows.version
         self.snapshot_version = -1
-
-    def _term_ids_of(self, changes: Changes) -> list[npt.NDArray[np.int32]]:
-        """The term ids of each chunk of ``changes``: from its terms in memory, else its text.
-
-        The database stores no terms: a chunk read from it (another process's, or any chunk
-        when rebuilding from the database) and a chunk whose writer handed no terms over are
-        tokenized with this workspace's tokenizer, checked to be the one the index records
-        (:class:`TokenizerCheck`), so its terms are the writer's. A text goes to ids directly
-        (``Tokenizer.term_ids``: no term string is made for a word seen before); new terms get
-        their ids in the order the chunks, one after the other, first use them. The texts of a
-        bulk change are tokenized on two cores (:class:`SplitTokenizer`: the same ids).
-        """
-        chunks = changes.chunks
-        if all(chunk.terms is not None for chunk in chunks):
-            return self._term_ids_many([chunk.terms for chunk in chunks if chunk.terms is not None])
-        if not self.index_terms:
-            return self._term_ids_many([chunk.terms or () for chunk in chunks])
-        self._tokenizer_check(changes.settings)
-        if all(chunk.terms is None for chunk in chunks):
-            return self.split.term_ids([chunk.text for chunk in chunks])
-        text_ids, term_ids = self.tokenizer.term_ids, self._term_ids
-        return [text_ids(c.text) if c.terms is None else term_ids(c.terms) for c in chunks]
-
-    def prepare(self, changes: Changes) -> None:
-        """Start the term ids of a small change of this process, right before its commit.
-
-        A helper thread tokenizes the texts while the ``COMMIT`` waits for the disk
-        (``_ahead.py``); :meth:`apply` takes the ids (the ones it would make: the same texts, in
-        the same order, against the same vocabulary, which nothing else changes meanwhile).
-        """
-        self.abandon()
-        chunks = changes.chunks
-        if (
-            not self.index_terms
-            or self.version != changes.version - 1
-            or not chunks
-            or len(chunks) > _AHEAD_CHUNKS
-            or any(chunk.terms is not None for chunk in chunks)
-        ):
-            return
-        job = ahead(partial(self._term_ids_of, changes))
-        self._ahead = (changes.version, [c.key for c in chunks], len(self.tokenizer.vocab), job)
-
-    def abandon(self) -> None:
-        """Drop the term ids :meth:`prepare` started, and any term they added to the vocabulary."""
-        started, self._ahead = self._ahead, None
-        if started is None:
-            return
-        _, _, size, job = started
-        job.drop()
-        vocab = self.tokenizer.vocab
-        if len(vocab) > size:  # terms no row uses: ids as if they were never made
-            kept = sorted((t for t, i in vocab.items() if i < size), key=vocab.__getitem__)
-            self.tokenizer.set_vocabulary(kept)
-
-    def _term_ids_ahead(self, changes: Changes) -> list[npt.NDArray[np.int32]]:
-        """:meth:`_term_ids_of`, from the job :meth:`prepare` started for exactly these chunks."""
-        started = self._ahead
-        if started is not None:
-            version, keys, _, job = started
-            if version == changes.version and keys == [c.key for c in changes.chunks]:
-                try:
-                    ids = job.result()
-                except BaseException:
-                    self.abandon()  # the terms a failed (or interrupted) job added go too
-                    raise
-                self._ahead = None
-                return ids
-            self.abandon()
-        return self._term_ids_of(changes)
-
-    def expect_change(self, chunks: int) -> None:
-        """A change of about ``chunks`` chunks is being staged (a bulk one starts the worker)."""
-        if self.index_terms:
-            self.split.expect(chunks)
-
-    def tokenize_ahead(self, texts: Sequence[str]) -> None:
-        """Start tokenizing the texts of a change about to be written (a bulk one, on a worker).
-
-        :meth:`apply` then takes the ids of those texts (when the change it applies ends with
-        them), so the worker tokenizes while this process writes the database.
-        """
-        if self.index_terms:
-            self.split.ahead(texts)
-
-    def _term_ids(self, terms: Sequence[str]) -> npt.NDArray[np.int32]:
-        """Vocabulary ids of a chunk's terms; a new term gets the next id, in order."""
-        if not terms:
-            return np.zeros(0, dtype=np.int32)
-        vocab = self.tokenizer.vocab
-        distinct = dict.fromkeys(terms)  # first-seen order: new ids as one setdefault each gave
-        new = set(distinct).difference(vocab)  # (a set's difference looks up the small side)
-        if new:
-            fresh = list(filter(new.__contains__, distinct))
-            vocab.update(zip(fresh, range(len(vocab), len(vocab) + len(fresh)), strict=True))
-        return np.fromiter(map(vocab.__getitem__, terms), dtype=np.int32, count=len(terms))
-
-    def _term_ids_many(self, lists: list[Sequence[str]]) -> list[npt.NDArray[np.int32]]:
-        """:meth:`_term_ids` of many chunks from one lookup of all their terms.
-
-        New terms get their ids in the order the chunks, one after the other, first use them:
-        the ids one call per chunk gives.
-        """
-        if len(lists) < 2:
-            return [self._term_ids(terms) for terms in lists]
-        counts = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
-        flat = self._term_ids(list(chain.from_iterable(lists)))
-        return np.split(flat, np.cumsum(counts[:-1]))
 
     def apply(self, changes: Changes) -> None:
         """Apply each part what was committed after its own version."""

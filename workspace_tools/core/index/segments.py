@@ -29,6 +29,7 @@ from workspace_tools.core.index._base_segment import (
     build_base_flat,
     empty_base,
 )
+from workspace_tools.core.index._document_counts import count_documents, grow_frequencies
 from workspace_tools.core.index._posting_sums import PostingColumns, posting_sums
 from workspace_tools.core.index._rescore import (
     UNKNOWN_GRID,
@@ -289,40 +290,12 @@ class SparseSegments:
 
     def _count_many(self, terms: Sequence[npt.NDArray[np.int32]]) -> int:
         """Count each document's distinct terms in the frequencies; the documents' total length."""
-        lengths = np.fromiter(map(len, terms), dtype=np.int64, count=len(terms))
-        total = int(lengths.sum())
-        if total:
-            flat = np.concatenate(terms).astype(np.int64)
-            starts = np.cumsum(lengths) - lengths
-            highest = np.maximum.reduceat(flat, starts[lengths > 0])  # each document's top id
-            self._grow_df(highest.tolist())
-            width = len(self._df)
-            docs = np.repeat(np.arange(len(terms), dtype=np.int64), lengths)
-            pairs = docs * width + flat
-            pairs.sort()  # each (document, term) once: the first of each run of equal pairs
-            first = np.empty(len(pairs), dtype=bool)
-            first[0] = True
-            np.not_equal(pairs[1:], pairs[:-1], out=first[1:])
-            distinct = pairs[first] % width
-            if len(distinct) * 8 < width:  # a few documents: their terms, not every term
-                np.add.at(self._df, distinct, 1)
-            else:
-                self._df += np.bincount(distinct, minlength=width)
+        self._df, total = count_documents(self._df, terms)
         return total
 
     def _grow_df(self, highest: Sequence[int]) -> None:
-        """Grow the frequency array as adding one by one documents whose highest ids these are.
-
-        Its length is the vocabulary size a merge builds with, so it grows exactly as before.
-        """
-        size = len(self._df)
-        for top in highest:
-            if top >= size:
-                size = max(top + 1, 2 * size)
-        if size > len(self._df):
-            grown = np.zeros(size, dtype=np.int64)
-            grown[: len(self._df)] = self._df
-            self._df = grown
+        """Grow the frequency array as adding one by one documents whose highest ids these are."""
+        self._df = grow_frequencies(self._df, highest)
 
     def remove(self, key: int) -> bool:
         """Delete a document; ``False`` when the key is not live."""

@@ -6,7 +6,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -44,11 +44,10 @@ from workspace_tools.core.text.chunking import ChunkingConfig
 from workspace_tools.core.text.scan import (
     ScanConfig,
     is_glob,
-    scan,
 )
 from workspace_tools.core.text.tokenizer import Tokenizer, TokenizerConfig
 from workspace_tools.core.types import Chunk, SyncReport
-from workspace_tools.core.workspace._freshness import record_removed, record_skipped
+from workspace_tools.core.workspace._freshness import record_removed
 from workspace_tools.core.workspace._ingest import (
     DocumentLike,
     gc_paused,
@@ -396,57 +395,6 @@ class Workspace(ReadPath, SyncPath, ListingPath):
             record_removed(self, ids)  # kept out of the next stat walk until they change
             return ids
 
-    def sync(
-        self, paths: Sequence[str] | str | None = None, *, show_progress: bool | None = None
-    ) -> SyncReport:
-        """Bring the index in line with files under the root.
-
-        New and changed files are converted, chunked and embedded (vectors come from the cache
-        first); files deleted from disk leave both indexes; unchanged files cost one ``stat``.
-
-        Args:
-            paths: Files, directories and glob patterns relative to the root (default: the root).
-            show_progress: Show a progress bar (default: the workspace setting).
-
-        Changes are committed in bounded batches (``batch_files`` changed files,
-        ``batch_chunks`` new chunks or ``batch_seconds`` of reading, whichever comes first;
-        removals go with the last batch), so an interrupt, a kill or a crash keeps every
-        finished batch and the next sync continues without embedding them again.
-        :attr:`sync_progress` says how far a running sync got, from any thread.
-
-        Returns:
-            What was added, updated, removed and skipped (with reasons).
-        """
-        self._check_writable()
-        started = time.perf_counter()
-        if isinstance(paths, str):
-            paths = [paths]
-        whole_scope = paths is None
-        if paths is None:
-            paths = self.default_paths
-        with self._write_lock:
-            self._refresh()
-            found = scan(self.root, paths, config=self.scan_config)
-            index_rel = self._index_rel()
-            files = [
-                (rel, path)
-                for rel, path in found.files.items()
-                if not (index_rel and (rel == index_rel or rel.startswith(index_rel + "/")))
-            ]
-            report = SyncReport(skipped=list(found.skipped))
-            self._tracker.start(len(files), files=[rel for rel, _ in files])
-            try:
-                self._sync_files(files, found.in_scope, report, show_progress=show_progress)
-            except BaseException as exc:  # Ctrl-C, SIGTERM, a crash: finished batches stay
-                self._settle_progress()
-                self._tracker.finish(error=f"{type(exc).__name__}: {exc}".rstrip(": "))
-                raise
-            self._tracker.finish()
-            # the files seen but kept out, for the stat walk of _freshness.py
-            record_skipped(self, [item.path for item in report.skipped], complete=whole_scope)
-        report.seconds = time.perf_counter() - started
-        return report
-
     def watch(
         self,
         *,
@@ -509,9 +457,3 @@ class Workspace(ReadPath, SyncPath, ListingPath):
         """
         with self._lock:
             self._state.close()
-
-    def _index_rel(self) -> str | None:
-        try:
-            return self.index_dir.relative_to(self.root).as_posix()
-        except ValueError:
-            return None

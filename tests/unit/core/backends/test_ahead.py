@@ -16,7 +16,7 @@ import pytest
 
 from tests.support.fakes import FakeEmbedder
 from workspace_tools import Workspace
-from workspace_tools.core.backends import _ahead, embedded
+from workspace_tools.core.backends import _ahead, _term_ids, embedded
 from workspace_tools.core.errors import StorageError
 
 DOCS = [
@@ -116,7 +116,7 @@ def test_a_one_document_write_hands_its_term_ids_over_right_before_the_commit(
         threads.append(threading.current_thread().name)
         return tokenize(self, changes)
 
-    monkeypatch.setattr(embedded, "ahead", traced_ahead)
+    monkeypatch.setattr(_term_ids, "ahead", traced_ahead)
     monkeypatch.setattr(embedded.EmbeddedBackend, "_term_ids_of", traced_tokenize)
     conn = ws._db.connection()
     conn.set_trace_callback(events.append)
@@ -143,7 +143,7 @@ def test_term_ids_made_ahead_equal_the_ones_made_after_the_commit(
     for doc in NEW:
         ahead_ws.index(*doc)
     assert _ahead._HELPER.handed == handed + len(NEW)  # each write's ids went ahead
-    monkeypatch.setattr(embedded, "_AHEAD_CHUNKS", 0)  # as before: tokenized after the commit
+    monkeypatch.setattr(_term_ids, "_AHEAD_CHUNKS", 0)  # as before: tokenized after the commit
     after_ws = _workspace(tmp_path, "after")
     handed = _ahead._HELPER.handed
     for doc in NEW:
