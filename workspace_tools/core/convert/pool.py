@@ -22,9 +22,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import IO, Any, Final
 
+from workspace_tools.core._package_child import LEAN_ENV, start_package_child
 from workspace_tools.core.convert.frames import write_frame
 from workspace_tools.core.convert.limits import Budget, format_bytes
 from workspace_tools.core.errors import ConversionError
@@ -35,18 +35,8 @@ POOL_SIZE: Final = 2
 """Workers kept at most (the conversions that can run at the same time)."""
 _STARTUP_SECONDS: Final = 120.0
 """How long a new worker may take to import its libraries (not part of any file's budget)."""
-_PACKAGE_PARENT: Final = str(Path(__file__).resolve().parents[3])
-_LEAN_ENV: Final = {
-    "OPENBLAS_NUM_THREADS": "1",
-    "OMP_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
-    "MALLOC_ARENA_MAX": "2",
-}
+_LEAN_ENV: Final = {**LEAN_ENV, "MALLOC_ARENA_MAX": "2"}
 """A worker runs one job at a time: no thread pools or per-thread malloc arenas to reserve."""
-_BOOT: Final = (
-    "import sys; sys.path.insert(0, {path!r}); "
-    "from workspace_tools.core.convert.worker import main; main()"
-)
 
 
 def isolation_available() -> bool:
@@ -59,15 +49,7 @@ class _Worker:
 
     def __init__(self) -> None:
         try:
-            self.process = subprocess.Popen(
-                [sys.executable, "-c", _BOOT.format(path=_PACKAGE_PARENT)],
-                env={**os.environ, **_LEAN_ENV},
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,  # Ctrl-C at the terminal does not reach it
-                close_fds=True,
-            )
+            self.process = start_package_child("workspace_tools.core.convert.worker", env=_LEAN_ENV)
         except OSError as exc:
             msg = (
                 f"unsupported: the conversion worker process could not start ({exc}); pass "

@@ -32,17 +32,16 @@ import os
 import select
 import struct
 import subprocess
-import sys
 import threading
 import time
 import weakref
 from collections.abc import Sequence
-from pathlib import Path
 from typing import IO, Final
 
 import numpy as np
 import numpy.typing as npt
 
+from workspace_tools.core._package_child import start_package_child
 from workspace_tools.core.text.token_worker import REPLY, pack_strings, unpack_strings, write_frame
 from workspace_tools.core.text.tokenizer import Tokenizer
 
@@ -64,12 +63,6 @@ WORKER_MIN_TEXTS: Final = 200
 """Texts a change needs to use a worker already running (a job's messages cost ~1-5 ms)."""
 WORKER_ENV: Final = "WORKSPACE_TOOLS_TOKEN_WORKER"
 """``0`` (or ``false``, ``off``, ``no``): tokenize in this process only."""
-_PACKAGE_PARENT: Final = str(Path(__file__).resolve().parents[3])
-_BOOT: Final = (
-    "import sys; sys.path.insert(0, {path!r}); "
-    "from workspace_tools.core.text.token_worker import main; main()"
-)
-_LEAN_ENV: Final = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 _DEADLINE: Final = 60.0
 """Seconds a reply may take beyond :data:`_PER_TEXT` per text before the worker is given up."""
 _PER_TEXT: Final = 0.005
@@ -112,15 +105,7 @@ class TokenWorker:
     """
 
     def __init__(self, tokenizer: Tokenizer) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", _BOOT.format(path=_PACKAGE_PARENT)],
-            env={**os.environ, **_LEAN_ENV},
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,  # Ctrl-C at the terminal does not reach it
-            close_fds=True,
-        )
+        self.process = start_package_child("workspace_tools.core.text.token_worker")
         assert self.process.stdin is not None
         assert self.process.stdout is not None
         self._stdin: IO[bytes] = self.process.stdin

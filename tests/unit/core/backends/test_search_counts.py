@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.calls import record_first_arguments
 from tests.unit.core.backends.conftest import OpenWorkspace
 from workspace_tools.core.backends import base
 from workspace_tools.core.ranking import filters
@@ -13,15 +14,7 @@ from workspace_tools.core.ranking import filters
 
 def _count_compilations(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """The filters compiled from now on, in order."""
-    compiled: list[Any] = []
-    real = filters.compile_filter
-
-    def counting(conditions: Any) -> Any:
-        compiled.append(conditions)
-        return real(conditions)
-
-    monkeypatch.setattr(filters, "compile_filter", counting)
-    return compiled
+    return record_first_arguments(monkeypatch, filters, "compile_filter")
 
 
 @pytest.mark.parametrize("mode", ["bm25", "vector", "hybrid"])

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.calls import record_first_arguments
 from workspace_tools import Workspace
 from workspace_tools.core.store import database
 from workspace_tools.core.store._writer import _frozen
@@ -164,14 +165,7 @@ def test_a_build_of_one_chunk_texts_encodes_its_row_json_a_few_times_not_per_row
 ) -> None:
     from workspace_tools.core.store import _writer
 
-    encoded: list[Any] = []
-    real = _writer.dumps
-
-    def counted(value: Any) -> str:
-        encoded.append(value)
-        return real(value)
-
-    monkeypatch.setattr(_writer, "dumps", counted)
+    encoded = record_first_arguments(monkeypatch, _writer, "dumps")
     ws = Workspace(tmp_path, embedder=None)
     ws.index_many([(f"doc{i}.txt", f"text number {i}") for i in range(50)])
     assert len(ws) == 50

@@ -6,6 +6,7 @@ import logging
 import os
 import random
 import signal
+import sys
 from collections.abc import Iterator
 
 import numpy as np
@@ -128,7 +129,7 @@ def test_a_worker_killed_mid_change_falls_back_to_the_same_ids(
 def test_a_worker_that_cannot_start_falls_back(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(token_split.sys, "executable", "/nonexistent/python")
+    monkeypatch.setattr(sys, "executable", "/nonexistent/python")
     split = SplitTokenizer(Tokenizer(), bulk=10)
     reference = Tokenizer()
     with caplog.at_level(logging.DEBUG, logger=token_split.__name__):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 
+from tests.support.calls import record_first_arguments
 from tests.support.fakes import FakeEmbedder
 from workspace_tools.core.text import hashing
 from workspace_tools.core.workspace import Workspace, _writes
@@ -26,14 +26,7 @@ def _stored_hashes(ws: Workspace) -> dict[str, str]:
 def test_a_one_chunk_text_is_hashed_once_for_its_source_and_its_chunk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    hashed: list[str] = []
-    real = hashing.text_hash
-
-    def counted(text: Any) -> str:
-        hashed.append(text)
-        return real(text)
-
-    monkeypatch.setattr(_writes, "text_hash", counted)
+    hashed = record_first_arguments(monkeypatch, _writes, "text_hash")
     ws = Workspace(tmp_path, config=False)
     long = "\n".join(f"line {n} of a long text about storage engines" for n in range(200))
     ws.index_many(
