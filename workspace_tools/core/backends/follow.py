@@ -180,8 +180,10 @@ class ChangeFollower:
         cursors = [part.cursor() for part in self.parts]
         if self._from_memory(writer):
             # Built from the writer's maps once, for every part (by prepare(), if it ran)
-            ready = prepared is not None and prepared[0] is writer
-            changes = prepared[1] if prepared is not None and ready else writer.changes
+            if prepared is not None and prepared[0] is writer:
+                changes = prepared[1]
+            else:
+                changes = writer.changes
             try:
                 for part, cursor in zip(self.parts, cursors, strict=True):
                     if cursor is not None:

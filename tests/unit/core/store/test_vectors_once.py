@@ -56,6 +56,16 @@ def _held_graph(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, threa
     return started, release
 
 
+def _held_graph_workspace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Workspace, Path, threading.Event, threading.Event]:
+    """A workspace whose graph (above 20 vectors) is held in its thread: see :func:`_held_graph`."""
+    started, release = _held_graph(monkeypatch)
+    root = tmp_path / "ws"
+    root.mkdir()
+    return Workspace(root, embedder=FakeEmbedder(), hnsw_threshold=20), root, started, release
+
+
 @pytest.mark.parametrize("threshold", [50_000, 10])
 def test_the_database_holds_the_only_copy_of_the_vectors(tmp_path: Path, threshold: int) -> None:
     ws, live = _built(tmp_path / "ws", 60, threshold=threshold)
@@ -101,10 +111,7 @@ def test_a_damaged_graph_file_is_refused_with_a_clear_message_and_rebuilt(
 def test_a_write_that_crosses_the_threshold_does_not_wait_for_the_graph(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    started, release = _held_graph(monkeypatch)
-    root = tmp_path / "ws"
-    root.mkdir()
-    ws = Workspace(root, embedder=FakeEmbedder(), hnsw_threshold=20)
+    ws, root, started, release = _held_graph_workspace(tmp_path, monkeypatch)
     rng = random.Random(1)
     live: dict[str, str] = {}
     for number in range(40):  # the 21st crosses: the graph is held in its thread
@@ -126,10 +133,7 @@ def test_a_write_that_crosses_the_threshold_does_not_wait_for_the_graph(
 def test_a_process_that_stops_mid_build_leaves_a_usable_index(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    started, release = _held_graph(monkeypatch)
-    root = tmp_path / "ws"
-    root.mkdir()
-    ws = Workspace(root, embedder=FakeEmbedder(), hnsw_threshold=20)
+    ws, root, started, release = _held_graph_workspace(tmp_path, monkeypatch)
     rng = random.Random(2)
     live = {f"d{n}.txt": _text(rng, n) for n in range(40)}
     ws.index_many(sorted(live.items()))
