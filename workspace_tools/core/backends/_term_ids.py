@@ -20,6 +20,7 @@ import numpy.typing as npt
 from workspace_tools.core.backends._ahead import Ahead, ahead
 from workspace_tools.core.backends.follow import TokenizerCheck
 from workspace_tools.core.store.database import Changes
+from workspace_tools.core.text.kind_split import KindJob
 from workspace_tools.core.text.token_split import SplitTokenizer
 from workspace_tools.core.text.tokenizer import Tokenizer
 
@@ -113,10 +114,21 @@ class TermIds:
             self.abandon()
         return self._term_ids_of(changes)
 
-    def expect_change(self, chunks: int) -> None:
-        """A change of about ``chunks`` chunks is being staged (a bulk one starts the worker)."""
+    def expect_change(self, chunks: int, *, kinds: bool = False) -> None:
+        """A change of about ``chunks`` chunks is being staged (a bulk one starts the worker).
+
+        ``kinds``: :meth:`kinds_ahead` comes first (a new worker loads its tokenizer after).
+        """
         if self.index_terms:
-            self.split.expect(chunks)
+            self.split.expect(chunks, kinds=kinds)
+
+    def kinds_ahead(
+        self, items: Sequence[tuple[str, str, str]], *, here: float, rest: float
+    ) -> KindJob | None:
+        """The content kinds of the last of ``items``, from the worker (``text/kind_split.py``)."""
+        if not self.index_terms:
+            return None
+        return self.split.kinds.ahead(items, here=here, rest=rest)
 
     def tokenize_ahead(self, texts: Sequence[str]) -> None:
         """Start tokenizing the texts of a change about to be written (a bulk one, on a worker).

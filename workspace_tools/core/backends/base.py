@@ -209,12 +209,45 @@ class ResultCache(Protocol):
 class TokenizesAhead(Protocol):
     """A backend that can start tokenizing a change's texts before the change is written."""
 
-    def expect_change(self, chunks: int) -> None:
-        """A change of about this many chunks is being staged (get ready to tokenize it)."""
+    def expect_change(self, chunks: int, *, kinds: bool = False) -> None:
+        """A change of about this many chunks is being staged (get ready to tokenize it).
+
+        ``kinds``: :meth:`KindsAhead.kinds_ahead` is asked first (its kinds come before).
+        """
         ...
 
     def tokenize_ahead(self, texts: Sequence[str]) -> None:
         """The BM25 texts of the chunks a write is about to commit, in their order."""
+        ...
+
+
+class KindsJob(Protocol):
+    """Content kinds a backend's helper computes for the last of a change's texts."""
+
+    start: int
+    """Index of the first text the helper has."""
+
+    def result(self) -> list[str] | None:
+        """The kinds of those texts, in order (``None``: the helper failed; compute them)."""
+        ...
+
+    def drop(self) -> None:
+        """The kinds are not wanted any more."""
+        ...
+
+
+@runtime_checkable
+class KindsAhead(Protocol):
+    """A backend whose helper process can compute a change's content kinds meanwhile."""
+
+    def kinds_ahead(
+        self, items: Sequence[tuple[str, str, str]], *, here: float, rest: float
+    ) -> KindsJob | None:
+        """Start the kinds of the last of ``items`` (``(source id, text, format)``).
+
+        ``here``: this process's seconds per kind; ``rest``: its seconds of other work before
+        it needs them (the helper's share is chosen so both finish together).
+        """
         ...
 
 
@@ -255,3 +288,8 @@ def caches_results(backend: object) -> TypeGuard[ResultCache]:
 def tokenizes_ahead(backend: object) -> TypeGuard[TokenizesAhead]:
     """The backend is a :class:`TokenizesAhead` (decided once per class)."""
     return _capable(backend, TokenizesAhead)
+
+
+def kinds_ahead(backend: object) -> TypeGuard[KindsAhead]:
+    """The backend is a :class:`KindsAhead` (decided once per class)."""
+    return _capable(backend, KindsAhead)

@@ -25,24 +25,18 @@ it off.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import logging
 import os
-import select
 import struct
-import subprocess
-import threading
 import time
-import weakref
 from collections.abc import Sequence
-from typing import IO, Final
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core._package_child import start_package_child
-from workspace_tools.core.text.token_worker import REPLY, pack_strings, unpack_strings, write_frame
+from workspace_tools.core.text.kind_split import KindSplit
+from workspace_tools.core.text.token_pipe import TokenWorker
 from workspace_tools.core.text.tokenizer import Tokenizer
 
 __all__ = [
@@ -63,9 +57,6 @@ WORKER_MIN_TEXTS: Final = 200
 """Texts a change needs to use a worker already running (a job's messages cost ~1-5 ms)."""
 WORKER_ENV: Final = "WORKSPACE_TOOLS_TOKEN_WORKER"
 """``0`` (or ``false``, ``off``, ``no``): tokenize in this process only."""
-_DEADLINE: Final = 60.0
-"""Seconds a reply may take beyond :data:`_PER_TEXT` per text before the worker is given up."""
-_PER_TEXT: Final = 0.005
 _FAILURES: Final = 2
 """Worker failures after which this process stops starting new ones."""
 _TERMS_KEPT: Final = 2_000_000
@@ -88,139 +79,6 @@ def worker_allowed(*, option: bool | None = None) -> bool:
         return option
     value = os.environ.get(WORKER_ENV, "").strip().lower()
     return value not in {"0", "false", "off", "no"}
-
-
-class TokenWorker:
-    """One tokenizing worker process and its pipes (see :mod:`.token_worker`).
-
-    Started at once (``Popen`` returns before the child has imported anything); the handshake
-    is read with the first reply. Stopped by :meth:`stop`, when this object is collected, at
-    exit, and by the end of its input when this process dies.
-
-    Args:
-        tokenizer: The tokenizer whose settings the worker uses.
-
-    Raises:
-        OSError: the process could not be started.
-    """
-
-    def __init__(self, tokenizer: Tokenizer) -> None:
-        self.process = start_package_child("workspace_tools.core.text.token_worker")
-        assert self.process.stdin is not None
-        assert self.process.stdout is not None
-        self._stdin: IO[bytes] = self.process.stdin
-        self._stdout: IO[bytes] = self.process.stdout
-        self.owner = os.getpid()
-        """The process that started it (a forked child must neither use nor stop it)."""
-        self._expected = tokenizer.fingerprint()
-        self._greeted = False
-        self._sender: threading.Thread | None = None
-        self._send_failed = False
-        self._finalizer = weakref.finalize(self, _stop, self.process, self.owner)
-        self._send(json.dumps({"config": tokenizer.config.to_dict()}).encode())
-
-    @property
-    def pid(self) -> int:
-        """The worker's process id."""
-        return self.process.pid
-
-    def submit(self, texts: list[str]) -> None:
-        """Send one job (its frame written by a thread: this process goes on meanwhile)."""
-        payload = pack_strings(texts)
-        self._join_sender()
-        sender = threading.Thread(target=self._send, args=(payload,), daemon=True)
-        sender.start()
-        self._sender = sender
-
-    def result(self, count: int) -> tuple[list[str], npt.NDArray[np.int32], bytes, float]:
-        """The reply to the job of ``count`` texts sent last.
-
-        Returns:
-            ``(new terms, terms per text, local ids as int32 bytes, seconds busy)``.
-
-        Raises:
-            RuntimeError: the worker died, hangs, or tokenizes otherwise than this process.
-        """
-        deadline = time.monotonic() + _DEADLINE + _PER_TEXT * count
-        if not self._greeted:
-            hello = json.loads(self._frame(deadline))
-            if hello.get("fingerprint") != self._expected:
-                msg = f"the worker tokenizes with {hello.get('fingerprint')}, not {self._expected}"
-                raise RuntimeError(msg)
-            self._greeted = True
-        reply = self._frame(deadline)
-        terms_size, lengths_size, busy = REPLY.unpack_from(reply)
-        lengths_at = REPLY.size + terms_size
-        new_terms = unpack_strings(reply[REPLY.size : lengths_at])
-        lengths = reply[lengths_at : lengths_at + lengths_size]
-        ids = reply[lengths_at + lengths_size :]
-        self._join_sender()
-        counts = np.frombuffer(lengths, dtype=np.int32)
-        if counts.size != count or int(counts.sum()) * 4 != len(ids):
-            msg = f"the worker answered {counts.size} texts for {count}"
-            raise RuntimeError(msg)
-        return list(new_terms), counts, ids, float(busy)
-
-    def alive(self) -> bool:
-        """Whether the process is still running, and this process started it."""
-        return self.owner == os.getpid() and self.process.poll() is None
-
-    def stop(self) -> None:
-        """End the process (its input closed; killed if it does not exit at once)."""
-        self._finalizer()
-
-    def _send(self, payload: bytes) -> None:
-        try:
-            write_frame(self._stdin, payload)
-        except (OSError, ValueError):  # the worker died (broken pipe) or was stopped
-            self._send_failed = True
-
-    def _join_sender(self) -> None:
-        if self._sender is not None:
-            self._sender.join()
-            self._sender = None
-        if self._send_failed:
-            msg = "the worker stopped reading"
-            raise RuntimeError(msg)
-
-    def _frame(self, deadline: float) -> bytes:
-        """One frame from the worker, read before ``deadline``."""
-        fd = self._stdout.fileno()
-        head = self._read(fd, 8, deadline)
-        return self._read(fd, int.from_bytes(head, "big"), deadline)
-
-    @staticmethod
-    def _read(fd: int, size: int, deadline: float) -> bytes:
-        parts: list[bytes] = []
-        left = size
-        while left:
-            wait = deadline - time.monotonic()
-            if wait <= 0 or not select.select([fd], [], [], wait)[0]:
-                msg = "the worker did not answer in time"
-                raise RuntimeError(msg)
-            part = os.read(fd, min(left, 1 << 22))
-            if not part:
-                msg = "the worker exited"
-                raise RuntimeError(msg)
-            parts.append(part)
-            left -= len(part)
-        return b"".join(parts)
-
-
-def _stop(process: subprocess.Popen[bytes], owner: int) -> None:
-    if os.getpid() != owner:  # a forked child's copy: the worker is its parent's
-        return
-    for stream in (process.stdin, process.stdout):
-        if stream is not None:
-            with contextlib.suppress(OSError):
-                stream.close()
-    try:
-        process.wait(timeout=0.5)  # an idle worker exits at the end of its input at once
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(OSError):
-            process.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(timeout=10)
 
 
 class _Job:
@@ -267,25 +125,28 @@ class SplitTokenizer:
         """Seconds per text here and in the worker, as last measured."""
         self._gap = 0.0
         """Seconds per text this process spent elsewhere between :meth:`ahead` and the ids."""
+        self.kinds = KindSplit(self)
+        """The content kinds of a bulk change's last texts, from the same worker."""
 
-    def expect(self, count: int) -> None:
+    def expect(self, count: int, *, kinds: bool = False) -> None:
         """A change of about ``count`` texts is being prepared: start a bulk one's worker now.
 
-        Its start-up (~0.2 s: Python, numpy, PyStemmer) then overlaps the preparation.
+        Its start-up (~0.1 s: Python, numpy, PyStemmer) then overlaps the preparation. With
+        ``kinds`` (:attr:`kinds` gets a job first), a new worker loads its tokenizer after it.
         """
-        self._disown_forked()
+        self.disown_forked()
         if count < self.bulk or not self.enabled or self.failures >= _FAILURES:
             return
         if self.worker is None or not self.worker.alive():
             try:
                 self._forget_worker()
-                self.worker = TokenWorker(self.tokenizer)
+                self.worker = TokenWorker(self.tokenizer, lazy=kinds)
             except (OSError, RuntimeError) as exc:
-                self._fail(exc)
+                self.fail(exc)
 
     def ahead(self, texts: Sequence[str]) -> None:
         """Start the worker on the last part of a change's texts, before the change is written."""
-        self._disown_forked()
+        self.disown_forked()
         self._drop_job()
         if self._wanted(len(texts)):
             share = _SHARE_AHEAD if self._rates is None else self._share(self._gap)
@@ -293,7 +154,7 @@ class SplitTokenizer:
 
     def term_ids(self, texts: Sequence[str]) -> list[npt.NDArray[np.int32]]:
         """The ids ``[tokenizer.term_ids(t) for t in texts]`` gives (vocabulary grown the same)."""
-        self._disown_forked()
+        self.disown_forked()
         job = self._job
         if job is not None and not _ends_with(texts, job.texts):
             self._drop_job()
@@ -323,14 +184,14 @@ class SplitTokenizer:
 
     def close(self) -> None:
         """Stop the worker (a later bulk change starts another)."""
-        self._disown_forked()
+        self.disown_forked()
         self._job = None
         worker, self.worker = self.worker, None
         if worker is not None:
             worker.stop()
         self._forget_worker()
 
-    def _disown_forked(self) -> None:
+    def disown_forked(self) -> None:
         """In a forked child, forget the parent's worker and its job (its pipes are shared)."""
         if self.worker is not None and self.worker.owner != os.getpid():
             self.worker, self._job = None, None
@@ -361,7 +222,7 @@ class SplitTokenizer:
                 self.worker = TokenWorker(self.tokenizer)
             self.worker.submit(texts)
         except (OSError, RuntimeError) as exc:
-            self._fail(exc)
+            self.fail(exc)
             return
         self._job = _Job(texts)
 
@@ -378,7 +239,7 @@ class SplitTokenizer:
                 msg = "the worker's ids are out of its vocabulary"
                 raise RuntimeError(msg)
         except (OSError, RuntimeError, ValueError, struct.error) as exc:
-            self._fail(exc)
+            self.fail(exc)
             return None
         remap = self._number(local, first_new)
         flat = remap[local]
@@ -438,9 +299,10 @@ class SplitTokenizer:
                 new_terms, _, _, _ = self.worker.result(len(job.texts))
                 self._absorb(new_terms)
             except (OSError, RuntimeError, ValueError, struct.error) as exc:
-                self._fail(exc)
+                self.fail(exc)
 
-    def _fail(self, exc: BaseException) -> None:
+    def fail(self, exc: BaseException) -> None:
+        """Give the worker up after ``exc`` (this process does its jobs; a later one may start)."""
         logger.debug("tokenizing worker given up (%s); tokenizing in this process", exc)
         self.failures += 1
         worker, self.worker = self.worker, None

@@ -1,36 +1,66 @@
-"""The tokenizing worker process: term ids of many texts, on another core.
+"""The tokenizing worker process: term ids (and content kinds) of many texts, on another core.
 
 Started by :class:`~workspace_tools.core.text.token_split.TokenWorker` as a plain subprocess
 (``python -c`` importing this module from the parent's own package folder; not
 ``multiprocessing``, whose spawn re-imports the user's ``__main__`` and whose fork is unsafe in a
 process with threads). It speaks length-prefixed frames on its stdin and stdout, with its parent
-only, in plain bytes (no pickle: strings as UTF-8 with their lengths, ids as int32 arrays):
+only, in plain bytes (no pickle: strings as UTF-8 with their lengths, ids as int32 arrays). Each
+frame's first byte is its tag:
 
-1. JSON ``{"config": TokenizerConfig.to_dict()}`` -> JSON ``{"fingerprint": ...}``: the tokenizer
-   it built, which the parent checks is its own.
-2. Each job, the texts (:func:`pack_strings`) -> :data:`REPLY` ``(terms bytes, lengths bytes,
-   seconds busy)`` then the new terms, the terms per text and the ids: the texts' term ids in
-   the worker's own vocabulary (native int32, one text after the other), with the terms that
-   vocabulary gained since the last reply in the order they were numbered (first use).
+1. :data:`CONFIG` + JSON ``{"config": TokenizerConfig.to_dict(), "lazy": bool}``. Once it has
+   built the tokenizer, the worker writes :data:`HELLO` + JSON ``{"fingerprint": ...}`` (the
+   parent checks it is its own tokenizer) before any reply to a :data:`TOKENS` job. Not lazy: it
+   builds it at once. Lazy (a :data:`KINDS` job is coming first): only when a :data:`TOKENS` job
+   comes, or when it is idle after answering a :data:`KINDS` job, so the kinds do not wait for
+   ``numpy`` and the stemmer to load (~70 ms of the worker's ~110 ms start).
+2. :data:`TOKENS` + the texts (:func:`pack_strings`) -> :data:`TOKENS` + :data:`REPLY` ``(terms
+   bytes, lengths bytes, seconds busy)`` then the new terms, the terms per text and the ids: the
+   texts' term ids in the worker's own vocabulary (native int32, one text after the other), with
+   the terms that vocabulary gained since the last reply in the order they were numbered.
+3. :data:`KINDS` + ``(source id, text, format)`` of each text, flat (:func:`pack_strings`) ->
+   :data:`KINDS` + the kinds (``content_kind``), one byte each (:mod:`.kind_split`).
 
-It exits at the end of its input (the parent closed the pipe, or died).
+Jobs are answered in the order they came. It exits at the end of its input (the parent closed
+the pipe, or died) or on a frame it does not know.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import select
 import struct
 import sys
 import time
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import accumulate
-from typing import IO, Any, Final
+from typing import IO, TYPE_CHECKING, Any, Final
 
-from workspace_tools.core.text.tokenizer import Tokenizer, TokenizerConfig
+if TYPE_CHECKING:  # imported when first needed: a lazy worker answers kinds before that
+    from workspace_tools.core.text.tokenizer import Tokenizer
 
-__all__ = ["REPLY", "main", "pack_strings", "read_frame", "unpack_strings", "write_frame"]
+__all__ = [
+    "CONFIG",
+    "HELLO",
+    "KINDS",
+    "REPLY",
+    "TOKENS",
+    "main",
+    "pack_strings",
+    "read_frame",
+    "unpack_strings",
+    "write_frame",
+]
 
+CONFIG: Final = b"C"
+"""Tag of the first frame: the tokenizer's settings."""
+HELLO: Final = b"H"
+"""Tag of the worker's greeting: the fingerprint of the tokenizer it built."""
+TOKENS: Final = b"T"
+"""Tag of a term-ids job and of its reply."""
+KINDS: Final = b"K"
+"""Tag of a content-kinds job and of its reply."""
 _HEADER: Final = struct.Struct(">Q")
 REPLY: Final = struct.Struct("=QQd")
 """A reply's head: bytes of its packed new terms, bytes of its lengths, seconds busy."""
@@ -46,23 +76,41 @@ def write_frame(stream: IO[bytes], payload: bytes) -> None:
 
 
 def read_frame(stream: IO[bytes]) -> bytes | None:
-    """One frame's payload; ``None`` at the end of the input."""
-    head = stream.read(_HEADER.size)
-    if len(head) < _HEADER.size:
+    """One frame's payload; ``None`` at the end of the input.
+
+    ``stream`` may be unbuffered (a read then returns what the pipe holds: read until whole).
+    """
+    head = _read_exactly(stream, _HEADER.size)
+    if head is None:
         return None
     (size,) = _HEADER.unpack(head)
-    payload = stream.read(size)
-    return payload if len(payload) == size else None
+    return _read_exactly(stream, size)
 
 
-def pack_strings(strings: Sequence[str]) -> bytes:
+def _read_exactly(stream: IO[bytes], size: int) -> bytes | None:
+    first = stream.read(size)
+    if first is None or len(first) == size:
+        return first
+    parts = [first]
+    left = size - len(first)
+    while left:
+        part = stream.read(left)
+        if not part:
+            return None
+        parts.append(part)
+        left -= len(part)
+    return b"".join(parts)
+
+
+def pack_strings(strings: Sequence[str], *, tag: bytes = b"") -> bytes:
     """Strings as bytes: their count, their lengths (uint32, in code points), then UTF-8.
 
-    Any ``str`` round-trips (lone surrogates too: ``surrogatepass``).
+    Any ``str`` round-trips (lone surrogates too: ``surrogatepass``). ``tag`` goes first (a
+    job's frame is made with one copy of the text).
     """
     lengths = array(_UINT32, map(len, strings))
     text = "".join(strings).encode("utf-8", "surrogatepass")
-    return _COUNT.pack(len(strings)) + lengths.tobytes() + text
+    return b"".join([tag, _COUNT.pack(len(strings)), lengths.tobytes(), text])
 
 
 def unpack_strings(data: bytes) -> list[str]:
@@ -83,30 +131,67 @@ def unpack_strings(data: bytes) -> list[str]:
     return [text[end - size : end] for size, end in zip(lengths, ends, strict=True)]
 
 
-def serve(source: IO[bytes], sink: IO[bytes]) -> None:
-    """Answer the handshake, then every job, until ``source`` ends."""
+def serve(source: IO[bytes], sink: IO[bytes], *, waiting: Callable[[], bool] | None = None) -> None:
+    """Answer the handshake, then every job, until ``source`` ends (or sends an unknown frame).
+
+    Args:
+        source: The parent's frames.
+        sink: Where the replies go.
+        waiting: Whether a frame is waiting in ``source`` (a lazy worker idle after a kinds job
+            builds its tokenizer then); ``None``: it builds it only for a term-ids job.
+    """
     first = read_frame(source)
-    if first is None:
+    if first is None or first[:1] != CONFIG:
         return
-    hello: dict[str, Any] = json.loads(first)
-    tokenizer = Tokenizer(TokenizerConfig.from_dict(hello["config"]))
-    write_frame(sink, json.dumps({"fingerprint": tokenizer.fingerprint()}).encode())
+    hello: dict[str, Any] = json.loads(first[1:])
+    tokenizer = None if hello.get("lazy") else _greet(sink, hello["config"])
+    from workspace_tools.core.text import kind_split  # (lazy: while the kinds are on the way)
+
+    while (frame := read_frame(source)) is not None:
+        tag = frame[:1]
+        if tag == KINDS:
+            write_frame(sink, kind_split.answer(unpack_strings(frame[1:])))
+            if tokenizer is None and waiting is not None and not waiting():
+                tokenizer = _greet(sink, hello["config"])
+        elif tag == TOKENS:
+            if tokenizer is None:
+                tokenizer = _greet(sink, hello["config"])
+            write_frame(sink, _term_ids(tokenizer, frame))
+        else:
+            return
+
+
+def _greet(sink: IO[bytes], config: dict[str, Any]) -> Tokenizer:
+    """Build the tokenizer and tell the parent its fingerprint."""
+    from workspace_tools.core.text.tokenizer import Tokenizer, TokenizerConfig
+
+    tokenizer = Tokenizer(TokenizerConfig.from_dict(config))
+    write_frame(sink, HELLO + json.dumps({"fingerprint": tokenizer.fingerprint()}).encode())
+    return tokenizer
+
+
+def _term_ids(tokenizer: Tokenizer, frame: bytes) -> bytes:
+    """The reply to a :data:`TOKENS` job."""
     id_bytes = tokenizer.term_id_bytes
     vocab = tokenizer.vocab
-    while (frame := read_frame(source)) is not None:
-        started = time.perf_counter()
-        texts = unpack_strings(frame)
-        known = len(vocab)
-        blobs = [id_bytes(text) for text in texts]
-        lengths = array("i", [len(blob) >> 2 for blob in blobs]).tobytes()
-        terms = pack_strings(list(vocab)[known:] if len(vocab) > known else [])
-        head = REPLY.pack(len(terms), len(lengths), time.perf_counter() - started)
-        write_frame(sink, b"".join([head, terms, lengths, *blobs]))
+    started = time.perf_counter()
+    texts = unpack_strings(frame[1:])
+    known = len(vocab)
+    blobs = [id_bytes(text) for text in texts]
+    lengths = array("i", [len(blob) >> 2 for blob in blobs]).tobytes()
+    terms = pack_strings(list(vocab)[known:] if len(vocab) > known else [])
+    head = REPLY.pack(len(terms), len(lengths), time.perf_counter() - started)
+    return b"".join([TOKENS, head, terms, lengths, *blobs])
 
 
 def main() -> None:
-    """Serve the parent on stdin/stdout."""
-    serve(sys.stdin.buffer, sys.stdout.buffer)
+    """Serve the parent on stdin/stdout (stdin unbuffered: ``select`` then tells a frame waits)."""
+    source = os.fdopen(sys.stdin.fileno(), "rb", buffering=0, closefd=False)
+
+    def waiting() -> bool:
+        return bool(select.select([source], [], [], 0)[0])
+
+    serve(source, sys.stdout.buffer, waiting=waiting)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sized
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -343,11 +343,13 @@ class Workspace(ReadPath, SyncPath, ListingPath):
         digests: dict[str, str] = {}
         with self._write_lock:
             self._refresh()
+            if isinstance(documents, Sized):  # the worker starts while they are unpacked
+                self._expect_change(len(documents), kinds=True)
             latest: dict[str, tuple[str, dict[str, Any]]] = {}
             for doc in documents:
                 doc_id, content, metadata = unpack_document(doc)
                 latest[self._normalise_source_id(doc_id)] = (content, metadata)
-            self._expect_change(len(latest))  # a bulk change's worker starts while it is staged
+            self._expect_change(len(latest), kinds=True)  # a bulk change's worker starts now
             with gc_paused():  # many small objects, no cycles: no collection passes over them
                 with self._lock:
                     previous = {i: self._sources.get(i) for i in latest}
@@ -359,6 +361,7 @@ class Workspace(ReadPath, SyncPath, ListingPath):
                     chunk_ids=chunk_ids,
                     previous_of=previous_of,
                     digests=digests,
+                    ask_kinds=self._kinds_asker(),
                 )
             self._apply(
                 staged,

@@ -37,6 +37,7 @@ from workspace_tools.core.types import Chunk, SyncReport
 from workspace_tools.core.workspace._base import WorkspaceBase
 from workspace_tools.core.workspace._compat import check_root, check_settings, root_record
 from workspace_tools.core.workspace._ingest import embed_texts, gc_paused
+from workspace_tools.core.workspace._kinds_ahead import AskKinds, kinds_asker
 
 __all__ = ["WritePath"]
 
@@ -118,11 +119,18 @@ class WritePath(WorkspaceBase):
                 rows, removed, touched, report, show_progress=show_progress, previous=previous
             )
 
-    def _expect_change(self, chunks: int) -> None:
-        """About ``chunks`` chunks are coming (a bulk change's tokenizing worker starts now)."""
+    def _expect_change(self, chunks: int, *, kinds: bool = False) -> None:
+        """About ``chunks`` chunks are coming (a bulk change's tokenizing worker starts now).
+
+        ``kinds``: the worker is asked for content kinds first (:meth:`_kinds_asker`).
+        """
         if self.bm25_enabled and tokenizes_ahead(self._state):
             with self._lock:
-                self._state.expect_change(chunks)
+                self._state.expect_change(chunks, kinds=kinds)
+
+    def _kinds_asker(self) -> AskKinds | None:
+        """How staging hands content kinds to the backend's worker (``None``: not at all)."""
+        return kinds_asker(self._state, self._lock) if self.bm25_enabled else None
 
     def _tokenize_ahead(self, staged: list[tuple[SourceRecord, list[Chunk]]]) -> None:
         """Hand a bulk change's texts to the backend before writing it (tokenized meanwhile)."""

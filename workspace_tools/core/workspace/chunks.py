@@ -18,14 +18,22 @@ __all__ = ["chunk_converted"]
 
 
 def chunk_converted(
-    source_id: str, converted: Converted, metadata: dict[str, Any], *, config: ChunkingConfig
+    source_id: str,
+    converted: Converted,
+    metadata: dict[str, Any],
+    *,
+    config: ChunkingConfig,
+    kind: str | None = None,
 ) -> list[Chunk]:
     """Chunks of a converted source; PDF pages, slides and sheets go into chunk metadata.
 
     Each chunk's metadata also holds the source's kind (``content_kind``: prose, code,
     navigation, lockfile, minified... from ``core/ranking/prior.py``), unless the caller set one.
+    ``kind``: that kind when it is known already (computed elsewhere, or a placeholder the
+    caller replaces in the chunks' metadata, where it keeps its place as the first key).
     """
-    kind = content_kind(source_id, converted.text, fmt=converted.format)
+    if kind is None:
+        kind = content_kind(source_id, converted.text, fmt=converted.format)
     meta = {KIND_KEY: kind, **converted.metadata, **metadata, "format": converted.format}
     meta.pop("headings", None)
     chunks = chunk_text(

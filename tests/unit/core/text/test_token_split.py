@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from workspace_tools.core.text import token_split
+from workspace_tools.core.text import token_pipe, token_split
 from workspace_tools.core.text.token_split import SplitTokenizer, worker_allowed
 from workspace_tools.core.text.token_worker import pack_strings, unpack_strings
 from workspace_tools.core.text.tokenizer import Tokenizer
@@ -146,8 +146,8 @@ def test_a_worker_that_hangs_is_given_up(
     split: SplitTokenizer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     reference = Tokenizer()
-    monkeypatch.setattr(token_split, "_DEADLINE", 0.3)
-    monkeypatch.setattr(token_split, "_PER_TEXT", 0.0)
+    monkeypatch.setattr(token_pipe, "_DEADLINE", 0.3)
+    monkeypatch.setattr(token_pipe, "_PER_TEXT", 0.0)
     warm = _texts(100, seed=6)
     _same(split.term_ids(warm), [reference.term_ids(t) for t in warm])
     batch = _texts(300, seed=9)
