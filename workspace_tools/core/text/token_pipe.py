@@ -74,7 +74,8 @@ class TokenWorker:
         self.owner = os.getpid()
         """The process that started it (a forked child must neither use nor stop it)."""
         self._expected = tokenizer.fingerprint()
-        self._greeted = False
+        self.greeted = False
+        """Whether it has said which tokenizer it built (it is ready for term-ids jobs)."""
         self.answered = False
         """Whether it has answered a job (it has started, and loaded what a job needs)."""
         self._sender: threading.Thread | None = None
@@ -154,7 +155,7 @@ class TokenWorker:
         if fingerprint != self._expected:
             msg = f"the worker tokenizes with {fingerprint}, not {self._expected}"
             raise RuntimeError(msg)
-        self._greeted = True
+        self.greeted = True
 
     def result(self, count: int) -> tuple[list[str], npt.NDArray[np.int32], bytes, float]:
         """The reply to the term-ids job of ``count`` texts sent last.
@@ -166,7 +167,7 @@ class TokenWorker:
             RuntimeError: the worker died, hangs, or tokenizes otherwise than this process.
         """
         reply = self.reply(self._last[TOKENS], count=count)
-        if not self._greeted:
+        if not self.greeted:
             msg = "the worker answered before it said which tokenizer it has"
             raise RuntimeError(msg)
         terms_size, lengths_size, busy = REPLY.unpack_from(reply)

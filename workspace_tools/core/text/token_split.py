@@ -62,8 +62,17 @@ _FAILURES: Final = 2
 _TERMS_KEPT: Final = 2_000_000
 """A worker whose vocabulary grew past this many terms is replaced (a long-lived process that
 indexed many distinct words: the terms of texts since replaced stay in a worker's vocabulary)."""
-_SHARE_AHEAD: Final = 0.75
-"""The worker's share of a change handed over before its write, until measured."""
+_GAP_PER_TEXT: Final = 40e-6
+"""Seconds per text this process is busy between :meth:`SplitTokenizer.ahead` and the ids, until
+measured: a chunk's record, its row in ``put_sources`` and its part of the ``COMMIT`` (SciFact
+and the 50k build, quiet: 38-45 us per chunk)."""
+_COLD_PER_CHAR: Final = 100e-9
+"""Seconds per character of tokenizing with a new vocabulary, until measured (SciFact cold:
+0.62 s for 7.8 M characters, 80 ns, and more on the first texts, where every word is new)."""
+_BUILD: Final = 0.07
+"""Seconds a lazy worker takes to load its tokenizer (numpy, PyStemmer: ~70 ms of its start)."""
+_READY: Final = 0.13
+"""Seconds from a worker's start until it can tokenize (Python, this package, numpy, PyStemmer)."""
 _SHARE_NOW: Final = 0.5
 """Its share of texts it gets only when their ids are needed (a rebuild, a catch-up)."""
 
@@ -149,7 +158,7 @@ class SplitTokenizer:
         self.disown_forked()
         self._drop_job()
         if self._wanted(len(texts)):
-            share = _SHARE_AHEAD if self._rates is None else self._share(self._gap)
+            share = self._first_share(texts) if self._rates is None else self._share(self._gap)
             self._submit(list(texts[len(texts) - int(len(texts) * share) :]))
 
     def term_ids(self, texts: Sequence[str]) -> list[npt.NDArray[np.int32]]:
@@ -210,6 +219,23 @@ class SplitTokenizer:
         if here + there <= 0:
             return _SHARE_NOW
         return min(1.0, max(0.1, (here + gap) / (here + there)))
+
+    def _first_share(self, texts: Sequence[str]) -> float:
+        """The worker's share of a change handed over before its write, rates not yet measured.
+
+        Both tokenize at :data:`_COLD_PER_CHAR` (both vocabularies new); this process is busy
+        :data:`_GAP_PER_TEXT` more per text before it starts, the worker for the rest of its
+        start-up (:data:`_BUILD` while it has not said which tokenizer it has).
+        """
+        count = len(texts)
+        rate = max(sum(map(len, texts)) / count * _COLD_PER_CHAR, 1e-6)
+        worker = self.worker
+        lag = 0.0
+        if worker is not None and worker.alive() and not worker.greeted:
+            ready = time.perf_counter() + _BUILD if worker.answered else worker.started + _READY
+            lag = max(0.0, ready - time.perf_counter())
+        share = (count * (_GAP_PER_TEXT + rate) - lag) / (2 * count * rate)
+        return min(1.0, max(0.1, share))
 
     def _submit(self, texts: list[str]) -> None:
         if not (self.enabled and texts) or self.failures >= _FAILURES:
