@@ -105,12 +105,14 @@ class KindSplit:
         worker = split.worker
         if worker is None or not worker.alive() or len(items) < split.least:
             return None
+        if worker.pending():  # only an idle worker: replies unread could fill its pipe
+            return None
         there = here if self._there is None else self._there
         now = time.perf_counter()
         lag = 0.0 if worker.answered else max(0.0, worker.started + self.start - now)
         count = len(items)
         tail = (count * here + rest - lag) / max(here + there, 1e-9)
-        tail = int(min(count * _MOST, max(0.0, tail)))
+        tail = round(min(count * _MOST, max(0.0, tail)))
         if tail < _LEAST:
             return None
         start = count - tail

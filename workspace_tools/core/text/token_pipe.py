@@ -139,6 +139,10 @@ class TokenWorker:
         self._join_sender()
         return self._early.pop(number)
 
+    def pending(self) -> bool:
+        """Whether a reply is due (a job sent, its reply not read yet)."""
+        return bool(self._sent)
+
     def ready(self) -> bool:
         """Whether a reply (or the greeting) can be read without waiting."""
         if self._early:
@@ -185,8 +189,15 @@ class TokenWorker:
         """Whether the process is still running, and this process started it."""
         return self.owner == os.getpid() and self.process.poll() is None
 
-    def stop(self) -> None:
-        """End the process (its input closed; killed if it does not exit at once)."""
+    def stop(self, *, kill: bool = False) -> None:
+        """End the process (its input closed; killed if it does not exit at once).
+
+        ``kill``: kill it first (it failed: a frame it does not read would keep the thread
+        writing it blocked, and the input could not be closed).
+        """
+        if kill and self.alive():
+            with contextlib.suppress(OSError):
+                self.process.kill()
         self._finalizer()
 
     def _send(self, payload: bytes) -> None:

@@ -333,7 +333,7 @@ class SplitTokenizer:
         self.failures += 1
         worker, self.worker = self.worker, None
         if worker is not None:
-            worker.stop()
+            worker.stop(kill=True)
         self._forget_worker()
 
     def _forget_worker(self) -> None:
