@@ -352,7 +352,11 @@ class Workspace(ReadPath, SyncPath, ListingPath):
             self._expect_change(len(latest), kinds=True)  # a bulk change's worker starts now
             with gc_paused():  # many small objects, no cycles: no collection passes over them
                 with self._lock:
-                    previous = {i: self._sources.get(i) for i in latest}
+                    previous: dict[str, SourceRecord | None] = (
+                        {i: self._sources.get(i) for i in latest}
+                        if self._db.exists()  # else a new index: no stat of it per text
+                        else dict.fromkeys(latest)
+                    )
                 staged = stage_texts(
                     latest,
                     previous,
