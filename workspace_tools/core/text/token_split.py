@@ -14,7 +14,10 @@ vocabulary is renumbered: :attr:`Tokenizer.vocab_generation`).
 
 A change's texts can be handed over before it is written (:meth:`SplitTokenizer.ahead`), so the
 worker tokenizes while this process writes the database; :meth:`SplitTokenizer.term_ids` then
-takes the worker's part back when the texts it is asked for end with those. Anything wrong with
+takes the worker's part back when the texts it is asked for end with those. The same worker
+computes the content kinds of a bulk ``index_many``'s last texts while the change is staged
+(:attr:`SplitTokenizer.kinds`, :mod:`.kind_split`); its pipes are :mod:`.token_pipe`'s (numbered
+jobs, tagged replies). Anything wrong with
 the worker (it cannot start, it has another tokenizer, it died or hangs) makes this process
 tokenize those texts itself: the same ids, only slower. A change of :data:`BULK_TEXTS` texts (or
 a caller expecting that many, :meth:`SplitTokenizer.expect`) starts the worker; once it runs,
