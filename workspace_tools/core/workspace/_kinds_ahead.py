@@ -25,7 +25,7 @@ from workspace_tools.core.ranking.prior import KIND_KEY, content_kind
 from workspace_tools.core.store.corpus import SourceRecord
 from workspace_tools.core.types import Chunk
 
-__all__ = ["AskKinds", "KindsPlan", "kinds_asker"]
+__all__ = ["AskKinds", "KindRates", "KindsPlan", "kinds_asker"]
 
 AskKinds = Callable[[Sequence[tuple[str, str, str]], float, float], KindsJob | None]
 """``(items, seconds per kind here, seconds of other work here) -> job`` (see ``kinds_ahead``)."""
@@ -69,6 +69,20 @@ class _Locked:
             self._job.drop()
 
 
+class KindRates:
+    """This process's seconds per kind and per text of the rest of staging, as last measured.
+
+    Kept by the workspace across its changes: a change staged after one that was measured asks
+    the worker before its first text (no sample), with rates measured on thousands of texts.
+    """
+
+    __slots__ = ("kind", "other")
+
+    def __init__(self) -> None:
+        self.kind: float | None = None
+        self.other = 0.0
+
+
 class KindsPlan:
     """Which changed texts get their kind here, which from the worker, and when to ask.
 
@@ -76,17 +90,21 @@ class KindsPlan:
         changed: ``(source id, converted, metadata, digest, replaces)`` of each changed text,
             in the order they are staged.
         ask: Asks the worker (``None``: every kind is computed here).
+        rates: The workspace's measured rates (updated when the change is staged).
     """
 
     def __init__(
         self,
         changed: Sequence[tuple[str, Converted, dict[str, Any], str, bool]],
         ask: AskKinds | None,
+        rates: KindRates | None = None,
     ) -> None:
         self._changed = changed
         count = len(changed)
         self._ask = ask if count >= _CHANGED_LEAST else None
-        self._sample = min(max(_SAMPLE_LEAST, count // 64), _SAMPLE_MOST)
+        self._rates = rates
+        measured = rates is not None and rates.kind is not None
+        self._sample = 0 if measured else min(max(_SAMPLE_LEAST, count // 64), _SAMPLE_MOST)
         self._cut = count
         """Index of the first text whose kind may come from the worker."""
         self._job: KindsJob | None = None
@@ -97,13 +115,15 @@ class KindsPlan:
 
     def kind(self, number: int) -> str | None:
         """The kind to chunk text ``number`` with (``""``: not used, or put in later)."""
+        if number == self._sample and self._ask is not None:
+            self._send(number)
         source_id, converted, metadata, _, _ = self._changed[number]
         if KIND_KEY in metadata or KIND_KEY in converted.metadata:
             return ""  # the caller's kind wins: computing one would change nothing
         if number >= self._cut:
             self._pending.append(number)
             return ""
-        if number >= self._sample or self._ask is None:
+        if self._ask is None:
             return content_kind(source_id, converted.text, fmt=converted.format)
         started = time.perf_counter()
         kind = content_kind(source_id, converted.text, fmt=converted.format)
@@ -111,13 +131,17 @@ class KindsPlan:
         self._kinds += 1
         return kind
 
-    def staged(self, number: int) -> None:
-        """Text ``number`` is staged: after the sample, ask the worker."""
-        if number + 1 != self._sample or self._ask is None or not self._kinds:
+    def _send(self, sampled: int) -> None:
+        """Ask the worker for the kinds of the texts from ``sampled`` on (its share of them)."""
+        assert self._ask is not None
+        rates = self._rates
+        if rates is not None and rates.kind is not None:
+            here, other = rates.kind, rates.other
+        elif self._kinds:
+            here = self._kind_seconds / self._kinds
+            other = (time.perf_counter() - self._started - self._kind_seconds) / sampled
+        else:
             return
-        sampled = number + 1
-        here = self._kind_seconds / self._kinds
-        other = (time.perf_counter() - self._started - self._kind_seconds) / sampled
         left = range(sampled, len(self._changed))
         wanted = [i for i in left if self._wanted(i)]
         items = [self._item(i) for i in wanted]
@@ -128,6 +152,10 @@ class KindsPlan:
     def finish(self, staged: list[tuple[SourceRecord, list[Chunk]]]) -> None:
         """Put the worker's kinds (or, when it failed, kinds computed here) in their chunks."""
         job, pending = self._job, self._pending
+        if self._rates is not None and self._kinds and self._ask is not None:
+            spent = time.perf_counter() - self._started
+            self._rates.kind = self._kind_seconds / self._kinds
+            self._rates.other = max(0.0, spent - self._kind_seconds) / max(len(staged), 1)
         if job is None or not pending:
             return
         self._job = None

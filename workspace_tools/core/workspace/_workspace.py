@@ -366,6 +366,7 @@ class Workspace(ReadPath, SyncPath, ListingPath):
                     previous_of=previous_of,
                     digests=digests,
                     ask_kinds=self._kinds_asker(),
+                    kind_rates=self._kind_rates,
                 )
             self._apply(
                 staged,

@@ -37,7 +37,7 @@ from workspace_tools.core.types import Chunk, SyncReport
 from workspace_tools.core.workspace._base import WorkspaceBase
 from workspace_tools.core.workspace._compat import check_root, check_settings, root_record
 from workspace_tools.core.workspace._ingest import embed_texts, gc_paused
-from workspace_tools.core.workspace._kinds_ahead import AskKinds, kinds_asker
+from workspace_tools.core.workspace._kinds_ahead import AskKinds, KindRates, kinds_asker
 
 __all__ = ["WritePath"]
 
@@ -131,6 +131,11 @@ class WritePath(WorkspaceBase):
     def _kinds_asker(self) -> AskKinds | None:
         """How staging hands content kinds to the backend's worker (``None``: not at all)."""
         return kinds_asker(self._state, self._lock) if self.bm25_enabled else None
+
+    @functools.cached_property
+    def _kind_rates(self) -> KindRates:
+        """This process's staging rates, as the last bulk change measured them."""
+        return KindRates()
 
     def _tokenize_ahead(self, staged: list[tuple[SourceRecord, list[Chunk]]]) -> None:
         """Hand a bulk change's texts to the backend before writing it (tokenized meanwhile)."""

@@ -86,6 +86,7 @@ def test_the_rows_are_those_of_an_index_without_the_worker(
     monkeypatch.setenv(token_split.WORKER_ENV, "0")
     without = _build(tmp_path / "without", opened)
     assert _split(with_worker).kinds.worker_texts > 0
+    assert with_worker._kind_rates.kind is not None  # measured: later changes ask at once
     assert _split(without).kinds.worker_texts == 0
     assert _split(without).worker is None
     assert _rows(with_worker) == _rows(without)
