@@ -20,14 +20,19 @@ import numpy.typing as npt
 from workspace_tools.core.backends._ahead import Ahead, ahead
 from workspace_tools.core.backends.follow import TokenizerCheck
 from workspace_tools.core.store.database import Changes
-from workspace_tools.core.text.token_split import SplitTokenizer
+from workspace_tools.core.text.token_split import WORKER_MIN_TEXTS, SplitTokenizer
 from workspace_tools.core.text.tokenizer import Tokenizer
 
 __all__ = ["TermIds"]
 
 _AHEAD_CHUNKS: Final = 64
 """A change of up to this many chunks has its term ids made while its commit waits for the disk
-(:meth:`TermIds.prepare`); a larger one is tokenized after it, as before."""
+(:meth:`TermIds.prepare`)."""
+_AHEAD_BULK: Final = WORKER_MIN_TEXTS
+"""So has a change of this many chunks or more (a bulk change: its COMMIT writes megabytes and
+waits tens of milliseconds, this process's part of its tokenizing and the worker's reply fill
+that wait). A change in between is tokenized after its commit: its commit waits a few
+milliseconds, about what handing the GIL back after it can cost."""
 
 
 class TermIds:
@@ -66,11 +71,14 @@ class TermIds:
         return [text_ids(c.text) if c.terms is None else term_ids(c.terms) for c in chunks]
 
     def prepare(self, changes: Changes) -> None:
-        """Start the term ids of a small change of this process, right before its commit.
+        """Start the term ids of a small or a bulk change of this process, right before its commit.
 
         A helper thread tokenizes the texts while the ``COMMIT`` waits for the disk
         (``_ahead.py``); :meth:`apply` takes the ids (the ones it would make: the same texts, in
-        the same order, against the same vocabulary, which nothing else changes meanwhile).
+        the same order, against the same vocabulary, which nothing else changes meanwhile). For
+        a bulk change that is :meth:`_term_ids_of` whole: this process's head of the texts, then
+        the worker's part collected (:class:`SplitTokenizer`, its job handed over before the
+        write by :meth:`tokenize_ahead`).
         """
         self.abandon()
         chunks = changes.chunks
@@ -78,7 +86,7 @@ class TermIds:
             not self.index_terms
             or self.version != changes.version - 1
             or not chunks
-            or len(chunks) > _AHEAD_CHUNKS
+            or _AHEAD_CHUNKS < len(chunks) < _AHEAD_BULK
             or any(chunk.terms is not None for chunk in chunks)
         ):
             return
