@@ -74,7 +74,15 @@ def test_a_bulk_change_is_tokenized_on_the_helper_while_it_commits(
         threads.append(threading.current_thread().name)
         return tokenize(self, changes)
 
+    counted_on: list[str] = []
+    count = _term_ids.count_terms
+
+    def traced_count(terms: Any) -> Any:
+        counted_on.append(threading.current_thread().name)
+        return count(terms)
+
     monkeypatch.setattr(embedded.EmbeddedBackend, "_term_ids_of", traced)
+    monkeypatch.setattr(_term_ids, "count_terms", traced_count)
     ws = _open(tmp_path / "ahead", opened)
     ws.index_many(_docs(5, seed=1))  # a small first change: ahead too, by the small-write rule
     handed = _ahead._HELPER.handed
@@ -83,17 +91,23 @@ def test_a_bulk_change_is_tokenized_on_the_helper_while_it_commits(
         ws.index_many(_docs(80, seed=seed))
     assert _ahead._HELPER.handed == handed + 2  # each bulk change went ahead
     assert len(threads) == 2  # tokenized once each: by the helper, or here if it was not free
+    assert counted_on == threads  # the frequencies counted by the same job, bulk changes only
     assert ws._state._ahead is None  # the ids were taken
     assert ws._state.split.worker_texts > 0  # the worker took part of them
 
     monkeypatch.setattr(_term_ids, "_AHEAD_BULK", 10**9)  # as before: after the commit
     after = _open(tmp_path / "after", opened)
     after.index_many(_docs(5, seed=1))
-    handed = _ahead._HELPER.handed
+    handed, counts = _ahead._HELPER.handed, len(counted_on)
     for seed in (2, 3):
         after.index_many(_docs(80, seed=seed))
     assert _ahead._HELPER.handed == handed  # nothing went ahead in this one
+    assert len(counted_on) == counts  # none counted apart in this one
     assert ws._state.tokenizer.vocab == after._state.tokenizer.vocab
+    size = len(ws._state.tokenizer.vocab)  # past it, zeros (a merge may have sized the array)
+    df, df_after = ws._state.sparse._df, after._state.sparse._df
+    assert not df[size:].any() and not df_after[size:].any()
+    assert df[:size].tolist() == df_after[:size].tolist()  # added after counting apart
     assert _results(ws) == _results(after)
 
 
