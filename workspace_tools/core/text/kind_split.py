@@ -30,20 +30,15 @@ from __future__ import annotations
 import struct
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from typing import Final, Protocol
 
-from workspace_tools.core.ranking.prior import KINDS, content_kind
+from workspace_tools.core.ranking.prior import KINDS
+from workspace_tools.core.text.token_pipe import TokenWorker
+from workspace_tools.core.text.token_worker import KIND_REPLY
 from workspace_tools.core.text.token_worker import KINDS as KINDS_TAG
 
-if TYPE_CHECKING:
-    from workspace_tools.core.text.token_pipe import TokenWorker
-    from workspace_tools.core.text.token_split import SplitTokenizer
+__all__ = ["KindJob", "KindSplit", "WorkerOwner"]
 
-__all__ = ["KIND_REPLY", "KindJob", "KindSplit", "answer"]
-
-KIND_REPLY: Final = struct.Struct("=Qd")
-"""A kinds reply's head: how many kinds follow (one byte each), seconds busy."""
-_CODES: Final = {kind: code for code, kind in enumerate(KINDS)}
 _START: Final = 0.06
 """Seconds from a new (lazy) worker's start to its first job, until measured: Python, this
 package and ``prior`` (~40 ms on a quiet core of the 2-core machine, ``-X importtime``)."""
@@ -53,19 +48,19 @@ _MOST: Final = 0.95
 """The largest share of a change's texts the worker gets."""
 
 
-def answer(strings: list[str]) -> bytes:
-    """The worker's reply to a kinds job: ``(source id, text, format)`` of each text, flat.
+class WorkerOwner(Protocol):
+    """What :class:`KindSplit` needs of its owner (a :class:`~.token_split.SplitTokenizer`)."""
 
-    Raises:
-        ValueError: the strings do not come in threes.
-    """
-    started = time.perf_counter()
-    if len(strings) % 3:
-        msg = f"a kinds job holds {len(strings)} strings, not (id, text, format) triples"
-        raise ValueError(msg)
-    triples = zip(strings[0::3], strings[1::3], strings[2::3], strict=True)
-    codes = bytes(_CODES[content_kind(source, text, fmt=fmt)] for source, text, fmt in triples)
-    return b"".join([KINDS_TAG, KIND_REPLY.pack(len(codes), time.perf_counter() - started), codes])
+    worker: TokenWorker | None
+    least: int
+
+    def disown_forked(self) -> None:
+        """Forget a worker a forked child shares with its parent."""
+        ...
+
+    def fail(self, exc: BaseException) -> None:
+        """Give the worker up."""
+        ...
 
 
 class KindSplit:
@@ -77,7 +72,7 @@ class KindSplit:
         split: The tokenizer whose worker (started, kept and given up by it) answers.
     """
 
-    def __init__(self, split: SplitTokenizer) -> None:
+    def __init__(self, split: WorkerOwner) -> None:
         self.split = split
         self.worker_texts = 0
         """Texts whose kind came from a worker (tests read it)."""

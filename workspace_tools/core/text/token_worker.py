@@ -18,7 +18,8 @@ frame's first byte is its tag:
    texts' term ids in the worker's own vocabulary (native int32, one text after the other), with
    the terms that vocabulary gained since the last reply in the order they were numbered.
 3. :data:`KINDS` + ``(source id, text, format)`` of each text, flat (:func:`pack_strings`) ->
-   :data:`KINDS` + the kinds (``content_kind``), one byte each (:mod:`.kind_split`).
+   :data:`KINDS` + :data:`KIND_REPLY` then the kinds (``content_kind``), one byte each (an
+   index into ``prior.KINDS``; :func:`answer_kinds`, asked by :mod:`.kind_split`).
 
 Jobs are answered in the order they came. It exits at the end of its input (the parent closed
 the pipe, or died) or on a frame it does not know.
@@ -44,8 +45,10 @@ __all__ = [
     "CONFIG",
     "HELLO",
     "KINDS",
+    "KIND_REPLY",
     "REPLY",
     "TOKENS",
+    "answer_kinds",
     "main",
     "pack_strings",
     "read_frame",
@@ -61,6 +64,8 @@ TOKENS: Final = b"T"
 """Tag of a term-ids job and of its reply."""
 KINDS: Final = b"K"
 """Tag of a content-kinds job and of its reply."""
+KIND_REPLY: Final = struct.Struct("=Qd")
+"""A kinds reply's head: how many kinds follow (one byte each), seconds busy."""
 _HEADER: Final = struct.Struct(">Q")
 REPLY: Final = struct.Struct("=QQd")
 """A reply's head: bytes of its packed new terms, bytes of its lengths, seconds busy."""
@@ -145,12 +150,12 @@ def serve(source: IO[bytes], sink: IO[bytes], *, waiting: Callable[[], bool] | N
         return
     hello: dict[str, Any] = json.loads(first[1:])
     tokenizer = None if hello.get("lazy") else _greet(sink, hello["config"])
-    from workspace_tools.core.text import kind_split  # (lazy: while the kinds are on the way)
-
+    if tokenizer is None:  # the kinds' module, loaded while the kinds are on the way
+        from workspace_tools.core.ranking import prior  # noqa: F401
     while (frame := read_frame(source)) is not None:
         tag = frame[:1]
         if tag == KINDS:
-            write_frame(sink, kind_split.answer(unpack_strings(frame[1:])))
+            write_frame(sink, answer_kinds(unpack_strings(frame[1:])))
             if tokenizer is None and waiting is not None and not waiting():
                 tokenizer = _greet(sink, hello["config"])
         elif tag == TOKENS:
@@ -159,6 +164,25 @@ def serve(source: IO[bytes], sink: IO[bytes], *, waiting: Callable[[], bool] | N
             write_frame(sink, _term_ids(tokenizer, frame))
         else:
             return
+
+
+def answer_kinds(strings: list[str]) -> bytes:
+    """The reply to a :data:`KINDS` job: ``(source id, text, format)`` of each text, flat.
+
+    Raises:
+        ValueError: the strings do not come in threes.
+    """
+    from workspace_tools.core.ranking.prior import KINDS as NAMES
+    from workspace_tools.core.ranking.prior import content_kind
+
+    started = time.perf_counter()
+    if len(strings) % 3:
+        msg = f"a kinds job holds {len(strings)} strings, not (id, text, format) triples"
+        raise ValueError(msg)
+    codes = {kind: code for code, kind in enumerate(NAMES)}
+    triples = zip(strings[0::3], strings[1::3], strings[2::3], strict=True)
+    kinds = bytes(codes[content_kind(source, text, fmt=fmt)] for source, text, fmt in triples)
+    return b"".join([KINDS, KIND_REPLY.pack(len(kinds), time.perf_counter() - started), kinds])
 
 
 def _greet(sink: IO[bytes], config: dict[str, Any]) -> Tokenizer:

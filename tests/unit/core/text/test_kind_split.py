@@ -13,10 +13,15 @@ import pytest
 
 from workspace_tools.core.ranking.prior import KINDS, content_kind
 from workspace_tools.core.text import kind_split, token_pipe, token_split
-from workspace_tools.core.text.kind_split import KIND_REPLY, answer
 from workspace_tools.core.text.token_split import SplitTokenizer
+from workspace_tools.core.text.token_worker import (
+    KIND_REPLY,
+    TOKENS,
+    pack_strings,
+    unpack_strings,
+)
 from workspace_tools.core.text.token_worker import KINDS as KINDS_TAG
-from workspace_tools.core.text.token_worker import TOKENS, pack_strings, unpack_strings
+from workspace_tools.core.text.token_worker import answer_kinds as answer
 from workspace_tools.core.text.tokenizer import Tokenizer
 
 _PROSE = "The cells were grown for three days before the samples were counted again.\n" * 6
