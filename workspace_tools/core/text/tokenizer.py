@@ -196,7 +196,7 @@ class Tokenizer:
                 return _INT32.pack(vocab.setdefault(self._stem(term), len(vocab)))
             return self._word_ids(token)
         word = _one_word(token)
-        if word is None:  # several words (``p<0.05``), or none (``+/-``)
+        if word is None:  # several words (``p<0.05``), none (``+/-``), or one among others
             return b"".join(map(self._id_cache.__getitem__, WORD_PATTERN.findall(token)))
         if word is token:  # one word as it stands (``well-known``, ``1.5``)
             return self._word_ids(token)
@@ -333,11 +333,12 @@ class _WordCache(dict[_K, _V]):
 
 
 def _one_word(token: str) -> str | None:
-    """The one word a token without whitespace holds (``WORD_PATTERN.findall(token) == [word]``).
+    """The one word of a token (``WORD_PATTERN.findall(token) == [word]``), found without the scan.
 
-    ``token`` itself when it is that word, ``None`` when it holds several words or none. The
-    characters stripped are never part of a word, so a word with them around it is the token's
-    only word (a separator, such as the ``.`` of ``cells.``, joins words only between them).
+    ``token`` itself when it is that word; ``None`` when it holds several words, none, or a word
+    among characters other than :data:`_PUNCTUATION` (ask ``WORD_PATTERN`` then). Those
+    characters are never part of a word, so a word with them around it is the token's only word
+    (a separator, such as the ``.`` of ``cells.``, joins words only between them).
     """
     word = token.strip(_PUNCTUATION)
     if word.isalnum():
