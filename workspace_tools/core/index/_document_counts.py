@@ -8,41 +8,84 @@ distinct ``(document, term)`` pairs, not with a ``np.unique`` per document.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["count_documents", "grow_frequencies"]
+__all__ = ["DocumentCounts", "add_counts", "count_documents", "count_terms", "grow_frequencies"]
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentCounts:
+    """What a batch of documents adds to the frequencies, counted apart from them.
+
+    A pure function of the documents' term ids (:func:`count_terms`), so it can be made before
+    the segments are touched: a bulk write counts it while its ``COMMIT`` waits for the disk.
+    """
+
+    highest: list[int]
+    """Each non-empty document's highest term id, in order (how the frequencies grow)."""
+    total: int
+    """The documents' total length."""
+    per_term: npt.NDArray[np.int64] | None
+    """Documents holding each id ``0 .. len - 1`` (many distinct pairs), else ``None``."""
+    distinct: npt.NDArray[np.int64] | None
+    """Else each (document, term) pair's term id once (a few pairs among many ids)."""
+
+
+def count_terms(terms: Sequence[npt.NDArray[np.int32]]) -> DocumentCounts:
+    """The distinct terms of each document, counted (one sort of the ``(document, term)`` pairs)."""
+    lengths = np.fromiter(map(len, terms), dtype=np.int64, count=len(terms))
+    total = int(lengths.sum())
+    if not total:
+        return DocumentCounts(highest=[], total=0, per_term=None, distinct=None)
+    flat = np.concatenate(terms).astype(np.int64)
+    starts = np.cumsum(lengths) - lengths
+    highest = np.maximum.reduceat(flat, starts[lengths > 0])  # each document's top id
+    width = int(highest.max()) + 1
+    docs = np.repeat(np.arange(len(terms), dtype=np.int64), lengths)
+    pairs = docs * width + flat
+    pairs.sort()  # each (document, term) once: the first of each run of equal pairs
+    first = np.empty(len(pairs), dtype=bool)
+    first[0] = True
+    np.not_equal(pairs[1:], pairs[:-1], out=first[1:])
+    distinct = pairs[first] % width
+    tops = highest.tolist()
+    if len(distinct) * 8 < width:  # a few documents: their terms, not every term
+        return DocumentCounts(highest=tops, total=total, per_term=None, distinct=distinct)
+    per_term = np.bincount(distinct, minlength=width).astype(np.int64, copy=False)
+    return DocumentCounts(highest=tops, total=total, per_term=per_term, distinct=None)
+
+
+def add_counts(df: npt.NDArray[np.int64], counts: DocumentCounts) -> npt.NDArray[np.int64]:
+    """``counts`` added to ``df`` (grown if need be, else updated in place); the array."""
+    df = grow_frequencies(df, counts.highest)
+    if counts.per_term is not None:
+        df[: len(counts.per_term)] += counts.per_term
+    elif counts.distinct is not None:
+        np.add.at(df, counts.distinct, 1)
+    return df
 
 
 def count_documents(
-    df: npt.NDArray[np.int64], terms: Sequence[npt.NDArray[np.int32]]
+    df: npt.NDArray[np.int64],
+    terms: Sequence[npt.NDArray[np.int32]],
+    *,
+    counted: DocumentCounts | None = None,
 ) -> tuple[npt.NDArray[np.int64], int]:
     """Count each document's distinct terms in ``df`` (grown if need be, else updated in place).
+
+    Args:
+        df: The frequency array.
+        terms: Each document's term ids.
+        counted: ``count_terms(terms)``, when the caller made it already.
 
     Returns:
         The frequency array (``df`` itself unless it grew) and the documents' total length.
     """
-    lengths = np.fromiter(map(len, terms), dtype=np.int64, count=len(terms))
-    total = int(lengths.sum())
-    if total:
-        flat = np.concatenate(terms).astype(np.int64)
-        starts = np.cumsum(lengths) - lengths
-        highest = np.maximum.reduceat(flat, starts[lengths > 0])  # each document's top id
-        df = grow_frequencies(df, highest.tolist())
-        width = len(df)
-        docs = np.repeat(np.arange(len(terms), dtype=np.int64), lengths)
-        pairs = docs * width + flat
-        pairs.sort()  # each (document, term) once: the first of each run of equal pairs
-        first = np.empty(len(pairs), dtype=bool)
-        first[0] = True
-        np.not_equal(pairs[1:], pairs[:-1], out=first[1:])
-        distinct = pairs[first] % width
-        if len(distinct) * 8 < width:  # a few documents: their terms, not every term
-            np.add.at(df, distinct, 1)
-        else:
-            df += np.bincount(distinct, minlength=width)
-    return df, total
+    counts = count_terms(terms) if counted is None else counted
+    return add_counts(df, counts), counts.total
 
 
 def grow_frequencies(df: npt.NDArray[np.int64], highest: Sequence[int]) -> npt.NDArray[np.int64]:
