@@ -117,9 +117,11 @@ class Tokenizer:
         """Token (or word) -> the vocabulary ids of its terms (new terms added), filled on a
         miss, as native int32 bytes: a text's ids are one ``bytes.join`` of its tokens' (no int
         object is read)."""
-        self._stem_once = _make_stemmer(self.config.stemmer)
-        """Stems one term, uncached (each word's terms are cached instead)."""
-        self._stem = _memoised(self._stem_once)
+        stem_word = _make_stemmer(self.config.stemmer)
+        self._stem: Callable[[str], str] = (
+            _identity if stem_word is None else _StemCache(stem_word).__getitem__
+        )
+        """Term -> its stem (a term stemmed before costs a C lookup)."""
         self.vocab: dict[str, int] = {}
         """Term -> integer id, grown as documents are tokenized (ids are never reused)."""
         self.vocab_generation = 0
@@ -195,12 +197,15 @@ class Tokenizer:
                 vocab = self.vocab
                 return _INT32.pack(vocab.setdefault(self._stem(term), len(vocab)))
             return self._word_ids(token)
-        word = _one_word(token)
-        if word is None:  # several words (``p<0.05``), none (``+/-``), or one among others
+        # _one_word, inline (this runs for most tokens of a first build).
+        word = token.strip(_PUNCTUATION)
+        if word.isalnum():  # one word in punctuation (``cells,``, ``(p53``)
+            return self._id_cache[word]
+        if WORD_PATTERN.fullmatch(word) is None:  # several words (``p<0.05``), none (``+/-``)
             return b"".join(map(self._id_cache.__getitem__, WORD_PATTERN.findall(token)))
-        if word is token:  # one word as it stands (``well-known``, ``1.5``)
+        if len(word) == len(token):  # one word as it stands (``well-known``, ``1.5``)
             return self._word_ids(token)
-        return self._id_cache[word]  # one word in punctuation (``cells,``, ``(p53``)
+        return self._id_cache[word]  # ``(well-known),``
 
     def _word_ids(self, word: str) -> bytes:
         """Ids of a word that is not a single term: its terms cached (as ``_cache[word]``)."""
@@ -395,9 +400,10 @@ def _split_cjk(word: str) -> list[str]:
     return out
 
 
-def _make_stemmer(name: str | None) -> Callable[[str], str]:
+def _make_stemmer(name: str | None) -> Callable[[str], Any] | None:
+    """PyStemmer's ``stemWord`` for ``name`` (``None``: no stemming)."""
     if name is None:
-        return _identity
+        return None
     import Stemmer  # PyStemmer
 
     try:
@@ -406,21 +412,30 @@ def _make_stemmer(name: str | None) -> Callable[[str], str]:
         known = ", ".join(sorted(Stemmer.algorithms()))
         msg = f"Unknown stemmer {name!r}. Use one of: {known}; or None for no stemming."
         raise ValueError(msg) from exc
-    # PyStemmer's own LRU cache costs more than it saves: callers cache what they need.
+    # PyStemmer's own LRU cache costs more than it saves: _StemCache keeps every stem.
     stemmer.maxCacheSize = 0
-    stem_word = stemmer.stemWord
-
-    def stem(term: str) -> str:
-        # Only stem alphabetic words: numbers and CJK characters stay as they are.
-        return str(stem_word(term)) if term.isalpha() and len(term) > 2 else term
-
-    return stem
+    stem_word: Callable[[str], Any] = stemmer.stemWord
+    return stem_word
 
 
-def _memoised(stem: Callable[[str], str]) -> Callable[[str], str]:
-    if stem is _identity:
+class _StemCache(dict[str, str]):
+    """Term -> its stem, stemmed when first looked up (one Python call: ``__missing__``).
+
+    Only alphabetic terms of three or more characters are stemmed: numbers and CJK characters
+    stay as they are. Past :data:`_CACHE_LIMIT` entries it starts again, as :class:`_WordCache`.
+    """
+
+    def __init__(self, stem_word: Callable[[str], Any]) -> None:
+        super().__init__()
+        self._stem_word = stem_word
+        self._limit = _CACHE_LIMIT
+
+    def __missing__(self, term: str) -> str:
+        if len(self) >= self._limit:
+            self.clear()
+        stem: str = self._stem_word(term) if term.isalpha() and len(term) > 2 else term
+        self[term] = stem
         return stem
-    return _WordCache(stem).__getitem__  # a term stemmed before costs a C lookup
 
 
 def _identity(term: str) -> str:
