@@ -15,6 +15,8 @@ import sys
 import unicodedata
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from workspace_tools.core.text import tokenizer as module
 from workspace_tools.core.text.tokenizer import (
@@ -138,6 +140,32 @@ def test_term_ids_are_the_sequential_numbering_of_every_word_s_terms(
         assert tok.term_ids(text).tolist() == oracle.ids(text), text
         assert tok.tokenize(text) == oracle.terms(text), text
     assert tok.vocab == oracle.vocab and list(tok.vocab) == list(oracle.vocab)
+
+
+_TOKENS = st.one_of(
+    st.sampled_from(_WORDS),
+    st.text(
+        alphabet=st.one_of(
+            st.sampled_from(_PUNCTUATION + "._-:'aA1 "),
+            st.characters(blacklist_categories=()),  # surrogates, marks, CJK, anything
+        ),
+        max_size=12,
+    ),
+)
+
+
+@settings(
+    max_examples=300,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(st.lists(st.lists(_TOKENS, max_size=12).map(" ".join), min_size=1, max_size=8))
+def test_any_texts_get_the_ids_of_the_rules_one_after_the_other(texts: list[str]) -> None:
+    tok, oracle = Tokenizer(), _Oracle(TokenizerConfig())
+    for text in texts * 2:
+        assert tok.term_ids(text).tolist() == oracle.ids(text)
+    assert list(tok.vocab) == list(oracle.vocab)
 
 
 def test_the_id_cache_holds_each_token_and_each_word_of_a_token_of_several() -> None:
