@@ -36,7 +36,9 @@ import numpy as np
 import numpy.typing as npt
 
 from workspace_tools.core.index import segments
-from workspace_tools.core.index.segments import BaseArrays, SparseSegments, build_base_flat
+from workspace_tools.core.index._base_segment import build_base_compacted
+from workspace_tools.core.index._live_rows import live_flat
+from workspace_tools.core.index.segments import BaseArrays, SparseSegments
 from workspace_tools.core.store.snapshot import read_pointer, write_snapshot
 
 if TYPE_CHECKING:
@@ -183,26 +185,16 @@ def freeze(state: MergeState, *, save: bool, config: dict[str, Any], background:
 def build(job: MergeJob, db: IndexDatabase) -> None:
     """Step 2 (no lock): the new base and, with ``save``, the snapshot."""
     frozen = job.rows
-    if frozen.base.terms is None:
-        frozen.base.transpose()  # every row's terms from the postings, in one sort
-    frozen.base.touch_all("terms")  # an older snapshot's terms: checked once
-    keys, rows = frozen.live_row_numbers()
-    terms = [frozen.terms_of_row(int(r)) for r in rows]
+    keys, flat, lengths = live_flat(frozen)  # in key order
     words = [""] * len(job.vocab)
     for word, number in job.vocab.items():
         words[number] = word
-    flat = np.concatenate(terms) if terms else np.zeros(0, dtype=np.int32)
-    present = np.zeros(max(len(words), 1), dtype=bool)
-    present[flat] = True  # the ids still used, sorted (np.unique's answer without its sort)
-    used = np.flatnonzero(present)
-    remap = np.full(len(present), -1, dtype=np.int32)
-    remap[used] = np.arange(len(used), dtype=np.int32)
-    job.words = [words[i] for i in used.tolist()]
-    job.keys = keys
-    lengths = np.fromiter(map(len, terms), dtype=np.int64, count=len(terms))
-    job.base, job.nonoccurrence = build_base_flat(
-        frozen.model, keys, remap[flat], lengths, len(job.words)
+    job.base, job.nonoccurrence, used = build_base_compacted(
+        frozen.model, keys, flat, lengths, len(words)
     )
+    # The ids still used, renumbered in order (often all of them: then the same list).
+    job.words = words if len(used) == len(words) else [words[i] for i in used.tolist()]
+    job.keys = keys
     job.fresh = SparseSegments(frozen.config)
     job.fresh.load_built(job.base, job.nonoccurrence)  # here, not in adopt(): that holds the lock
     if not job.save:

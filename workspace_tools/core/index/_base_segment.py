@@ -14,7 +14,7 @@ import numpy.typing as npt
 
 from workspace_tools.core.index._sparse_build import build_scores_from_pairs, count_pairs
 
-__all__ = ["BaseArrays", "build_base", "empty_base", "narrow_counts"]
+__all__ = ["BaseArrays", "build_base", "build_base_compacted", "empty_base", "narrow_counts"]
 
 
 _SCANS: Final = 8
@@ -143,13 +143,54 @@ def build_base_flat(
     What a merge has already (splitting them into one array per row only to join them again
     cost ~0.2 s at 50,000 rows).
     """
+    base, nonoccurrence, _ = _build(model, keys, flat, lengths, n_vocab, compact=False)
+    return base, nonoccurrence
+
+
+def build_base_compacted(
+    model: Any,
+    keys: Sequence[int] | npt.NDArray[np.int64],
+    flat: npt.NDArray[np.int32],
+    lengths: npt.NDArray[np.int64],
+    n_vocab: int,
+) -> tuple[BaseArrays, Any, npt.NDArray[np.int64]]:
+    """:func:`build_base_flat` with the vocabulary compacted: ids no row uses are dropped.
+
+    The used ids keep their order, so the compacted ids are their ranks. The pairs are counted
+    on the ids as given and renumbered after (a pass over the distinct pairs, and none at all
+    when every id is used), which gives the arrays of a build on ids compacted first.
+
+    Returns:
+        The base, its non-occurrence scores, and the used ids (ascending): compacted id ``i``
+        is ``used[i]``.
+    """
+    return _build(model, keys, flat, lengths, n_vocab, compact=True)
+
+
+def _build(
+    model: Any,
+    keys: Sequence[int] | npt.NDArray[np.int64],
+    flat: npt.NDArray[np.int32],
+    lengths: npt.NDArray[np.int64],
+    n_vocab: int,
+    *,
+    compact: bool,
+) -> tuple[BaseArrays, Any, npt.NDArray[np.int64]]:
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     pair_terms, pair_docs, tf = count_pairs(flat, lengths, dtype=model.dtype)
     df = np.bincount(pair_terms, minlength=n_vocab).astype(np.int64)
-    indptr = np.zeros(n_vocab + 1, dtype=np.int64)
+    used = np.flatnonzero(df) if compact else np.arange(n_vocab, dtype=np.int64)
+    if compact and len(used) < len(df):
+        remap = np.full(len(df), -1, dtype=np.int32)
+        remap[used] = np.arange(len(used), dtype=np.int32)
+        pair_terms = remap[pair_terms]  # ascending still: the renumbering keeps the order
+        flat = remap[flat]
+        df = df[used]
+    n_terms = len(df)
+    indptr = np.zeros(n_terms + 1, dtype=np.int64)
     np.cumsum(df, out=indptr[1:])
-    docs = pair_docs.astype(np.int32)
+    docs = pair_docs.astype(np.int32, copy=False)
     scores, nonoccurrence = (
         build_scores_from_pairs(
             model, pair_terms=pair_terms, pair_docs=docs, tf=tf, lengths=lengths, df=df
@@ -164,10 +205,10 @@ def build_base_flat(
         tf=narrow_counts(tf),
         scores=scores,
         lengths=lengths,
-        terms=flat,
+        terms=np.asarray(flat, dtype=np.int32),
         offsets=offsets,
     )
-    return base, nonoccurrence
+    return base, nonoccurrence, used
 
 
 def narrow_counts(tf: npt.NDArray[Any]) -> npt.NDArray[Any]:

@@ -165,21 +165,31 @@ def count_pairs(
     """Distinct ``(term, document)`` pairs of documents given as concatenated term ids.
 
     Args:
-        flat: Term ids of every document, one after the other.
+        flat: Term ids of every document, one after the other (none negative).
         lengths: Number of terms of each document.
         dtype: Float dtype of the returned term frequencies.
-        in_place: ``flat`` is an int64 array the caller no longer needs (it is reused).
+        in_place: ``flat`` is an int64 array the caller no longer needs (it may be reused).
 
     Returns:
-        ``(terms, docs, tf)`` sorted by term then document (CSC order).
+        ``(terms, docs, tf)`` sorted by term then document (CSC order); terms and documents as
+        ``int32`` when they fit a 32-bit pair key, else ``int64``.
     """
     n_docs = len(lengths)
     total = len(flat)
-    # One sort of the (term, document) pairs gives every count, already in CSC order. The pair
-    # key is built and sorted in place, so the peak is about two int64 arrays of all tokens.
-    keys = flat if in_place else np.array(flat, dtype=np.int64)
-    keys *= max(n_docs, 1)
-    keys += np.repeat(np.arange(n_docs, dtype=np.min_scalar_type(max(n_docs - 1, 0))), lengths)
+    # One sort of the (term, document) pairs gives every count, already in CSC order. A pair's
+    # key is its term shifted left past the document bits, plus the document: when both fit 32
+    # bits (SciFact; a 50,000-row merge needs 33) the sort moves half the bytes of an int64 one
+    # and runs twice as fast, and shifts and masks split the keys again, not a division.
+    doc_bits = max(n_docs - 1, 0).bit_length()
+    top = int(np.max(flat)) if total else 0
+    narrow = doc_bits + top.bit_length() <= 32 and top.bit_length() <= 31
+    key_dtype = np.uint32 if narrow else np.int64
+    if in_place and not narrow and flat.dtype == np.int64:
+        keys = flat
+    else:
+        keys = np.asarray(flat).astype(key_dtype)
+    keys <<= key_dtype(doc_bits)
+    keys |= np.repeat(np.arange(n_docs, dtype=key_dtype), lengths)
     keys.sort()
     new_pair = np.empty(total, dtype=bool)
     new_pair[:1] = True
@@ -192,8 +202,10 @@ def count_pairs(
         tf[-1] = total - starts[-1]
     pairs = keys[starts]
     del keys, starts
-    pair_terms = pairs // max(n_docs, 1)
-    pairs -= pair_terms * max(n_docs, 1)
+    pair_terms = pairs >> key_dtype(doc_bits)
+    pairs &= key_dtype((1 << doc_bits) - 1)
+    if narrow:  # both below 2**31: the same bits as int32
+        return pair_terms.view(np.int32), pairs.view(np.int32), tf
     return pair_terms, pairs, tf
 
 
