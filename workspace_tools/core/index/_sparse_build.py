@@ -18,9 +18,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from itertools import chain
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
+
+from workspace_tools.core.index._tfc_grid import grid_of, grid_values, looked_up
 
 __all__ = ["build_scores", "build_scores_from_pairs", "count_pairs", "make_bm25"]
 
@@ -28,6 +30,8 @@ logger = logging.getLogger(__name__)
 
 _BLOCK = 1 << 20
 """(term, document) pairs scored per numpy pass."""
+_GRID_PAIRS: Final = 1 << 16
+"""Pairs from which their term-frequency component is looked up in a grid (``_tfc_grid.py``)."""
 
 
 def make_bm25(*, k1: float, b: float, method: str) -> Any:
@@ -139,19 +143,26 @@ def build_scores_from_pairs(
 
     # Scores in blocks, so bm25s's float64 temporaries stay small; the operations are elementwise
     # and the float64 -> float32 store rounds as bm25s's does.
+    # The term-frequency component takes few distinct (tf, length) values: evaluated once per
+    # cell of that grid and looked up (the same function on the same values: the same bits).
     tfc_fn = _select_tfc_scorer(model.method)
+    grid = grid_of(np.asarray(lengths, dtype=np.int64), tf) if len(tf) >= _GRID_PAIRS else None
+    cells = grid_values(model, grid, avg_doc_len) if grid is not None else None
     data = np.empty(len(tf), dtype=model.dtype)
     for start in range(0, len(tf), _BLOCK):
         block = slice(start, start + _BLOCK)
         terms = pair_terms[block]
-        tfc = tfc_fn(
-            tf_array=tf[block],
-            l_d=lengths[pair_docs[block]],
-            l_avg=avg_doc_len,
-            k1=model.k1,
-            b=model.b,
-            delta=model.delta,
-        )
+        if grid is not None and cells is not None:
+            tfc = looked_up(grid, cells, pair_docs[block], tf[block])
+        else:
+            tfc = tfc_fn(
+                tf_array=tf[block],
+                l_d=lengths[pair_docs[block]],
+                l_avg=avg_doc_len,
+                k1=model.k1,
+                b=model.b,
+                delta=model.delta,
+            )
         scores_block = idf[terms] * tfc
         if nonoccurrence is not None:
             scores_block -= nonoccurrence[terms]
@@ -159,10 +170,23 @@ def build_scores_from_pairs(
     return data, nonoccurrence
 
 
+_RANGES: Final = 16
+"""Term ranges at most into which :func:`count_pairs` splits the tokens to sort 32-bit keys."""
+
+
 def count_pairs(
     flat: Any, lengths: Any, *, dtype: str, in_place: bool = False
 ) -> tuple[Any, Any, Any]:
     """Distinct ``(term, document)`` pairs of documents given as concatenated term ids.
+
+    One sort of the pairs gives every count, already in CSC order: a pair's key is its term
+    shifted left past the document bits, plus the document. Keys of 32 bits sort in half the
+    time of 64-bit ones and take half the memory (whose first touch costs as much as the sort),
+    so when the documents leave too few bits for every term (a 50,000-row merge needs 33), the
+    tokens are split into term ranges that fit, the lowest (the most frequent terms: ids are
+    given in first-seen order) first; each range is counted alone and the results follow one
+    another, still in CSC order. Very large inputs (over :data:`_RANGES` ranges) sort 64-bit
+    keys.
 
     Args:
         flat: Term ids of every document, one after the other (none negative).
@@ -172,24 +196,56 @@ def count_pairs(
 
     Returns:
         ``(terms, docs, tf)`` sorted by term then document (CSC order); terms and documents as
-        ``int32`` when they fit a 32-bit pair key, else ``int64``.
+        ``int32`` from 32-bit keys, else ``int64``.
     """
     n_docs = len(lengths)
     total = len(flat)
-    # One sort of the (term, document) pairs gives every count, already in CSC order. A pair's
-    # key is its term shifted left past the document bits, plus the document: when both fit 32
-    # bits (SciFact; a 50,000-row merge needs 33) the sort moves half the bytes of an int64 one
-    # and runs twice as fast, and shifts and masks split the keys again, not a division.
     doc_bits = max(n_docs - 1, 0).bit_length()
     top = int(np.max(flat)) if total else 0
-    narrow = doc_bits + top.bit_length() <= 32 and top.bit_length() <= 31
-    key_dtype = np.uint32 if narrow else np.int64
-    if in_place and not narrow and flat.dtype == np.int64:
-        keys = flat
-    else:
-        keys = np.asarray(flat).astype(key_dtype)
-    keys <<= key_dtype(doc_bits)
-    keys |= np.repeat(np.arange(n_docs, dtype=key_dtype), lengths)
+    span_bits = min(32 - doc_bits, 31)
+    if span_bits <= 0 or top.bit_length() > 31 or (top >> span_bits) >= _RANGES:
+        return _count_wide(flat, lengths, dtype=dtype, in_place=in_place)
+    ids = np.asarray(flat)
+    docs = np.repeat(np.arange(n_docs, dtype=np.uint32), lengths)
+    runs: list[tuple[Any, Any, Any]] = []
+    low = 0
+    while len(ids):
+        limit = low + (1 << span_bits)
+        if top < limit:
+            inside, rest = ids, None
+            range_docs = docs
+        else:
+            mask = ids < limit
+            inside, range_docs = ids[mask], docs[mask]
+            np.logical_not(mask, out=mask)
+            rest = ids[mask]
+            docs = docs[mask]
+            del mask
+        keys = inside.astype(np.uint32)
+        if low:
+            keys -= np.uint32(low)
+        keys <<= np.uint32(doc_bits)
+        keys |= range_docs
+        del inside, range_docs
+        terms, pair_docs, tf = _distinct(keys, doc_bits, dtype)
+        if low:
+            terms += np.uint32(low)
+        runs.append((terms.view(np.int32), pair_docs.view(np.int32), tf))
+        if rest is None:
+            break
+        ids, low = rest, limit
+    if len(runs) == 1:
+        return runs[0]
+    if not runs:
+        empty = np.zeros(0, dtype=np.int32)
+        return empty, empty, np.zeros(0, dtype=dtype)
+    terms_all, docs_all, tf_all = (np.concatenate(part) for part in zip(*runs, strict=True))
+    return terms_all, docs_all, tf_all
+
+
+def _distinct(keys: Any, doc_bits: int, dtype: str) -> tuple[Any, Any, Any]:
+    """Sort the pair keys (in place) and split the distinct ones: ``(terms, docs, tf)``."""
+    total = len(keys)
     keys.sort()
     new_pair = np.empty(total, dtype=bool)
     new_pair[:1] = True
@@ -201,12 +257,21 @@ def count_pairs(
         np.subtract(starts[1:], starts[:-1], out=tf[:-1], casting="unsafe")
         tf[-1] = total - starts[-1]
     pairs = keys[starts]
-    del keys, starts
-    pair_terms = pairs >> key_dtype(doc_bits)
-    pairs &= key_dtype((1 << doc_bits) - 1)
-    if narrow:  # both below 2**31: the same bits as int32
-        return pair_terms.view(np.int32), pairs.view(np.int32), tf
-    return pair_terms, pairs, tf
+    del starts
+    kind = pairs.dtype.type
+    terms = pairs >> kind(doc_bits)
+    pairs &= kind((1 << doc_bits) - 1)
+    return terms, pairs, tf
+
+
+def _count_wide(flat: Any, lengths: Any, *, dtype: str, in_place: bool) -> tuple[Any, Any, Any]:
+    """:func:`count_pairs` with 64-bit keys."""
+    n_docs = len(lengths)
+    doc_bits = max(n_docs - 1, 0).bit_length()
+    keys = flat if in_place else np.array(flat, dtype=np.int64)
+    keys <<= doc_bits
+    keys |= np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
+    return _distinct(keys, doc_bits, dtype)
 
 
 def _per_value(doc_freqs: Any, fn: Any, *, dtype: str) -> Any:
