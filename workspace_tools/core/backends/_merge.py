@@ -143,6 +143,8 @@ class MergeJob:
     fresh: SparseSegments | None = None
     """The new segments (built on :attr:`base`), which :func:`adopt` brings up to date."""
     saved: bool = False
+    vocab_generation: int = -1
+    """The tokenizer's :attr:`~Tokenizer.vocab_generation` at the freeze."""
 
 
 def freeze(state: MergeState, *, save: bool, config: dict[str, Any], background: bool) -> MergeJob:
@@ -173,6 +175,7 @@ def freeze(state: MergeState, *, save: bool, config: dict[str, Any], background:
     return MergeJob(
         rows=state.sparse.frozen(),
         vocab=dict(state.tokenizer.vocab),
+        vocab_generation=state.tokenizer.vocab_generation,
         version=state.version,
         generation=state.generation,
         dense=dense,
@@ -223,25 +226,40 @@ def adopt(state: MergeState, job: MergeJob) -> bool:
         return False
     current, fresh = state.sparse, job.fresh
     assert fresh is not None
-    vocab = {word: number for number, word in enumerate(job.words)}
+    tokenizer = state.tokenizer
+    # Every id still used and no term added since the freeze: the ids stay as they are, and the
+    # tokenizer keeps its vocabulary and its caches (a renumbering would rebuild them).
+    same_ids = (
+        len(job.words) == len(job.vocab) == len(tokenizer.vocab)
+        and tokenizer.vocab_generation == job.vocab_generation
+    )
+    vocab = tokenizer.vocab if same_ids else {w: n for n, w in enumerate(job.words)}
     live = current.live_keys()
     removed = np.setdiff1d(job.keys, live, assume_unique=True)
     added = np.setdiff1d(live, job.keys, assume_unique=True)
     for key in removed.tolist():
         fresh.remove(key)
     if len(added):
-        words = [""] * len(state.tokenizer.vocab)
-        for word, number in state.tokenizer.vocab.items():
-            words[number] = word
-        setdefault = vocab.setdefault
         replayed = []
-        for key in added.tolist():
-            row = current.row_of(key)
-            assert row is not None
-            old = current.terms_of_row(row).tolist()
-            replayed.append(np.asarray([setdefault(words[t], len(vocab)) for t in old], np.int32))
+        if same_ids:
+            for key in added.tolist():
+                row = current.row_of(key)
+                assert row is not None
+                replayed.append(current.terms_of_row(row))
+        else:
+            words = [""] * len(tokenizer.vocab)
+            for word, number in tokenizer.vocab.items():
+                words[number] = word
+            setdefault = vocab.setdefault
+            for key in added.tolist():
+                row = current.row_of(key)
+                assert row is not None
+                old = current.terms_of_row(row).tolist()
+                ids = [setdefault(words[t], len(vocab)) for t in old]
+                replayed.append(np.asarray(ids, np.int32))
         fresh.add_many(added.tolist(), replayed)
-    state.tokenizer.set_vocabulary(list(vocab))
+    if not same_ids:
+        tokenizer.set_vocabulary(list(vocab))
     state.sparse = fresh
     if job.saved:
         state.snapshot_version = job.version

@@ -22,7 +22,6 @@ payload is ignored.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -30,6 +29,7 @@ import shutil
 import time
 import tokenize
 import zlib
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -49,6 +49,7 @@ from workspace_tools.core.store._snapshot_checks import (
     block_crcs,
     check_base,
 )
+from workspace_tools.core.store._snapshot_io import fsync_dir, fsync_file, submit
 
 if TYPE_CHECKING:
     from workspace_tools.core.index.dense import DenseIndex, FrozenDense, SavedGraph
@@ -67,6 +68,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _PREFIX: Final = "snapshot-"
+_THREADS: Final = "workspace-tools-snapshot"
 _ARRAYS: Final = ("keys", "indptr", "docs", "tf", "scores", "lengths")
 _UNREADABLE_ARRAY: Final = (OSError, ValueError, SyntaxError, tokenize.TokenError, EOFError)
 """What ``np.load`` raises on a damaged ``.npy`` file (its header is parsed as a Python literal,
@@ -342,38 +344,58 @@ def _write_snapshot(
         staging.mkdir(parents=True)
         blocks: dict[str, list[int]] = {}
         spans: dict[str, list[int]] = {}
+        # Each file's fsync and each array's checksums run on the pool (they release the GIL)
+        # while the next file is written: the disk flushes one file as the next is made. All
+        # are done when the pool closes, before the folder is renamed into place.
+        pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix=_THREADS)
+        syncs: dict[str, Future[None]] = {}
+        checks: dict[str, tuple[Future[list[int]], Future[list[int]]]] = {}
         try:
-            if base is not None:
-                for name in _ARRAYS:
-                    array = _narrowed(name, np.ascontiguousarray(getattr(base, name)))
-                    np.save(staging / f"{name}.npy", array, allow_pickle=False)
-                    if name in BLOCKED:
-                        blocks[f"{name}.npy"] = block_crcs(array)
-                        spans[f"{name}.npy"] = block_crcs(array, SPAN_BYTES)
-                if any("\n" in term for term in vocab):  # the tokenizer never yields one
-                    msg = "a vocabulary term holds a line break"
-                    raise ValueError(msg)
-                (staging / _VOCAB).write_bytes("\n".join(vocab).encode("utf-8", "surrogatepass"))
-            dense_version = version
-            kept: dict[str, list[Any]] = {}
-            vectors = dense is not None
-            if dense is not None:
-                dense.save(staging)
-            elif reuse_dense and current is not None and _same_embedder(current, config):
-                vectors = True
-                kept = _link_dense(current, staging)
-                if kept:
-                    dense_version = current.dense_version
-            files = {
-                p.name: kept.get(p.name)
-                or [p.stat().st_size, _BLOCKED_FILE if p.name in blocks else _digest(p)]
-                for p in sorted(staging.iterdir())
-            }
-            _fsync_folder(staging)
+            with pool:
+                if base is not None:
+                    for name in _ARRAYS:
+                        array = _narrowed(name, np.ascontiguousarray(getattr(base, name)))
+                        path = staging / f"{name}.npy"
+                        np.save(path, array, allow_pickle=False)
+                        syncs[path.name] = submit(pool, fsync_file, path)
+                        if name in BLOCKED:
+                            checks[path.name] = (
+                                submit(pool, block_crcs, array),
+                                submit(pool, block_crcs, array, SPAN_BYTES),
+                            )
+                    if any("\n" in term for term in vocab):  # the tokenizer never yields one
+                        msg = "a vocabulary term holds a line break"
+                        raise ValueError(msg)
+                    vocab_bytes = "\n".join(vocab).encode("utf-8", "surrogatepass")
+                    (staging / _VOCAB).write_bytes(vocab_bytes)
+                dense_version = version
+                kept: dict[str, list[Any]] = {}
+                vectors = dense is not None
+                if dense is not None:
+                    dense.save(staging)
+                elif reuse_dense and current is not None and _same_embedder(current, config):
+                    vectors = True
+                    kept = _link_dense(current, staging)
+                    if kept:
+                        dense_version = current.dense_version
+                paths = sorted(staging.iterdir())
+                for path in paths:
+                    if path.name not in syncs:
+                        syncs[path.name] = submit(pool, fsync_file, path)
+                for name, (block_job, span_job) in checks.items():
+                    blocks[name], spans[name] = block_job.result(), span_job.result()
+                files = {
+                    p.name: kept.get(p.name)
+                    or [p.stat().st_size, _BLOCKED_FILE if p.name in blocks else _digest(p)]
+                    for p in paths
+                }
+                for sync in syncs.values():
+                    sync.result()
+            fsync_dir(staging)
             if final.exists():
                 shutil.rmtree(final)
             os.replace(staging, final)
-            _fsync_dir(directory)
+            fsync_dir(directory)
         finally:
             if staging.exists():
                 shutil.rmtree(staging, ignore_errors=True)
@@ -451,22 +473,3 @@ def _digest(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             crc = zlib.crc32(block, crc)
     return f"{crc:08x}"
-
-
-def _fsync_folder(folder: Path) -> None:
-    for path in folder.iterdir():
-        with open(path, "rb") as handle:
-            os.fsync(handle.fileno())
-    _fsync_dir(folder)
-
-
-def _fsync_dir(folder: Path) -> None:
-    """Persist a folder's entries where the platform allows it (not on Windows)."""
-    if os.name == "nt":
-        return
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        with contextlib.suppress(OSError):
-            os.fsync(fd)
-    finally:
-        os.close(fd)
