@@ -178,18 +178,27 @@ def _build(
 ) -> tuple[BaseArrays, Any, npt.NDArray[np.int64]]:
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    pair_terms, pair_docs, tf = count_pairs(flat, lengths, dtype=model.dtype)
-    df = np.bincount(pair_terms, minlength=n_vocab).astype(np.int64)
-    used = np.flatnonzero(df) if compact else np.arange(n_vocab, dtype=np.int64)
+    longest = int(lengths.max()) if len(lengths) else 0
+    counts = next((t for t in (np.uint8, np.uint16) if longest <= np.iinfo(t).max), None)
+    # Term frequencies counted in the narrowest dtype the longest row allows (what the base
+    # keeps: no float copy to narrow); scoring reads them as the model's floats.
+    tf_dtype = np.dtype(counts or model.dtype).name
+    pair_terms, pair_docs, tf = count_pairs(flat, lengths, dtype=tf_dtype)
+    # The pairs are sorted by term: each term's postings start where a search finds it (no
+    # bincount, which would copy every term id to int64 first).
+    n_terms = max(n_vocab, int(pair_terms[-1]) + 1 if len(pair_terms) else 0)
+    indptr = np.searchsorted(pair_terms, np.arange(n_terms + 1, dtype=pair_terms.dtype))
+    indptr = indptr.astype(np.int64, copy=False)
+    df = np.diff(indptr)
+    used = np.flatnonzero(df) if compact else np.arange(n_terms, dtype=np.int64)
     if compact and len(used) < len(df):
         remap = np.full(len(df), -1, dtype=np.int32)
         remap[used] = np.arange(len(used), dtype=np.int32)
         pair_terms = remap[pair_terms]  # ascending still: the renumbering keeps the order
         flat = remap[flat]
         df = df[used]
-    n_terms = len(df)
-    indptr = np.zeros(n_terms + 1, dtype=np.int64)
-    np.cumsum(df, out=indptr[1:])
+        indptr = np.zeros(len(df) + 1, dtype=np.int64)
+        np.cumsum(df, out=indptr[1:])
     docs = pair_docs.astype(np.int32, copy=False)
     scores, nonoccurrence = (
         build_scores_from_pairs(
@@ -218,6 +227,8 @@ def narrow_counts(tf: npt.NDArray[Any]) -> npt.NDArray[Any]:
     """
     if not len(tf):
         return np.zeros(0, dtype=np.uint8)
+    if tf.dtype in (np.uint8, np.uint16):  # counted narrow already
+        return tf
     top = float(tf.max())
     if (tf.dtype.kind == "f" and not bool(np.all(tf == np.floor(tf)))) or float(tf.min()) < 0:
         return tf

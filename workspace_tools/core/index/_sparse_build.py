@@ -156,7 +156,7 @@ def build_scores_from_pairs(
             tfc = looked_up(grid, cells, pair_docs[block], tf[block])
         else:
             tfc = tfc_fn(
-                tf_array=tf[block],
+                tf_array=tf[block].astype(model.dtype, copy=False),
                 l_d=lengths[pair_docs[block]],
                 l_avg=avg_doc_len,
                 k1=model.k1,
@@ -181,17 +181,18 @@ def count_pairs(
 
     One sort of the pairs gives every count, already in CSC order: a pair's key is its term
     shifted left past the document bits, plus the document. Keys of 32 bits sort in half the
-    time of 64-bit ones and take half the memory (whose first touch costs as much as the sort),
-    so when the documents leave too few bits for every term (a 50,000-row merge needs 33), the
-    tokens are split into term ranges that fit, the lowest (the most frequent terms: ids are
-    given in first-seen order) first; each range is counted alone and the results follow one
-    another, still in CSC order. Very large inputs (over :data:`_RANGES` ranges) sort 64-bit
-    keys.
+    time of 64-bit ones and take half the memory (whose first touch costs about as much as the
+    sort), so when the documents leave too few bits for every term (a 50,000-row merge needs
+    33), the lowest ids (the most frequent terms: ids are given in first-seen order) are counted
+    first, with the few tokens of higher ids set aside (as keys that sort last) and counted
+    after, range by range; the results follow one another, still in CSC order. Very large
+    inputs (over :data:`_RANGES` ranges) sort 64-bit keys.
 
     Args:
         flat: Term ids of every document, one after the other (none negative).
         lengths: Number of terms of each document.
-        dtype: Float dtype of the returned term frequencies.
+        dtype: Dtype of the returned term frequencies: a float one, or an unsigned integer
+            one that holds the length of the longest document.
         in_place: ``flat`` is an int64 array the caller no longer needs (it may be reused).
 
     Returns:
@@ -205,73 +206,91 @@ def count_pairs(
     span_bits = min(32 - doc_bits, 31)
     if span_bits <= 0 or top.bit_length() > 31 or (top >> span_bits) >= _RANGES:
         return _count_wide(flat, lengths, dtype=dtype, in_place=in_place)
-    ids = np.asarray(flat)
-    docs = np.repeat(np.arange(n_docs, dtype=np.uint32), lengths)
-    runs: list[tuple[Any, Any, Any]] = []
-    low = 0
-    while len(ids):
-        limit = low + (1 << span_bits)
-        if top < limit:
-            inside, rest = ids, None
-            range_docs = docs
-        else:
-            mask = ids < limit
-            inside, range_docs = ids[mask], docs[mask]
-            np.logical_not(mask, out=mask)
-            rest = ids[mask]
-            docs = docs[mask]
-            del mask
-        keys = inside.astype(np.uint32)
-        if low:
-            keys -= np.uint32(low)
-        keys <<= np.uint32(doc_bits)
-        keys |= range_docs
-        del inside, range_docs
-        terms, pair_docs, tf = _distinct(keys, doc_bits, dtype)
-        if low:
-            terms += np.uint32(low)
-        runs.append((terms.view(np.int32), pair_docs.view(np.int32), tf))
-        if rest is None:
-            break
-        ids, low = rest, limit
-    if len(runs) == 1:
-        return runs[0]
-    if not runs:
-        empty = np.zeros(0, dtype=np.int32)
-        return empty, empty, np.zeros(0, dtype=dtype)
-    terms_all, docs_all, tf_all = (np.concatenate(part) for part in zip(*runs, strict=True))
-    return terms_all, docs_all, tf_all
+    keys = np.repeat(np.arange(n_docs, dtype=np.uint32), lengths)
+    return _count_narrow(np.asarray(flat), keys, doc_bits, span_bits, 0, top, dtype)
 
 
-def _distinct(keys: Any, doc_bits: int, dtype: str) -> tuple[Any, Any, Any]:
-    """Sort the pair keys (in place) and split the distinct ones: ``(terms, docs, tf)``."""
-    total = len(keys)
+def _count_narrow(
+    ids: Any, keys: Any, doc_bits: int, span_bits: int, low: int, top: int, dtype: str
+) -> tuple[Any, Any, Any]:
+    """:func:`count_pairs` of the tokens whose ids are ``low`` or more.
+
+    ``keys`` holds each token's document (``uint32``); it becomes the pair keys.
+    """
+    limit = low + (1 << span_bits)
+    high = np.flatnonzero(ids >= limit) if top >= limit else None
+    if high is not None:
+        high_ids, high_docs = ids[high], keys[high]
+    shift = np.uint32(doc_bits)
+    for start in range(0, len(ids), _BLOCK):  # a small temporary, reused block after block
+        part = ids[start : start + _BLOCK].astype(np.uint32)
+        if low:
+            part -= np.uint32(low)
+        part <<= shift
+        keys[start : start + _BLOCK] |= part
+    spare = 0 if high is None else len(high)
+    if high is not None:
+        keys[high] = np.iinfo(np.uint32).max  # sorts last; dropped below (by count)
     keys.sort()
+    # Room for the higher ranges' pairs after these (no concatenation: fresh memory is slow).
+    terms, docs, tf, count = _distinct(keys[: len(keys) - spare], doc_bits, dtype, spare=spare)
+    del keys
+    if low:
+        terms[:count] += np.uint32(low)
+    if high is not None:
+        more = _count_narrow(high_ids, high_docs, doc_bits, span_bits, limit, top, dtype)
+        end = count + len(more[0])
+        terms[count:end], docs[count:end], tf[count:end] = more
+        count = end
+    return terms[:count].view(np.int32), docs[:count].view(np.int32), tf[:count]
+
+
+def _distinct(
+    keys: Any, doc_bits: int, dtype: str, *, spare: int = 0
+) -> tuple[Any, Any, Any, int]:
+    """The distinct keys of a sorted array, split: ``(terms, docs, tf, count)``.
+
+    The arrays have room for ``spare`` more pairs after the first ``count``. The term
+    frequencies start at one and each repeated key adds one to its pair: repeats are few (most
+    terms occur once in a document), so no index array of every pair is made.
+    """
+    total = len(keys)
     new_pair = np.empty(total, dtype=bool)
     new_pair[:1] = True
     np.not_equal(keys[1:], keys[:-1], out=new_pair[1:])
-    starts = np.flatnonzero(new_pair)
+    count = int(np.count_nonzero(new_pair))
+    pairs = np.empty(count + spare, dtype=keys.dtype)
+    np.compress(new_pair, keys, out=pairs[:count])
+    tf = np.ones(count + spare, dtype=dtype)
+    np.logical_not(new_pair, out=new_pair)
+    repeats = np.flatnonzero(new_pair)
     del new_pair
-    tf = np.empty(len(starts), dtype=dtype)  # np.diff(starts, append=total), without its copies
-    if len(starts):
-        np.subtract(starts[1:], starts[:-1], out=tf[:-1], casting="unsafe")
-        tf[-1] = total - starts[-1]
-    pairs = keys[starts]
-    del starts
+    if len(repeats):  # a repeat at position j, the k-th one, belongs to pair j - k - 1
+        repeats -= np.arange(1, len(repeats) + 1, dtype=repeats.dtype)
+        first = np.empty(len(repeats), dtype=bool)  # the pairs ascend: count each one's run
+        first[:1] = True
+        np.not_equal(repeats[1:], repeats[:-1], out=first[1:])
+        runs = np.flatnonzero(first)
+        tf[repeats[runs]] += np.diff(runs, append=len(repeats)).astype(tf.dtype)
     kind = pairs.dtype.type
-    terms = pairs >> kind(doc_bits)
-    pairs &= kind((1 << doc_bits) - 1)
-    return terms, pairs, tf
+    terms = np.empty_like(pairs)
+    np.right_shift(pairs[:count], kind(doc_bits), out=terms[:count])
+    pairs[:count] &= kind((1 << doc_bits) - 1)
+    return terms, pairs, tf, count
 
 
-def _count_wide(flat: Any, lengths: Any, *, dtype: str, in_place: bool) -> tuple[Any, Any, Any]:
+def _count_wide(
+    flat: Any, lengths: Any, *, dtype: str, in_place: bool
+) -> tuple[Any, Any, Any]:
     """:func:`count_pairs` with 64-bit keys."""
     n_docs = len(lengths)
     doc_bits = max(n_docs - 1, 0).bit_length()
     keys = flat if in_place else np.array(flat, dtype=np.int64)
     keys <<= doc_bits
     keys |= np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
-    return _distinct(keys, doc_bits, dtype)
+    keys.sort()
+    terms, docs, tf, _ = _distinct(keys, doc_bits, dtype)
+    return terms, docs, tf
 
 
 def _per_value(doc_freqs: Any, fn: Any, *, dtype: str) -> Any:
