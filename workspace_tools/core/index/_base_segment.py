@@ -12,7 +12,8 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.index._sparse_build import build_scores_from_pairs, count_pairs
+from workspace_tools.core.index._pair_counts import count_postings
+from workspace_tools.core.index._sparse_build import build_scores_from_pairs
 
 __all__ = ["BaseArrays", "build_base", "build_base_compacted", "empty_base", "narrow_counts"]
 
@@ -183,27 +184,19 @@ def _build(
     # Term frequencies counted in the narrowest dtype the longest row allows (what the base
     # keeps: no float copy to narrow); scoring reads them as the model's floats.
     tf_dtype = np.dtype(counts or model.dtype).name
-    pair_terms, pair_docs, tf = count_pairs(flat, lengths, dtype=tf_dtype)
-    # The pairs are sorted by term: each term's postings start where a search finds it (no
-    # bincount, which would copy every term id to int64 first).
-    n_terms = max(n_vocab, int(pair_terms[-1]) + 1 if len(pair_terms) else 0)
-    indptr = np.searchsorted(pair_terms, np.arange(n_terms + 1, dtype=pair_terms.dtype))
-    indptr = indptr.astype(np.int64, copy=False)
+    indptr, docs, tf = count_postings(flat, lengths, n_terms=n_vocab, dtype=tf_dtype)
     df = np.diff(indptr)
-    used = np.flatnonzero(df) if compact else np.arange(n_terms, dtype=np.int64)
-    if compact and len(used) < len(df):
+    used = np.flatnonzero(df) if compact else np.arange(len(df), dtype=np.int64)
+    if compact and len(used) < len(df):  # the empty terms leave the postings
         remap = np.full(len(df), -1, dtype=np.int32)
         remap[used] = np.arange(len(used), dtype=np.int32)
-        pair_terms = remap[pair_terms]  # ascending still: the renumbering keeps the order
         flat = remap[flat]
         df = df[used]
         indptr = np.zeros(len(df) + 1, dtype=np.int64)
         np.cumsum(df, out=indptr[1:])
-    docs = pair_docs.astype(np.int32, copy=False)
+    docs = docs.astype(np.int32, copy=False)
     scores, nonoccurrence = (
-        build_scores_from_pairs(
-            model, pair_terms=pair_terms, pair_docs=docs, tf=tf, lengths=lengths, df=df
-        )
+        build_scores_from_pairs(model, indptr=indptr, pair_docs=docs, tf=tf, lengths=lengths, df=df)
         if len(lengths)
         else (np.zeros(0, dtype=np.float32), None)
     )

@@ -22,9 +22,10 @@ from typing import Any, Final
 
 import numpy as np
 
+from workspace_tools.core.index._pair_counts import count_pairs
 from workspace_tools.core.index._tfc_grid import grid_of, grid_values, looked_up
 
-__all__ = ["build_scores", "build_scores_from_pairs", "count_pairs", "make_bm25"]
+__all__ = ["block_terms", "build_scores", "build_scores_from_pairs", "count_pairs", "make_bm25"]
 
 logger = logging.getLogger(__name__)
 
@@ -107,13 +108,21 @@ def build_scores(
 
 
 def build_scores_from_pairs(
-    model: Any, *, pair_terms: Any, pair_docs: Any, tf: Any, lengths: Any, df: Any
+    model: Any,
+    *,
+    pair_terms: Any = None,
+    indptr: Any = None,
+    pair_docs: Any,
+    tf: Any,
+    lengths: Any,
+    df: Any,
 ) -> tuple[Any, Any]:
     """bm25s's score of each ``(term, document)`` pair, and the non-occurrence array (or ``None``).
 
     Args:
         model: The ``bm25s.BM25`` whose parameters apply.
-        pair_terms: Term of each pair (sorted, as :func:`count_pairs` returns them).
+        pair_terms: Term of each pair (sorted, as :func:`count_pairs` returns them)...
+        indptr: ...or where each term's pairs start (CSC), when the pairs' terms are not kept.
         pair_docs: Document of each pair.
         tf: Term frequency of each pair.
         lengths: Length of every document (int64).
@@ -151,7 +160,7 @@ def build_scores_from_pairs(
     data = np.empty(len(tf), dtype=model.dtype)
     for start in range(0, len(tf), _BLOCK):
         block = slice(start, start + _BLOCK)
-        terms = pair_terms[block]
+        terms = pair_terms[block] if pair_terms is not None else block_terms(indptr, block)
         if grid is not None and cells is not None:
             tfc = looked_up(grid, cells, pair_docs[block], tf[block])
         else:
@@ -170,127 +179,16 @@ def build_scores_from_pairs(
     return data, nonoccurrence
 
 
-_RANGES: Final = 16
-"""Term ranges at most into which :func:`count_pairs` splits the tokens to sort 32-bit keys."""
-
-
-def count_pairs(
-    flat: Any, lengths: Any, *, dtype: str, in_place: bool = False
-) -> tuple[Any, Any, Any]:
-    """Distinct ``(term, document)`` pairs of documents given as concatenated term ids.
-
-    One sort of the pairs gives every count, already in CSC order: a pair's key is its term
-    shifted left past the document bits, plus the document. Keys of 32 bits sort in half the
-    time of 64-bit ones and take half the memory (whose first touch costs about as much as the
-    sort), so when the documents leave too few bits for every term (a 50,000-row merge needs
-    33), the lowest ids (the most frequent terms: ids are given in first-seen order) are counted
-    first, with the few tokens of higher ids set aside (as keys that sort last) and counted
-    after, range by range; the results follow one another, still in CSC order. Very large
-    inputs (over :data:`_RANGES` ranges) sort 64-bit keys.
-
-    Args:
-        flat: Term ids of every document, one after the other (none negative).
-        lengths: Number of terms of each document.
-        dtype: Dtype of the returned term frequencies: a float one, or an unsigned integer
-            one that holds the length of the longest document.
-        in_place: ``flat`` is an int64 array the caller no longer needs (it may be reused).
-
-    Returns:
-        ``(terms, docs, tf)`` sorted by term then document (CSC order); terms and documents as
-        ``int32`` from 32-bit keys, else ``int64``.
-    """
-    n_docs = len(lengths)
-    total = len(flat)
-    doc_bits = max(n_docs - 1, 0).bit_length()
-    top = int(np.max(flat)) if total else 0
-    span_bits = min(32 - doc_bits, 31)
-    if span_bits <= 0 or top.bit_length() > 31 or (top >> span_bits) >= _RANGES:
-        return _count_wide(flat, lengths, dtype=dtype, in_place=in_place)
-    keys = np.repeat(np.arange(n_docs, dtype=np.uint32), lengths)
-    return _count_narrow(np.asarray(flat), keys, doc_bits, span_bits, 0, top, dtype)
-
-
-def _count_narrow(
-    ids: Any, keys: Any, doc_bits: int, span_bits: int, low: int, top: int, dtype: str
-) -> tuple[Any, Any, Any]:
-    """:func:`count_pairs` of the tokens whose ids are ``low`` or more.
-
-    ``keys`` holds each token's document (``uint32``); it becomes the pair keys.
-    """
-    limit = low + (1 << span_bits)
-    high = np.flatnonzero(ids >= limit) if top >= limit else None
-    if high is not None:
-        high_ids, high_docs = ids[high], keys[high]
-    shift = np.uint32(doc_bits)
-    for start in range(0, len(ids), _BLOCK):  # a small temporary, reused block after block
-        part = ids[start : start + _BLOCK].astype(np.uint32)
-        if low:
-            part -= np.uint32(low)
-        part <<= shift
-        keys[start : start + _BLOCK] |= part
-    spare = 0 if high is None else len(high)
-    if high is not None:
-        keys[high] = np.iinfo(np.uint32).max  # sorts last; dropped below (by count)
-    keys.sort()
-    # Room for the higher ranges' pairs after these (no concatenation: fresh memory is slow).
-    terms, docs, tf, count = _distinct(keys[: len(keys) - spare], doc_bits, dtype, spare=spare)
-    del keys
-    if low:
-        terms[:count] += np.uint32(low)
-    if high is not None:
-        more = _count_narrow(high_ids, high_docs, doc_bits, span_bits, limit, top, dtype)
-        end = count + len(more[0])
-        terms[count:end], docs[count:end], tf[count:end] = more
-        count = end
-    return terms[:count].view(np.int32), docs[:count].view(np.int32), tf[:count]
-
-
-def _distinct(
-    keys: Any, doc_bits: int, dtype: str, *, spare: int = 0
-) -> tuple[Any, Any, Any, int]:
-    """The distinct keys of a sorted array, split: ``(terms, docs, tf, count)``.
-
-    The arrays have room for ``spare`` more pairs after the first ``count``. The term
-    frequencies start at one and each repeated key adds one to its pair: repeats are few (most
-    terms occur once in a document), so no index array of every pair is made.
-    """
-    total = len(keys)
-    new_pair = np.empty(total, dtype=bool)
-    new_pair[:1] = True
-    np.not_equal(keys[1:], keys[:-1], out=new_pair[1:])
-    count = int(np.count_nonzero(new_pair))
-    pairs = np.empty(count + spare, dtype=keys.dtype)
-    np.compress(new_pair, keys, out=pairs[:count])
-    tf = np.ones(count + spare, dtype=dtype)
-    np.logical_not(new_pair, out=new_pair)
-    repeats = np.flatnonzero(new_pair)
-    del new_pair
-    if len(repeats):  # a repeat at position j, the k-th one, belongs to pair j - k - 1
-        repeats -= np.arange(1, len(repeats) + 1, dtype=repeats.dtype)
-        first = np.empty(len(repeats), dtype=bool)  # the pairs ascend: count each one's run
-        first[:1] = True
-        np.not_equal(repeats[1:], repeats[:-1], out=first[1:])
-        runs = np.flatnonzero(first)
-        tf[repeats[runs]] += np.diff(runs, append=len(repeats)).astype(tf.dtype)
-    kind = pairs.dtype.type
-    terms = np.empty_like(pairs)
-    np.right_shift(pairs[:count], kind(doc_bits), out=terms[:count])
-    pairs[:count] &= kind((1 << doc_bits) - 1)
-    return terms, pairs, tf, count
-
-
-def _count_wide(
-    flat: Any, lengths: Any, *, dtype: str, in_place: bool
-) -> tuple[Any, Any, Any]:
-    """:func:`count_pairs` with 64-bit keys."""
-    n_docs = len(lengths)
-    doc_bits = max(n_docs - 1, 0).bit_length()
-    keys = flat if in_place else np.array(flat, dtype=np.int64)
-    keys <<= doc_bits
-    keys |= np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
-    keys.sort()
-    terms, docs, tf, _ = _distinct(keys, doc_bits, dtype)
-    return terms, docs, tf
+def block_terms(indptr: Any, block: slice) -> Any:
+    """The term of each pair ``block.start:block.stop`` of CSC postings with this ``indptr``."""
+    stop = min(int(block.stop), int(indptr[-1]))
+    start = int(block.start)
+    if stop <= start:
+        return np.zeros(0, dtype=np.int32)
+    first = int(np.searchsorted(indptr, start, side="right")) - 1
+    last = int(np.searchsorted(indptr, stop - 1, side="right")) - 1
+    bounds = np.clip(indptr[first : last + 2], start, stop)
+    return np.repeat(np.arange(first, last + 1, dtype=np.int32), np.diff(bounds))
 
 
 def _per_value(doc_freqs: Any, fn: Any, *, dtype: str) -> Any:

@@ -19,8 +19,9 @@ import numpy.typing as npt
 import pytest
 
 from workspace_tools.core.backends import _merge
-from workspace_tools.core.index import _sparse_build, _tfc_grid
-from workspace_tools.core.index._sparse_build import count_pairs
+from workspace_tools.core.index import _pair_counts, _tfc_grid
+from workspace_tools.core.index._pair_counts import count_postings
+from workspace_tools.core.index._sparse_build import block_terms, count_pairs
 from workspace_tools.core.index.segments import SparseSegments
 from workspace_tools.core.index.sparse import BM25Config
 from workspace_tools.core.text.tokenizer import Tokenizer
@@ -204,6 +205,48 @@ def test_pair_counts_split_by_term_ranges_are_the_distinct_pairs_counted(
     np.testing.assert_array_equal(tf, want_counts.astype(dtype))
 
 
+@pytest.mark.parametrize(
+    ("top", "wide"),
+    [
+        (90, False),  # one range
+        (4096 * 3 + 5, False),  # 2**20 rows leave 12 bits: ranges of 4,096 ids
+        (4096 * 20, False),  # past 16 ranges: 64-bit keys
+        (90, True),  # 64-bit keys, told so
+    ],
+)
+@pytest.mark.parametrize("n_terms", [0, 200])
+def test_postings_are_the_pair_counts_by_term(
+    top: int, wide: bool, n_terms: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if wide:
+        monkeypatch.setattr(_pair_counts, "_RANGES", 0)
+    rng = np.random.default_rng(top % 97)
+    lengths = np.zeros(1 << 20, dtype=np.int64)  # few rows hold tokens, the last one too
+    lengths[rng.integers(0, 1 << 20, 800)] = rng.integers(1, 12, 800)
+    lengths[-1] = 2
+    total = int(lengths.sum())
+    low = rng.integers(0, 50, total)
+    flat = np.where(rng.random(total) < 0.9, low, rng.integers(0, top + 1, total))
+    flat[0] = top
+    flat = flat.astype(np.int32)
+    indptr, docs, tf = count_postings(flat, lengths, n_terms=n_terms, dtype="uint8")
+    terms, want_docs, want_tf = count_pairs(flat, lengths, dtype="uint8")
+    assert len(indptr) == max(n_terms, top + 1) + 1 and indptr[0] == 0
+    want = np.searchsorted(terms, np.arange(len(indptr)), side="left")
+    np.testing.assert_array_equal(indptr, want)
+    np.testing.assert_array_equal(docs, want_docs)
+    np.testing.assert_array_equal(tf, want_tf)
+    for block in (slice(0, 7), slice(5, 5000), slice(len(docs) - 3, len(docs) + 10)):
+        np.testing.assert_array_equal(block_terms(indptr, block), terms[block])
+
+
+def test_postings_of_nothing_are_empty() -> None:
+    indptr, docs, tf = count_postings(
+        np.zeros(0, dtype=np.int32), np.zeros(2, dtype=np.int64), n_terms=3, dtype="uint8"
+    )
+    assert indptr.tolist() == [0, 0, 0, 0] and len(docs) == 0 and len(tf) == 0
+
+
 def test_pair_counts_keep_a_key_equal_to_the_set_aside_marker() -> None:
     # 2**10 rows use every document bit: term 2**22 - 1 in the last row makes the key
     # 0xFFFFFFFF, the marker of the tokens set aside for the next range.
@@ -277,7 +320,7 @@ def test_adopt_renumbers_when_ids_changed(change: str) -> None:
 
 
 def test_count_pairs_takes_the_64_bit_path_when_told_so(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_sparse_build, "_RANGES", 0)
+    monkeypatch.setattr(_pair_counts, "_RANGES", 0)
     lengths = np.asarray([3, 0, 2], dtype=np.int64)
     flat = np.asarray([5, 1, 5, 1, 1], dtype=np.int64)
     terms, docs, tf = count_pairs(flat, lengths, dtype="float32", in_place=True)
