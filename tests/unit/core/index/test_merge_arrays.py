@@ -181,7 +181,7 @@ def _unique_counts(
     [
         (90, 1, np.int32),  # one range: 32-bit keys
         ((1 << 22) * 3 + 5, 4, np.int32),  # three ranges past the first (1,000 rows: 10 bits)
-        ((1 << 22) * 40, 41, np.int64),  # past 16 ranges: 64-bit keys
+        ((1 << 22) * 40, 41, np.int64),  # past 4 ranges: 64-bit keys
     ],
 )
 @pytest.mark.parametrize("dtype", ["float32", "uint8", "uint16"])
@@ -210,7 +210,7 @@ def test_pair_counts_split_by_term_ranges_are_the_distinct_pairs_counted(
     [
         (90, False),  # one range
         (4096 * 3 + 5, False),  # 2**20 rows leave 12 bits: ranges of 4,096 ids
-        (4096 * 20, False),  # past 16 ranges: 64-bit keys
+        (4096 * 20, False),  # past 4 ranges: 64-bit keys
         (90, True),  # 64-bit keys, told so
     ],
 )
