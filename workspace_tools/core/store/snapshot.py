@@ -363,10 +363,11 @@ def _write_snapshot(
                                 submit(pool, block_crcs, array),
                                 submit(pool, block_crcs, array, SPAN_BYTES),
                             )
-                    if any("\n" in term for term in vocab):  # the tokenizer never yields one
+                    text = "\n".join(vocab)
+                    if text.count("\n") != max(len(vocab) - 1, 0):  # the tokenizer yields none
                         msg = "a vocabulary term holds a line break"
                         raise ValueError(msg)
-                    vocab_bytes = "\n".join(vocab).encode("utf-8", "surrogatepass")
+                    vocab_bytes = text.encode("utf-8", "surrogatepass")
                     (staging / _VOCAB).write_bytes(vocab_bytes)
                 dense_version = version
                 kept: dict[str, list[Any]] = {}
