@@ -39,7 +39,7 @@ from workspace_tools.core.index import segments
 from workspace_tools.core.index._base_segment import build_base_compacted
 from workspace_tools.core.index._live_rows import live_flat
 from workspace_tools.core.index.segments import BaseArrays, SparseSegments
-from workspace_tools.core.store.snapshot import read_pointer, write_snapshot
+from workspace_tools.core.store.snapshot import read_pointer, snapshot_draft
 
 if TYPE_CHECKING:
     from workspace_tools.core.index.dense import DenseIndex, FrozenDense
@@ -198,28 +198,44 @@ def build(job: MergeJob, db: IndexDatabase) -> None:
     words = [""] * len(job.vocab)
     for word, number in job.vocab.items():
         words[number] = word
+    if not job.save:
+        _build_base(job, keys, flat, lengths, words, ready=None)
+        return
+    # The snapshot's files are written as the base's arrays are made: the disk flushes the
+    # postings while the scores are computed.
+    with snapshot_draft(db, version=job.version, with_dense=job.dense is not None) as draft:
+        _build_base(job, keys, flat, lengths, words, ready=draft.add if draft else None)
+        if draft is not None:
+            draft.finish(
+                base=job.base,
+                vocab=job.words,
+                dense=job.dense,
+                config=job.config,
+                reuse_dense=job.reuse_dense,
+            )
+    job.saved = True
+    if not db.read_only:
+        db.compact(pages=VACUUM_PAGES)  # the pages the merged deletions freed
+
+
+def _build_base(
+    job: MergeJob,
+    keys: npt.NDArray[np.int64],
+    flat: npt.NDArray[np.int32],
+    lengths: npt.NDArray[np.int64],
+    words: list[str],
+    *,
+    ready: Callable[[str, npt.NDArray[Any]], None] | None,
+) -> None:
+    frozen = job.rows
     job.base, job.nonoccurrence, used = build_base_compacted(
-        frozen.model, keys, flat, lengths, len(words)
+        frozen.model, keys, flat, lengths, len(words), ready=ready
     )
     # The ids still used, renumbered in order (often all of them: then the same list).
     job.words = words if len(used) == len(words) else [words[i] for i in used.tolist()]
     job.keys = keys
     job.fresh = SparseSegments(frozen.config)
     job.fresh.load_built(job.base, job.nonoccurrence)  # here, not in adopt(): that holds the lock
-    if not job.save:
-        return
-    write_snapshot(
-        db,
-        version=job.version,
-        base=job.base,
-        vocab=job.words,
-        dense=job.dense,
-        config=job.config,
-        reuse_dense=job.reuse_dense,
-    )
-    job.saved = True
-    if not db.read_only:
-        db.compact(pages=VACUUM_PAGES)  # the pages the merged deletions freed
 
 
 def adopt(state: MergeState, job: MergeJob) -> bool:

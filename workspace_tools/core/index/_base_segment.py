@@ -154,6 +154,8 @@ def build_base_compacted(
     flat: npt.NDArray[np.int32],
     lengths: npt.NDArray[np.int64],
     n_vocab: int,
+    *,
+    ready: Callable[[str, npt.NDArray[Any]], None] | None = None,
 ) -> tuple[BaseArrays, Any, npt.NDArray[np.int64]]:
     """:func:`build_base_flat` with the vocabulary compacted: ids no row uses are dropped.
 
@@ -161,11 +163,15 @@ def build_base_compacted(
     on the ids as given and renumbered after (a pass over the distinct pairs, and none at all
     when every id is used), which gives the arrays of a build on ids compacted first.
 
+    ``ready`` is called with each array of the base but the scores (its name and the array:
+    ``keys``, ``indptr``, ``docs``, ``tf``, ``lengths``) once it is final, before the scores are
+    made (a snapshot writes them meanwhile).
+
     Returns:
         The base, its non-occurrence scores, and the used ids (ascending): compacted id ``i``
         is ``used[i]``.
     """
-    return _build(model, keys, flat, lengths, n_vocab, compact=True)
+    return _build(model, keys, flat, lengths, n_vocab, compact=True, ready=ready)
 
 
 def _build(
@@ -176,6 +182,7 @@ def _build(
     n_vocab: int,
     *,
     compact: bool,
+    ready: Callable[[str, npt.NDArray[Any]], None] | None = None,
 ) -> tuple[BaseArrays, Any, npt.NDArray[np.int64]]:
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
@@ -195,16 +202,27 @@ def _build(
         indptr = np.zeros(len(df) + 1, dtype=np.int64)
         np.cumsum(df, out=indptr[1:])
     docs = docs.astype(np.int32, copy=False)
+    narrow_tf = narrow_counts(tf)
+    row_keys = np.asarray(keys, dtype=np.int64)
+    if ready is not None:
+        for name, array in (
+            ("keys", row_keys),
+            ("indptr", indptr),
+            ("docs", docs),
+            ("tf", narrow_tf),
+            ("lengths", lengths),
+        ):
+            ready(name, array)
     scores, nonoccurrence = (
         build_scores_from_pairs(model, indptr=indptr, pair_docs=docs, tf=tf, lengths=lengths, df=df)
         if len(lengths)
         else (np.zeros(0, dtype=np.float32), None)
     )
     base = BaseArrays(
-        keys=np.asarray(keys, dtype=np.int64),
+        keys=row_keys,
         indptr=indptr,
         docs=docs,
-        tf=narrow_counts(tf),
+        tf=narrow_tf,
         scores=scores,
         lengths=lengths,
         terms=np.asarray(flat, dtype=np.int32),
