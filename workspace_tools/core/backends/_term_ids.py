@@ -19,15 +19,24 @@ import numpy.typing as npt
 
 from workspace_tools.core.backends._ahead import Ahead, ahead
 from workspace_tools.core.backends.follow import TokenizerCheck
+from workspace_tools.core.index._document_counts import DocumentCounts, count_terms
 from workspace_tools.core.store.database import Changes
-from workspace_tools.core.text.token_split import SplitTokenizer
+from workspace_tools.core.text.token_split import WORKER_MIN_TEXTS, SplitTokenizer
 from workspace_tools.core.text.tokenizer import Tokenizer
 
-__all__ = ["TermIds"]
+__all__ = ["Prepared", "TermIds"]
+
+Prepared = tuple[list[npt.NDArray[np.int32]], DocumentCounts | None]
+"""A change's term ids, and (a bulk change) the document frequencies they add, counted."""
 
 _AHEAD_CHUNKS: Final = 64
 """A change of up to this many chunks has its term ids made while its commit waits for the disk
-(:meth:`TermIds.prepare`); a larger one is tokenized after it, as before."""
+(:meth:`TermIds.prepare`)."""
+_AHEAD_BULK: Final = WORKER_MIN_TEXTS
+"""So has a change of this many chunks or more (a bulk change: its COMMIT writes megabytes and
+waits tens of milliseconds, this process's part of its tokenizing and the worker's reply fill
+that wait). A change in between is tokenized after its commit: its commit waits a few
+milliseconds, about what handing the GIL back after it can cost."""
 
 
 class TermIds:
@@ -41,7 +50,7 @@ class TermIds:
     index_terms: bool
     version: int
     _tokenizer_check: TokenizerCheck
-    _ahead: tuple[int, list[int], int, Ahead[list[npt.NDArray[np.int32]]]] | None
+    _ahead: tuple[int, list[int], int, Ahead[Prepared]] | None
 
     def _term_ids_of(self, changes: Changes) -> list[npt.NDArray[np.int32]]:
         """The term ids of each chunk of ``changes``: from its terms in memory, else its text.
@@ -66,11 +75,16 @@ class TermIds:
         return [text_ids(c.text) if c.terms is None else term_ids(c.terms) for c in chunks]
 
     def prepare(self, changes: Changes) -> None:
-        """Start the term ids of a small change of this process, right before its commit.
+        """Start the term ids of a small or a bulk change of this process, right before its commit.
 
         A helper thread tokenizes the texts while the ``COMMIT`` waits for the disk
         (``_ahead.py``); :meth:`apply` takes the ids (the ones it would make: the same texts, in
-        the same order, against the same vocabulary, which nothing else changes meanwhile).
+        the same order, against the same vocabulary, which nothing else changes meanwhile). For
+        a bulk change that is :meth:`_term_ids_of` whole: this process's head of the texts, then
+        the worker's part collected (:class:`SplitTokenizer`, its job handed over before the
+        write by :meth:`tokenize_ahead`), and the document frequencies the ids add counted
+        (``_document_counts.count_terms``: a sort of every ``(document, term)`` pair, ~30 ms
+        for 10,000 chunks), so the segments only add them after the commit.
         """
         self.abandon()
         chunks = changes.chunks
@@ -78,12 +92,16 @@ class TermIds:
             not self.index_terms
             or self.version != changes.version - 1
             or not chunks
-            or len(chunks) > _AHEAD_CHUNKS
+            or _AHEAD_CHUNKS < len(chunks) < _AHEAD_BULK
             or any(chunk.terms is not None for chunk in chunks)
         ):
             return
-        job = ahead(partial(self._term_ids_of, changes))
+        job = ahead(partial(self._prepared, changes, count=len(chunks) >= _AHEAD_BULK))
         self._ahead = (changes.version, [c.key for c in chunks], len(self.tokenizer.vocab), job)
+
+    def _prepared(self, changes: Changes, *, count: bool) -> Prepared:
+        ids = self._term_ids_of(changes)
+        return ids, count_terms(ids) if count and len(ids) > 1 else None
 
     def abandon(self) -> None:
         """Drop the term ids :meth:`prepare` started, and any term they added to the vocabulary."""
@@ -97,8 +115,12 @@ class TermIds:
             kept = sorted((t for t, i in vocab.items() if i < size), key=vocab.__getitem__)
             self.tokenizer.set_vocabulary(kept)
 
-    def _term_ids_ahead(self, changes: Changes) -> list[npt.NDArray[np.int32]]:
-        """:meth:`_term_ids_of`, from the job :meth:`prepare` started for exactly these chunks."""
+    def _term_ids_ahead(self, changes: Changes) -> Prepared:
+        """:meth:`_term_ids_of`, from the job :meth:`prepare` started for exactly these chunks.
+
+        Returns:
+            The ids, and the frequencies they add when the job counted them (else ``None``).
+        """
         started = self._ahead
         if started is not None:
             version, keys, _, job = started
@@ -111,7 +133,7 @@ class TermIds:
                 self._ahead = None
                 return ids
             self.abandon()
-        return self._term_ids_of(changes)
+        return self._term_ids_of(changes), None
 
     def expect_change(self, chunks: int) -> None:
         """A change of about ``chunks`` chunks is being staged (a bulk one starts the worker)."""

@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from workspace_tools.core.backends import _merge
 from workspace_tools.core.backends._ahead import Ahead
-from workspace_tools.core.backends._term_ids import TermIds
+from workspace_tools.core.backends._term_ids import Prepared, TermIds
 from workspace_tools.core.backends.base import BackendHits, BackendQuery, Hit
 from workspace_tools.core.backends.follow import ChangeFollower, TokenizerCheck
 from workspace_tools.core.index._dense_fill import FlatFill, GraphFill
@@ -115,7 +115,7 @@ class EmbeddedBackend(TermIds):
         """Chunk rows added and deleted through :meth:`apply` (bounds :meth:`vectors_can_wait`)."""
         self._can_wait: tuple[tuple[int, int, str], int] | None = None
         """``((generation, catch-ups, embedder), rows_applied - lag)`` of the last exact check."""
-        self._ahead: tuple[int, list[int], int, Ahead[list[npt.NDArray[np.int32]]]] | None = None
+        self._ahead: tuple[int, list[int], int, Ahead[Prepared]] | None = None
         """``(version, chunk keys, vocabulary size before, job)`` of the term ids :meth:`prepare`
         started; until :meth:`apply` takes them (or :meth:`abandon` drops them and the terms the
         job added), nothing else may use the tokenizer's vocabulary."""
@@ -188,10 +188,8 @@ class EmbeddedBackend(TermIds):
             fresh = changes.after(self.version)
             for removed in fresh.removed_chunks:
                 self.sparse.remove(removed.key)
-            self.sparse.add_many(
-                [chunk.key for chunk in fresh.chunks],
-                self._term_ids_ahead(fresh),
-            )
+            ids, counted = self._term_ids_ahead(fresh)
+            self.sparse.add_many([chunk.key for chunk in fresh.chunks], ids, counted=counted)
             self.rows_applied += len(fresh.removed_chunks) + len(fresh.chunks)
             self.version = changes.version
         if self.dense is not None and self._dense_version < changes.version:  # vectors

@@ -29,7 +29,11 @@ from workspace_tools.core.index._base_segment import (
     build_base_flat,
     empty_base,
 )
-from workspace_tools.core.index._document_counts import count_documents, grow_frequencies
+from workspace_tools.core.index._document_counts import (
+    DocumentCounts,
+    count_documents,
+    grow_frequencies,
+)
 from workspace_tools.core.index._posting_sums import PostingColumns, posting_sums
 from workspace_tools.core.index._rescore import (
     UNKNOWN_GRID,
@@ -254,11 +258,18 @@ class SparseSegments:
         """Add a document (its key must be new)."""
         self.add_many([key], [terms])
 
-    def add_many(self, keys: Sequence[int], terms: Sequence[npt.NDArray[np.int32]]) -> None:
+    def add_many(
+        self,
+        keys: Sequence[int],
+        terms: Sequence[npt.NDArray[np.int32]],
+        *,
+        counted: DocumentCounts | None = None,
+    ) -> None:
         """Add documents (one growth of the row arrays for all of them).
 
         The document frequencies are counted for the whole batch at once (one sort of the
-        distinct ``(document, term)`` pairs), not with a ``np.unique`` per document.
+        distinct ``(document, term)`` pairs), not with a ``np.unique`` per document;
+        ``counted`` is that count (``_document_counts.count_terms(terms)``) made by the caller.
         """
         if not keys:
             return
@@ -282,15 +293,17 @@ class SparseSegments:
                 self._grow_df([int(distinct[-1])])
                 self._df[distinct] += 1  # each id once: a fancy += counts it once
         else:
-            total = self._count_many(terms)
+            total = self._count_many(terms, counted)
         self._live += len(keys)
         self._total_length += total
         self._alive = np.concatenate([self._alive, np.ones(len(keys), dtype=bool)])
         self._changed()
 
-    def _count_many(self, terms: Sequence[npt.NDArray[np.int32]]) -> int:
+    def _count_many(
+        self, terms: Sequence[npt.NDArray[np.int32]], counted: DocumentCounts | None = None
+    ) -> int:
         """Count each document's distinct terms in the frequencies; the documents' total length."""
-        self._df, total = count_documents(self._df, terms)
+        self._df, total = count_documents(self._df, terms, counted=counted)
         return total
 
     def _grow_df(self, highest: Sequence[int]) -> None:

@@ -389,8 +389,8 @@ class Writer:
         """Add vectors to the embedding cache (float16 at rest: ``_vectors.py``)."""
         self._vectors.update(vectors)  # this process's follower adds them from memory
         rows = []
-        for digest, vector in vectors.items():
-            blob = encode_vector(vector)
+        for digest in sorted(vectors):  # in key order: the hash index's pages fill in turn
+            blob = encode_vector(vectors[digest])
             rows.append((digest, blob, row_checksum(digest, blob)))
         self._conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
 

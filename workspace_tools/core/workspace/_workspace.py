@@ -329,7 +329,12 @@ class Workspace(ReadPath, SyncPath, ListingPath):
         self, documents: Iterable[DocumentLike], *, show_progress: bool | None = None
     ) -> SyncReport:
         """Index many strings in one batch (one BM25 rebuild, batched embedding, one save)."""
-        return self._index_documents(documents, show_progress=show_progress)[0]
+        # The cyclic collector paused for the whole batch (it makes no cycles): with it on, the
+        # documents unpacked and the rows written set off collections that walked every object
+        # the workspace holds (~0.35 s of a 50,000-chunk build in 10,000-chunk batches, ~50 ms
+        # paused; the objects that outlive the batch are walked once, after it).
+        with gc_paused():
+            return self._index_documents(documents, show_progress=show_progress)[0]
 
     def _index_documents(
         self, documents: Iterable[DocumentLike], *, show_progress: bool | None

@@ -1,4 +1,9 @@
-"""A batch's document frequencies equal one ``np.unique`` per document, as the array grows."""
+"""Document frequencies counted apart from the segments (``index/_document_counts.py``).
+
+A bulk write counts what its documents add while its ``COMMIT`` waits (``count_terms``) and the
+segments add it afterwards (``add_counts``): the array must be the one counting in place gives,
+and the one a ``np.unique`` per document gives.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,60 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from workspace_tools.core.index._document_counts import count_documents, grow_frequencies
+from workspace_tools.core.index._document_counts import (
+    add_counts,
+    count_documents,
+    count_terms,
+    grow_frequencies,
+)
+
+
+def _reference(df: np.ndarray, terms: list[np.ndarray]) -> tuple[np.ndarray, int]:
+    out = df.copy()
+    for ids in terms:  # one document after the other, as one-document adds grow it
+        if len(ids):
+            out = grow_frequencies(out, [int(ids.max())])
+            out[np.unique(ids)] += 1
+    return out, sum(len(ids) for ids in terms)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_counted_apart_equals_counted_in_place_and_one_by_one(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    top = int(rng.choice([3, 50, 5_000, 200_000]))  # few pairs among many ids, and many
+    terms = [
+        rng.integers(0, top, int(rng.integers(0, 40))).astype(np.int32)
+        for _ in range(int(rng.integers(2, 60)))
+    ]
+    df = rng.integers(0, 4, int(rng.integers(0, 2 * top))).astype(np.int64)
+    expected, total = _reference(df, terms)
+    in_place, in_place_total = count_documents(df.copy(), terms)
+    counted = count_terms(terms)
+    apart = add_counts(df.copy(), counted)
+    assert in_place.tolist() == expected.tolist()
+    assert apart.tolist() == expected.tolist()
+    assert in_place_total == counted.total == total
+    given, given_total = count_documents(df.copy(), terms, counted=counted)
+    assert given.tolist() == expected.tolist() and given_total == total
+
+
+def test_the_two_forms_of_a_count_give_the_same_frequencies() -> None:
+    few = [np.array([90_000, 3, 3], np.int32), np.array([7], np.int32)]  # 3 pairs, 90k ids
+    many = [np.array([0, 1, 2, 1], np.int32), np.array([2, 3], np.int32)]
+    few_counts, many_counts = count_terms(few), count_terms(many)
+    assert few_counts.per_term is None and few_counts.distinct is not None
+    assert many_counts.per_term is not None and many_counts.distinct is None
+    assert many_counts.per_term.tolist() == [1, 1, 2, 1]
+    grown = add_counts(np.zeros(4, np.int64), few_counts)
+    assert len(grown) == 90_001
+    assert grown[[3, 7, 90_000]].tolist() == [1, 1, 1] and int(grown.sum()) == 3
+
+
+def test_documents_without_terms_count_nothing() -> None:
+    counted = count_terms([np.zeros(0, np.int32), np.zeros(0, np.int32)])
+    assert (counted.total, counted.highest) == (0, [])
+    df = np.array([1, 2], np.int64)
+    assert add_counts(df, counted).tolist() == [1, 2]
 
 
 def _expected(
