@@ -36,8 +36,10 @@ import numpy as np
 import numpy.typing as npt
 
 from workspace_tools.core.index import segments
-from workspace_tools.core.index.segments import BaseArrays, SparseSegments, build_base_flat
-from workspace_tools.core.store.snapshot import read_pointer, write_snapshot
+from workspace_tools.core.index._base_segment import build_base_compacted
+from workspace_tools.core.index._live_rows import live_flat
+from workspace_tools.core.index.segments import BaseArrays, SparseSegments
+from workspace_tools.core.store.snapshot import read_pointer, snapshot_draft
 
 if TYPE_CHECKING:
     from workspace_tools.core.index.dense import DenseIndex, FrozenDense
@@ -88,7 +90,13 @@ class Deferral:
         self._go.set()
 
     def wait(self) -> None:
-        """Block until the merge may start (see the class docstring)."""
+        """Block until the merge may start (see the class docstring).
+
+        The wait first imports what the snapshot will need (``filelock``: ~15 ms, once per
+        process), so the ``save()`` that ends a bulk build does not wait for that import.
+        """
+        import filelock  # noqa: F401  (imported here, where the time is free)
+
         deadline = time.monotonic() + DEFER_LIMIT
         main = threading.main_thread()
         while not self._go.is_set() and main.is_alive():
@@ -141,6 +149,8 @@ class MergeJob:
     fresh: SparseSegments | None = None
     """The new segments (built on :attr:`base`), which :func:`adopt` brings up to date."""
     saved: bool = False
+    vocab_generation: int = -1
+    """The tokenizer's :attr:`~Tokenizer.vocab_generation` at the freeze."""
 
 
 def freeze(state: MergeState, *, save: bool, config: dict[str, Any], background: bool) -> MergeJob:
@@ -171,6 +181,7 @@ def freeze(state: MergeState, *, save: bool, config: dict[str, Any], background:
     return MergeJob(
         rows=state.sparse.frozen(),
         vocab=dict(state.tokenizer.vocab),
+        vocab_generation=state.tokenizer.vocab_generation,
         version=state.version,
         generation=state.generation,
         dense=dense,
@@ -183,42 +194,48 @@ def freeze(state: MergeState, *, save: bool, config: dict[str, Any], background:
 def build(job: MergeJob, db: IndexDatabase) -> None:
     """Step 2 (no lock): the new base and, with ``save``, the snapshot."""
     frozen = job.rows
-    if frozen.base.terms is None:
-        frozen.base.transpose()  # every row's terms from the postings, in one sort
-    frozen.base.touch_all("terms")  # an older snapshot's terms: checked once
-    keys, rows = frozen.live_row_numbers()
-    terms = [frozen.terms_of_row(int(r)) for r in rows]
+    keys, flat, lengths = live_flat(frozen)  # in key order
     words = [""] * len(job.vocab)
     for word, number in job.vocab.items():
         words[number] = word
-    flat = np.concatenate(terms) if terms else np.zeros(0, dtype=np.int32)
-    present = np.zeros(max(len(words), 1), dtype=bool)
-    present[flat] = True  # the ids still used, sorted (np.unique's answer without its sort)
-    used = np.flatnonzero(present)
-    remap = np.full(len(present), -1, dtype=np.int32)
-    remap[used] = np.arange(len(used), dtype=np.int32)
-    job.words = [words[i] for i in used.tolist()]
-    job.keys = keys
-    lengths = np.fromiter(map(len, terms), dtype=np.int64, count=len(terms))
-    job.base, job.nonoccurrence = build_base_flat(
-        frozen.model, keys, remap[flat], lengths, len(job.words)
-    )
-    job.fresh = SparseSegments(frozen.config)
-    job.fresh.load_built(job.base, job.nonoccurrence)  # here, not in adopt(): that holds the lock
     if not job.save:
+        _build_base(job, keys, flat, lengths, words, ready=None)
         return
-    write_snapshot(
-        db,
-        version=job.version,
-        base=job.base,
-        vocab=job.words,
-        dense=job.dense,
-        config=job.config,
-        reuse_dense=job.reuse_dense,
-    )
+    # The snapshot's files are written as the base's arrays are made: the disk flushes the
+    # postings while the scores are computed.
+    with snapshot_draft(db, version=job.version, with_dense=job.dense is not None) as draft:
+        _build_base(job, keys, flat, lengths, words, ready=draft.add if draft else None)
+        if draft is not None:
+            draft.finish(
+                base=job.base,
+                vocab=job.words,
+                dense=job.dense,
+                config=job.config,
+                reuse_dense=job.reuse_dense,
+            )
     job.saved = True
     if not db.read_only:
         db.compact(pages=VACUUM_PAGES)  # the pages the merged deletions freed
+
+
+def _build_base(
+    job: MergeJob,
+    keys: npt.NDArray[np.int64],
+    flat: npt.NDArray[np.int32],
+    lengths: npt.NDArray[np.int64],
+    words: list[str],
+    *,
+    ready: Callable[[str, npt.NDArray[Any]], None] | None,
+) -> None:
+    frozen = job.rows
+    job.base, job.nonoccurrence, used = build_base_compacted(
+        frozen.model, keys, flat, lengths, len(words), ready=ready
+    )
+    # The ids still used, renumbered in order (often all of them: then the same list).
+    job.words = words if len(used) == len(words) else [words[i] for i in used.tolist()]
+    job.keys = keys
+    job.fresh = SparseSegments(frozen.config)
+    job.fresh.load_built(job.base, job.nonoccurrence)  # here, not in adopt(): that holds the lock
 
 
 def adopt(state: MergeState, job: MergeJob) -> bool:
@@ -231,25 +248,40 @@ def adopt(state: MergeState, job: MergeJob) -> bool:
         return False
     current, fresh = state.sparse, job.fresh
     assert fresh is not None
-    vocab = {word: number for number, word in enumerate(job.words)}
+    tokenizer = state.tokenizer
+    # Every id still used and no term added since the freeze: the ids stay as they are, and the
+    # tokenizer keeps its vocabulary and its caches (a renumbering would rebuild them).
+    same_ids = (
+        len(job.words) == len(job.vocab) == len(tokenizer.vocab)
+        and tokenizer.vocab_generation == job.vocab_generation
+    )
+    vocab = tokenizer.vocab if same_ids else {w: n for n, w in enumerate(job.words)}
     live = current.live_keys()
     removed = np.setdiff1d(job.keys, live, assume_unique=True)
     added = np.setdiff1d(live, job.keys, assume_unique=True)
     for key in removed.tolist():
         fresh.remove(key)
     if len(added):
-        words = [""] * len(state.tokenizer.vocab)
-        for word, number in state.tokenizer.vocab.items():
-            words[number] = word
-        setdefault = vocab.setdefault
         replayed = []
-        for key in added.tolist():
-            row = current.row_of(key)
-            assert row is not None
-            old = current.terms_of_row(row).tolist()
-            replayed.append(np.asarray([setdefault(words[t], len(vocab)) for t in old], np.int32))
+        if same_ids:
+            for key in added.tolist():
+                row = current.row_of(key)
+                assert row is not None
+                replayed.append(current.terms_of_row(row))
+        else:
+            words = [""] * len(tokenizer.vocab)
+            for word, number in tokenizer.vocab.items():
+                words[number] = word
+            setdefault = vocab.setdefault
+            for key in added.tolist():
+                row = current.row_of(key)
+                assert row is not None
+                old = current.terms_of_row(row).tolist()
+                ids = [setdefault(words[t], len(vocab)) for t in old]
+                replayed.append(np.asarray(ids, np.int32))
         fresh.add_many(added.tolist(), replayed)
-    state.tokenizer.set_vocabulary(list(vocab))
+    if not same_ids:
+        tokenizer.set_vocabulary(list(vocab))
     state.sparse = fresh
     if job.saved:
         state.snapshot_version = job.version

@@ -2,7 +2,7 @@
 
 Pure functions over the frequency array of the BM25 segments (``segments.SparseSegments``: term
 id -> documents holding it): a batch of documents is counted at once, one sort of its
-distinct ``(document, term)`` pairs, not with a ``np.unique`` per document.
+``(term, document)`` pairs, not with a ``np.unique`` per document.
 """
 
 from __future__ import annotations
@@ -35,23 +35,59 @@ class DocumentCounts:
 
 
 def count_terms(terms: Sequence[npt.NDArray[np.int32]]) -> DocumentCounts:
-    """The distinct terms of each document, counted (one sort of the ``(document, term)`` pairs)."""
+    """The distinct terms of each document, counted (one sort of the ``(term, document)`` pairs).
+
+    The pairs are sorted as 32-bit keys when they fit (term shifted past the document bits:
+    half the bytes of 64-bit keys, and shifts instead of a modulo; a 10,000-document batch
+    ~35 -> ~21 ms); a term's pairs are then one run, found by a search.
+    """
     lengths = np.fromiter(map(len, terms), dtype=np.int64, count=len(terms))
     total = int(lengths.sum())
     if not total:
         return DocumentCounts(highest=[], total=0, per_term=None, distinct=None)
-    flat = np.concatenate(terms).astype(np.int64)
+    flat = np.concatenate(terms)
     starts = np.cumsum(lengths) - lengths
     highest = np.maximum.reduceat(flat, starts[lengths > 0])  # each document's top id
-    width = int(highest.max()) + 1
-    docs = np.repeat(np.arange(len(terms), dtype=np.int64), lengths)
-    pairs = docs * width + flat
+    top = int(highest.max())
+    width = top + 1
+    tops = highest.tolist()
+    doc_bits = max(len(terms) - 1, 0).bit_length()
+    if doc_bits + top.bit_length() > 32 or int(flat.min()) < 0:
+        return _count_wide(flat, lengths, tops, total, width)
+    keys = flat.astype(np.uint32)
+    keys <<= np.uint32(doc_bits)
+    keys |= np.repeat(np.arange(len(terms), dtype=np.uint32), lengths)
+    keys.sort()  # each (term, document) once: the first of each run of equal keys
+    first = np.empty(len(keys), dtype=bool)
+    first[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=first[1:])
+    pairs = keys[first]
+    if len(pairs) * 8 < width:  # a few documents: their terms, not every term
+        distinct = (pairs >> np.uint32(doc_bits)).astype(np.int64)
+        return DocumentCounts(highest=tops, total=total, per_term=None, distinct=distinct)
+    bounds = np.empty(width + 1, dtype=np.int64)
+    bounds[:width] = np.searchsorted(
+        pairs, np.arange(width, dtype=np.uint32) << np.uint32(doc_bits)
+    )
+    bounds[width] = len(pairs)
+    return DocumentCounts(highest=tops, total=total, per_term=np.diff(bounds), distinct=None)
+
+
+def _count_wide(
+    flat: npt.NDArray[np.int32],
+    lengths: npt.NDArray[np.int64],
+    tops: list[int],
+    total: int,
+    width: int,
+) -> DocumentCounts:
+    """:func:`count_terms` with 64-bit ``(document, term)`` keys."""
+    docs = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    pairs = docs * width + flat.astype(np.int64)
     pairs.sort()  # each (document, term) once: the first of each run of equal pairs
     first = np.empty(len(pairs), dtype=bool)
     first[0] = True
     np.not_equal(pairs[1:], pairs[:-1], out=first[1:])
     distinct = pairs[first] % width
-    tops = highest.tolist()
     if len(distinct) * 8 < width:  # a few documents: their terms, not every term
         return DocumentCounts(highest=tops, total=total, per_term=None, distinct=distinct)
     per_term = np.bincount(distinct, minlength=width).astype(np.int64, copy=False)

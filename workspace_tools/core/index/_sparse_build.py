@@ -18,16 +18,21 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from itertools import chain
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
-__all__ = ["build_scores", "build_scores_from_pairs", "count_pairs", "make_bm25"]
+from workspace_tools.core.index._pair_counts import count_pairs
+from workspace_tools.core.index._tfc_grid import grid_of, grid_values, looked_up
+
+__all__ = ["block_terms", "build_scores", "build_scores_from_pairs", "count_pairs", "make_bm25"]
 
 logger = logging.getLogger(__name__)
 
 _BLOCK = 1 << 20
 """(term, document) pairs scored per numpy pass."""
+_GRID_PAIRS: Final = 1 << 16
+"""Pairs from which their term-frequency component is looked up in a grid (``_tfc_grid.py``)."""
 
 
 def make_bm25(*, k1: float, b: float, method: str) -> Any:
@@ -103,13 +108,21 @@ def build_scores(
 
 
 def build_scores_from_pairs(
-    model: Any, *, pair_terms: Any, pair_docs: Any, tf: Any, lengths: Any, df: Any
+    model: Any,
+    *,
+    pair_terms: Any = None,
+    indptr: Any = None,
+    pair_docs: Any,
+    tf: Any,
+    lengths: Any,
+    df: Any,
 ) -> tuple[Any, Any]:
     """bm25s's score of each ``(term, document)`` pair, and the non-occurrence array (or ``None``).
 
     Args:
         model: The ``bm25s.BM25`` whose parameters apply.
-        pair_terms: Term of each pair (sorted, as :func:`count_pairs` returns them).
+        pair_terms: Term of each pair (sorted, as :func:`count_pairs` returns them)...
+        indptr: ...or where each term's pairs start (CSC), when the pairs' terms are not kept.
         pair_docs: Document of each pair.
         tf: Term frequency of each pair.
         lengths: Length of every document (int64).
@@ -139,19 +152,26 @@ def build_scores_from_pairs(
 
     # Scores in blocks, so bm25s's float64 temporaries stay small; the operations are elementwise
     # and the float64 -> float32 store rounds as bm25s's does.
+    # The term-frequency component takes few distinct (tf, length) values: evaluated once per
+    # cell of that grid and looked up (the same function on the same values: the same bits).
     tfc_fn = _select_tfc_scorer(model.method)
+    grid = grid_of(np.asarray(lengths, dtype=np.int64), tf) if len(tf) >= _GRID_PAIRS else None
+    cells = grid_values(model, grid, avg_doc_len) if grid is not None else None
     data = np.empty(len(tf), dtype=model.dtype)
     for start in range(0, len(tf), _BLOCK):
         block = slice(start, start + _BLOCK)
-        terms = pair_terms[block]
-        tfc = tfc_fn(
-            tf_array=tf[block],
-            l_d=lengths[pair_docs[block]],
-            l_avg=avg_doc_len,
-            k1=model.k1,
-            b=model.b,
-            delta=model.delta,
-        )
+        terms = pair_terms[block] if pair_terms is not None else block_terms(indptr, block)
+        if grid is not None and cells is not None:
+            tfc = looked_up(grid, cells, pair_docs[block], tf[block])
+        else:
+            tfc = tfc_fn(
+                tf_array=tf[block].astype(model.dtype, copy=False),
+                l_d=lengths[pair_docs[block]],
+                l_avg=avg_doc_len,
+                k1=model.k1,
+                b=model.b,
+                delta=model.delta,
+            )
         scores_block = idf[terms] * tfc
         if nonoccurrence is not None:
             scores_block -= nonoccurrence[terms]
@@ -159,42 +179,16 @@ def build_scores_from_pairs(
     return data, nonoccurrence
 
 
-def count_pairs(
-    flat: Any, lengths: Any, *, dtype: str, in_place: bool = False
-) -> tuple[Any, Any, Any]:
-    """Distinct ``(term, document)`` pairs of documents given as concatenated term ids.
-
-    Args:
-        flat: Term ids of every document, one after the other.
-        lengths: Number of terms of each document.
-        dtype: Float dtype of the returned term frequencies.
-        in_place: ``flat`` is an int64 array the caller no longer needs (it is reused).
-
-    Returns:
-        ``(terms, docs, tf)`` sorted by term then document (CSC order).
-    """
-    n_docs = len(lengths)
-    total = len(flat)
-    # One sort of the (term, document) pairs gives every count, already in CSC order. The pair
-    # key is built and sorted in place, so the peak is about two int64 arrays of all tokens.
-    keys = flat if in_place else np.array(flat, dtype=np.int64)
-    keys *= max(n_docs, 1)
-    keys += np.repeat(np.arange(n_docs, dtype=np.min_scalar_type(max(n_docs - 1, 0))), lengths)
-    keys.sort()
-    new_pair = np.empty(total, dtype=bool)
-    new_pair[:1] = True
-    np.not_equal(keys[1:], keys[:-1], out=new_pair[1:])
-    starts = np.flatnonzero(new_pair)
-    del new_pair
-    tf = np.empty(len(starts), dtype=dtype)  # np.diff(starts, append=total), without its copies
-    if len(starts):
-        np.subtract(starts[1:], starts[:-1], out=tf[:-1], casting="unsafe")
-        tf[-1] = total - starts[-1]
-    pairs = keys[starts]
-    del keys, starts
-    pair_terms = pairs // max(n_docs, 1)
-    pairs -= pair_terms * max(n_docs, 1)
-    return pair_terms, pairs, tf
+def block_terms(indptr: Any, block: slice) -> Any:
+    """The term of each pair ``block.start:block.stop`` of CSC postings with this ``indptr``."""
+    stop = min(int(block.stop), int(indptr[-1]))
+    start = int(block.start)
+    if stop <= start:
+        return np.zeros(0, dtype=np.int32)
+    first = int(np.searchsorted(indptr, start, side="right")) - 1
+    last = int(np.searchsorted(indptr, stop - 1, side="right")) - 1
+    bounds = np.clip(indptr[first : last + 2], start, stop)
+    return np.repeat(np.arange(first, last + 1, dtype=np.int32), np.diff(bounds))
 
 
 def _per_value(doc_freqs: Any, fn: Any, *, dtype: str) -> Any:

@@ -47,7 +47,7 @@ def grid_of(base_lengths: npt.NDArray[np.int64], tf: Any) -> TfcGrid | None:
     lengths, codes = np.unique(base_lengths, return_inverse=True)
     if (int(highest) + 1) * len(lengths) > GRID_CELLS:
         return None
-    if not np.array_equal(tf, tf.astype(np.int32)):  # every value a whole count
+    if tf.dtype.kind == "f" and not np.array_equal(tf, tf.astype(np.int32)):  # whole counts
         return None
     return TfcGrid(codes.reshape(-1).astype(np.int32), lengths.astype(np.int64), int(highest))
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from workspace_tools.core.errors import IndexCorruptError, WorkspaceError
+from workspace_tools.core.store._checkpoint import BackgroundCheckpoint
 from workspace_tools.core.store._checks import check_database
 from workspace_tools.core.store._rows import (
     DB_NAME,
@@ -54,6 +55,8 @@ class DatabaseFile:
         ``data_version`` reconnects once a writer has converted it."""
         self.upgraded = False
         """This process converted a format-2/3 file to format 4 (tests and benchmarks)."""
+        self.checkpoints = BackgroundCheckpoint(self.path)
+        """Folds a bulk commit's WAL frames into the file off the writer's path."""
 
     # -- connection ----------------------------------------------------------------------------
 
@@ -232,7 +235,8 @@ class DatabaseFile:
             self._conn.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
 
     def close(self) -> None:
-        """Close the connection (reopened on next use)."""
+        """Close the connection (reopened on next use), once no background checkpoint runs."""
+        self.checkpoints.wait()
         with self._lock:
             if self._conn is not None:
                 self._conn.close()

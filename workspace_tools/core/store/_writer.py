@@ -203,6 +203,17 @@ class Writer:
         )
 
     @property
+    def rows(self) -> int:
+        """Rows this transaction wrote or deleted (sources, chunks, vectors)."""
+        return (
+            len(self._sources)
+            + len(self._chunks)
+            + len(self._vectors)
+            + len(self._removed_sources)
+            + len(self._removed_chunks)
+        )
+
+    @property
     def removed_chunks(self) -> bool:
         """Whether this transaction deleted chunk rows (or cleared the database)."""
         return self.cleared or bool(self._removed_chunks)

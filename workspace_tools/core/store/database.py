@@ -452,7 +452,10 @@ class IndexDatabase(DatabaseFile):
                     # Last before the COMMIT, which waits for the disk with the GIL released:
                     # work handed to another thread here runs meanwhile (``backends/_ahead.py``).
                     writer.before_commit()
-                conn.execute("COMMIT")
+                with self.checkpoints.deferred(
+                    conn, rows=writer.rows
+                ):  # a bulk one: _checkpoint.py
+                    conn.execute("COMMIT")
             except BaseException:
                 with contextlib.suppress(sqlite3.Error):
                     conn.execute("ROLLBACK")
@@ -465,6 +468,7 @@ class IndexDatabase(DatabaseFile):
         needs (a passive checkpoint, which waits for nobody): what a background merge does after
         its snapshot, bounded work beside the writers.
         """
+        self.checkpoints.wait()  # else this checkpoint would find the lock taken and skip
         with self._lock, self.guard("compact the index"):
             conn = self.connection()
             if pages is not None:
@@ -478,6 +482,7 @@ class IndexDatabase(DatabaseFile):
 
     def checkpoint(self) -> None:
         """Make every commit durable in the main file (``save()``)."""
+        self.checkpoints.wait()
         with self._lock, self.guard("save the index"):
             self.connection().execute("PRAGMA wal_checkpoint(FULL)")
 

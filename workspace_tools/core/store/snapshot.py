@@ -11,9 +11,10 @@ small file and, for the large postings arrays, one CRC-32 per 16 KiB block, chec
 first reads the block (``_snapshot_checks.BlockChecks``): open reads only what the first query
 needs. Nothing is trusted blindly: a file that is missing or of another size is ignored and the
 data is rebuilt from the database (the source of truth); a block that fails its checksum is an
-:class:`IndexCorruptError` naming ``rebuild=True``. Snapshots are written to a temporary folder,
-fsynced and renamed into place, one writer at a time (a ``filelock`` lock, which works on every
-platform), then older folders are deleted.
+:class:`IndexCorruptError` naming ``rebuild=True``. Snapshots are written to a temporary folder
+(a merge adds arrays as it makes them: :func:`snapshot_draft`), fsynced and renamed into place,
+one writer at a time (a ``filelock`` lock, which works on every platform), then older folders
+are deleted.
 
 A snapshot of the previous layout (``vocab.json``, float32 term frequencies, a result payload
 ``results.npy``, whole-file checksums) is still read: its files are checked whole at open, its
@@ -29,7 +30,8 @@ import os
 import shutil
 import time
 import tokenize
-import zlib
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -49,6 +51,14 @@ from workspace_tools.core.store._snapshot_checks import (
     block_crcs,
     check_base,
 )
+from workspace_tools.core.store._snapshot_io import digest as _digest
+from workspace_tools.core.store._snapshot_io import (
+    fsync_dir,
+    fsync_file,
+    link_files,
+    narrowed,
+    submit,
+)
 
 if TYPE_CHECKING:
     from workspace_tools.core.index.dense import DenseIndex, FrozenDense, SavedGraph
@@ -56,17 +66,20 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ChunkFields",
+    "SnapshotDraft",
     "SnapshotInfo",
     "load_base",
     "load_dense",
     "load_graph",
     "read_pointer",
+    "snapshot_draft",
     "write_snapshot",
 ]
 
 logger = logging.getLogger(__name__)
 
 _PREFIX: Final = "snapshot-"
+_THREADS: Final = "workspace-tools-snapshot"
 _ARRAYS: Final = ("keys", "indptr", "docs", "tf", "scores", "lengths")
 _UNREADABLE_ARRAY: Final = (OSError, ValueError, SyntaxError, tokenize.TokenError, EOFError)
 """What ``np.load`` raises on a damaged ``.npy`` file (its header is parsed as a Python literal,
@@ -295,88 +308,154 @@ def write_snapshot(
     loads them catches up from the database. The snapshot records the embedder when it has a
     vector part (``dense``, or ``reuse_dense`` of a snapshot with one).
     """
-    from workspace_tools.core.store.database import storage_error
-
-    try:
-        _write_snapshot(
-            db,
-            version=version,
-            base=base,
-            vocab=vocab,
-            dense=dense,
-            config=config,
-            reuse_dense=reuse_dense,
-        )
-    except OSError as exc:
-        raise storage_error(exc, db.directory, "save a snapshot") from exc
+    with snapshot_draft(db, version=version, with_dense=dense is not None) as draft:
+        if draft is not None:
+            draft.finish(
+                base=base, vocab=vocab, dense=dense, config=config, reuse_dense=reuse_dense
+            )
 
 
-def _write_snapshot(
-    db: IndexDatabase,
-    *,
-    version: int,
-    base: BaseArrays | None,
-    vocab: list[str],
-    dense: DenseIndex | FrozenDense | None,
-    config: dict[str, Any],
-    reuse_dense: bool,
-) -> None:
+@contextlib.contextmanager
+def snapshot_draft(
+    db: IndexDatabase, *, version: int, with_dense: bool
+) -> Iterator[SnapshotDraft | None]:
+    """A snapshot of ``version`` being written (``None``: another process saved one as recent).
+
+    Holds the snapshot lock throughout; arrays may be added (:meth:`SnapshotDraft.add`) while
+    the rest is still being made, then :meth:`SnapshotDraft.finish` writes the rest, renames
+    the folder into place and records it. What was not finished is removed.
+    """
     from filelock import FileLock
 
+    from workspace_tools.core.store.database import storage_error
+
     directory = db.directory
-    with FileLock(str(directory / "snapshot.lock"), timeout=120):
-        current = read_pointer(db)
-        if current is not None and current.version >= version:
-            if dense is None or current.dense_version >= version:
-                return  # another process saved one at least as recent
-            if current.version > version:
-                return
-        for stale in directory.glob(f".tmp-{_PREFIX}*"):  # left by a crash (we hold the lock)
-            shutil.rmtree(stale, ignore_errors=True)
-        final = directory / f"{_PREFIX}{version:010d}"
-        if current is not None and current.folder.name.startswith(final.name):
-            # The same version again, with its own FAISS file: a new folder, so that readers
-            # of the current one never see its files change under its record.
-            final = directory / f"{final.name}-{time.time_ns():x}"
-        staging = directory / f".tmp-{final.name}-{os.getpid()}"
-        staging.mkdir(parents=True)
-        blocks: dict[str, list[int]] = {}
-        spans: dict[str, list[int]] = {}
+    lock = FileLock(str(directory / "snapshot.lock"), timeout=120)
+    try:
+        lock.acquire()
         try:
-            if base is not None:
-                for name in _ARRAYS:
-                    array = _narrowed(name, np.ascontiguousarray(getattr(base, name)))
-                    np.save(staging / f"{name}.npy", array, allow_pickle=False)
-                    if name in BLOCKED:
-                        blocks[f"{name}.npy"] = block_crcs(array)
-                        spans[f"{name}.npy"] = block_crcs(array, SPAN_BYTES)
-                if any("\n" in term for term in vocab):  # the tokenizer never yields one
-                    msg = "a vocabulary term holds a line break"
-                    raise ValueError(msg)
-                (staging / _VOCAB).write_bytes("\n".join(vocab).encode("utf-8", "surrogatepass"))
-            dense_version = version
-            kept: dict[str, list[Any]] = {}
-            vectors = dense is not None
-            if dense is not None:
-                dense.save(staging)
-            elif reuse_dense and current is not None and _same_embedder(current, config):
-                vectors = True
-                kept = _link_dense(current, staging)
-                if kept:
-                    dense_version = current.dense_version
-            files = {
-                p.name: kept.get(p.name)
-                or [p.stat().st_size, _BLOCKED_FILE if p.name in blocks else _digest(p)]
-                for p in sorted(staging.iterdir())
-            }
-            _fsync_folder(staging)
-            if final.exists():
-                shutil.rmtree(final)
-            os.replace(staging, final)
-            _fsync_dir(directory)
+            current = read_pointer(db)
+            if current is not None and _as_recent(current, version, with_dense=with_dense):
+                lock.release()
+                yield None
+                return
+            staging, final = _staging(directory, current, version)
+            try:
+                with ThreadPoolExecutor(max_workers=2, thread_name_prefix=_THREADS) as pool:
+                    yield SnapshotDraft(db, pool, current, version, staging, final)
+            finally:
+                if staging.exists():
+                    shutil.rmtree(staging, ignore_errors=True)
         finally:
-            if staging.exists():
-                shutil.rmtree(staging, ignore_errors=True)
+            if lock.is_locked:
+                lock.release()
+    except OSError as exc:
+        raise storage_error(exc, directory, "save a snapshot") from exc
+
+
+def _as_recent(current: SnapshotInfo, version: int, *, with_dense: bool) -> bool:
+    """Another process saved a snapshot at least as recent as ``version`` would be."""
+    newer = current.version > version or current.dense_version >= version
+    return current.version >= version and (not with_dense or newer)
+
+
+def _staging(directory: Path, current: SnapshotInfo | None, version: int) -> tuple[Path, Path]:
+    """A new staging folder and the final folder it becomes (stale staging folders removed)."""
+    for stale in directory.glob(f".tmp-{_PREFIX}*"):  # left by a crash (the lock is held)
+        shutil.rmtree(stale, ignore_errors=True)
+    final = directory / f"{_PREFIX}{version:010d}"
+    if current is not None and current.folder.name.startswith(final.name):
+        # The same version again, with its own FAISS file: a new folder, so that readers of
+        # the current one never see its files change under its record.
+        final = directory / f"{final.name}-{time.time_ns():x}"
+    staging = directory / f".tmp-{final.name}-{os.getpid()}"
+    staging.mkdir(parents=True)
+    return staging, final
+
+
+class SnapshotDraft:
+    """The files of a snapshot being written into its staging folder (see :func:`snapshot_draft`).
+
+    Each file's fsync and each array's checksums run on the pool (they release the GIL) while
+    the next file is written or the next array made: the disk flushes one file as the next is
+    made. All are done before the folder is renamed into place.
+    """
+
+    def __init__(
+        self,
+        db: IndexDatabase,
+        pool: ThreadPoolExecutor,
+        current: SnapshotInfo | None,
+        version: int,
+        staging: Path,
+        final: Path,
+    ) -> None:
+        self._db, self._pool, self._current = db, pool, current
+        self._version, self._staging, self._final = version, staging, final
+        self._syncs: dict[str, Future[None]] = {}
+        self._checks: dict[str, tuple[Future[list[int]], Future[list[int]]]] = {}
+
+    def add(self, name: str, array: npt.NDArray[Any]) -> None:
+        """Write base array ``name`` (one of the snapshot's arrays) now."""
+        assert name in _ARRAYS
+        array = narrowed(name, np.ascontiguousarray(array))
+        path = self._staging / f"{name}.npy"
+        np.save(path, array, allow_pickle=False)
+        pool = self._pool
+        self._syncs[path.name] = submit(pool, fsync_file, path)
+        if name in BLOCKED:
+            crcs = submit(pool, block_crcs, array), submit(pool, block_crcs, array, SPAN_BYTES)
+            self._checks[path.name] = crcs
+
+    def finish(
+        self,
+        *,
+        base: BaseArrays | None,
+        vocab: list[str],
+        dense: DenseIndex | FrozenDense | None,
+        config: dict[str, Any],
+        reuse_dense: bool,
+    ) -> None:
+        """Write the rest (see :func:`write_snapshot`), rename the folder and record it."""
+        staging, final, current, version = self._staging, self._final, self._current, self._version
+        if base is not None:
+            for name in _ARRAYS:
+                if f"{name}.npy" not in self._syncs:
+                    self.add(name, getattr(base, name))
+            text = "\n".join(vocab)
+            if text.count("\n") != max(len(vocab) - 1, 0):  # the tokenizer yields none
+                msg = "a vocabulary term holds a line break"
+                raise ValueError(msg)
+            (staging / _VOCAB).write_bytes(text.encode("utf-8", "surrogatepass"))
+        dense_version = version
+        kept: dict[str, list[Any]] = {}
+        vectors = dense is not None
+        if dense is not None:
+            dense.save(staging)
+        elif reuse_dense and current is not None and _same_embedder(current, config):
+            vectors = True
+            kept = link_files(current.folder, current.files, (_DENSE, *_GRAPH_FILES), staging)
+            if kept:
+                dense_version = current.dense_version
+        paths = sorted(staging.iterdir())
+        for path in paths:
+            if path.name not in self._syncs:
+                self._syncs[path.name] = submit(self._pool, fsync_file, path)
+        blocks = {name: crcs.result() for name, (crcs, _) in self._checks.items()}
+        spans = {name: crcs.result() for name, (_, crcs) in self._checks.items()}
+        files = {
+            p.name: kept.get(p.name)
+            or [p.stat().st_size, _BLOCKED_FILE if p.name in blocks else _digest(p)]
+            for p in paths
+        }
+        for sync in self._syncs.values():
+            sync.result()
+        directory = self._db.directory
+        fsync_dir(staging)
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(staging, final)
+        fsync_dir(directory)
         if not vectors:
             config = {**config, "embedder": None}
         record = {
@@ -390,25 +469,12 @@ def _write_snapshot(
             "spans": spans,
             "config": config,
         }
-        with db.write("save a snapshot") as writer:
+        with self._db.write("save a snapshot") as writer:
             writer.set_meta("snapshot", json.dumps(record))
             writer.prune_log(min(version, dense_version))
         for old in directory.glob(f"{_PREFIX}*"):
             if old.name != final.name:
                 shutil.rmtree(old, ignore_errors=True)
-
-
-def _narrowed(name: str, array: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    """Keys and lengths in the narrowest integer dtype that holds them exactly."""
-    if name not in {"keys", "lengths"}:
-        return array
-    top = int(array.max()) if len(array) else 0
-    low = int(array.min()) if len(array) else 0
-    kinds = (np.uint16, np.int32) if name == "lengths" else (np.int32,)
-    for dtype in kinds:
-        if np.iinfo(dtype).min <= low and top <= np.iinfo(dtype).max:
-            return array.astype(dtype)
-    return array.astype(np.int64)
 
 
 def _same_embedder(current: SnapshotInfo, config: dict[str, Any]) -> bool:
@@ -417,56 +483,9 @@ def _same_embedder(current: SnapshotInfo, config: dict[str, Any]) -> bool:
     return embedder is not None and current.config.get("embedder") == embedder
 
 
-def _link_dense(current: SnapshotInfo, staging: Path) -> dict[str, list[Any]]:
-    """Hard-link (or copy, where links fail) the FAISS files of ``current`` into ``staging``.
-
-    Returns:
-        Their ``[size, CRC-32]`` records, as verified when they were written.
-    """
-    kept: dict[str, list[Any]] = {}
-    for name in (_DENSE, *_GRAPH_FILES):
-        if name not in current.files:
-            continue
-        source, target = current.folder / name, staging / name
-        try:
-            os.link(source, target)
-        except OSError:
-            shutil.copyfile(source, target)
-        kept[name] = current.files[name]
-    return kept
-
-
 def _report(path: Path, exc: Exception) -> None:
     """Log why a snapshot file is not used (quietly when a newer snapshot replaced it)."""
     if isinstance(exc, FileNotFoundError):
         logger.debug("Snapshot file %s was replaced (%s); reading the database", path, exc)
     else:
         logger.warning("Snapshot file %s is unusable (%s); rebuilding it", path, exc)
-
-
-def _digest(path: Path) -> str:
-    """CRC-32 of a file (it detects damage, at several times the speed of a cryptographic hash)."""
-    crc = 0
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            crc = zlib.crc32(block, crc)
-    return f"{crc:08x}"
-
-
-def _fsync_folder(folder: Path) -> None:
-    for path in folder.iterdir():
-        with open(path, "rb") as handle:
-            os.fsync(handle.fileno())
-    _fsync_dir(folder)
-
-
-def _fsync_dir(folder: Path) -> None:
-    """Persist a folder's entries where the platform allows it (not on Windows)."""
-    if os.name == "nt":
-        return
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        with contextlib.suppress(OSError):
-            os.fsync(fd)
-    finally:
-        os.close(fd)

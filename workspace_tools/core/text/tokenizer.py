@@ -27,12 +27,13 @@ import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Any, Final, TypeVar
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from workspace_tools.core.text._stopwords import DEFAULT_STOPWORDS
+
+if TYPE_CHECKING:  # numpy is imported when ids are first made arrays (the worker never does)
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = ["DEFAULT_STOPWORDS", "WORD_PATTERN", "Tokenizer", "TokenizerConfig"]
 
@@ -45,6 +46,9 @@ _PART_SPLIT: Final = re.compile(r"[._\-:']+")
 _CAMEL: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_a-zA-Z]+")
 _CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u31f0-\u31ff]+")
 _CACHE_LIMIT: Final = 1_000_000
+_PUNCTUATION: Final = "!\"#$%&'()*+,-./:;<=>?@[\\]^`{|}~“”‘’«»–—…±×·•°§"
+"""Characters that are never part of a word (``test_tokenizer.py`` checks): a token that is one
+word with some of these around it (``cells,``, ``(p53``, ``“odds”``) has that word's terms."""
 _INT32: Final = struct.Struct("=i")
 """One term id as the native int32 bytes numpy reads (``np.frombuffer(..., np.int32)``)."""
 _K = TypeVar("_K")
@@ -113,9 +117,11 @@ class Tokenizer:
         """Token (or word) -> the vocabulary ids of its terms (new terms added), filled on a
         miss, as native int32 bytes: a text's ids are one ``bytes.join`` of its tokens' (no int
         object is read)."""
-        self._stem_once = _make_stemmer(self.config.stemmer)
-        """Stems one term, uncached (each word's terms are cached instead)."""
-        self._stem = _memoised(self._stem_once)
+        stem_word = _make_stemmer(self.config.stemmer)
+        self._stem: Callable[[str], str] = (
+            _identity if stem_word is None else _StemCache(stem_word).__getitem__
+        )
+        """Term -> its stem (a term stemmed before costs a C lookup)."""
         self.vocab: dict[str, int] = {}
         """Term -> integer id, grown as documents are tokenized (ids are never reused)."""
         self.vocab_generation = 0
@@ -147,6 +153,8 @@ class Tokenizer:
         :meth:`tokenize` one after the other; no term string is made for a token seen before
         (its ids are cached, and cleared with the vocabulary by :meth:`set_vocabulary`).
         """
+        import numpy as np
+
         ids = b"".join(map(self._id_cache.__getitem__, text.split()))
         return np.frombuffer(ids, dtype=np.int32)
 
@@ -163,31 +171,52 @@ class Tokenizer:
         # word (``\w`` is those and ``_``); a token of several words (or of a word and
         # punctuation) is its words' terms, each word looked up in the same cache.
         if not token.isalnum():
-            words = WORD_PATTERN.findall(token)
-            if len(words) != 1 or words[0] != token:
+            word = _one_word(token)
+            if word is None:
+                words = WORD_PATTERN.findall(token)
                 return tuple(chain.from_iterable(map(self._cache.__getitem__, words)))
+            if word is not token:  # one word in punctuation (``cells,``): that word's terms
+                return self._cache[word]
         return self._analyse(token)
 
     def _token_ids(self, token: str) -> bytes:
         # The cold path of term_ids, as _token_terms; a single term (most words, as
-        # _is_single_term tells) is folded, stemmed and numbered right here.
-        if not token.isalnum():
-            words = WORD_PATTERN.findall(token)
-            if len(words) != 1 or words[0] != token:
-                return b"".join(map(self._id_cache.__getitem__, words))
+        # _is_single_term tells) is folded, stemmed and numbered right here, another word's
+        # terms come from the terms cache.
+        if token.isalnum():
+            if token.isascii() and (
+                token.islower()
+                or token.isupper()
+                or token.isdigit()
+                or (token.isalpha() and token[1:].islower())
+            ):
+                cfg = self.config
+                term = token.lower() if cfg.lowercase else token
+                if term in cfg.stopwords:
+                    return b""
+                vocab = self.vocab
+                return _INT32.pack(vocab.setdefault(self._stem(term), len(vocab)))
+            return self._word_ids(token)
+        # _one_word, inline (this runs for most tokens of a first build).
+        word = token.strip(_PUNCTUATION)
+        if word.isalnum():  # one word in punctuation (``cells,``, ``(p53``)
+            return self._id_cache[word]
+        if WORD_PATTERN.fullmatch(word) is None:  # several words (``p<0.05``), none (``+/-``)
+            return b"".join(map(self._id_cache.__getitem__, WORD_PATTERN.findall(token)))
+        if len(word) == len(token):  # one word as it stands (``well-known``, ``1.5``)
+            return self._word_ids(token)
+        return self._id_cache[word]  # ``(well-known),``
+
+    def _word_ids(self, word: str) -> bytes:
+        """Ids of a word that is not a single term: its terms cached (as ``_cache[word]``)."""
+        cache = self._cache
+        terms = cache.get(word)
+        if terms is None:  # _cache's miss, without its second look at the word's shape
+            if len(cache) >= cache._limit:
+                cache.clear()
+            terms = cache[word] = tuple(map(self._stem, self._split_terms(word)))
         vocab = self.vocab
-        if (token.isascii() and token.isalnum()) and (
-            token.islower()
-            or token.isupper()
-            or token.isdigit()
-            or (token.isalpha() and token[1:].islower())
-        ):
-            cfg = self.config
-            term = token.lower() if cfg.lowercase else token
-            if term in cfg.stopwords:
-                return b""
-            return _INT32.pack(vocab.setdefault(self._stem(term), len(vocab)))
-        ids = [vocab.setdefault(term, len(vocab)) for term in self._cache[token]]
+        ids = [vocab.setdefault(term, len(vocab)) for term in terms]
         return struct.pack(f"={len(ids)}i", *ids)
 
     def ids_of(self, terms: Sequence[str]) -> list[int]:
@@ -253,6 +282,18 @@ class Tokenizer:
         """The full analysis of any word: CJK and identifier splitting, case and accent folding."""
         cfg = self.config
         surfaces: list[str]
+        if word.isascii() and cfg.lowercase and cfg.split_identifiers:
+            low = word.lower()
+            if low == word or word.isupper():  # no case change to split at (``well-known``)
+                # Its parts are the pieces between _PART_SPLIT's separators (str.replace: faster).
+                parts = (
+                    (low.replace(".", " ").replace("-", " ").replace("_", " ").replace(":", " "))
+                    .replace("'", " ")
+                    .split()
+                )
+                terms = [low, *parts] if len(parts) > 1 else parts
+                stopwords = cfg.stopwords
+                return [term for term in terms if term not in stopwords]
         if cfg.cjk_bigrams and not word.isascii() and _CJK.search(word):
             surfaces = _split_cjk(word)
         elif cfg.split_identifiers:
@@ -294,6 +335,22 @@ class _WordCache(dict[_K, _V]):
             self.clear()
         made = self[word] = self._make(word)
         return made
+
+
+def _one_word(token: str) -> str | None:
+    """The one word of a token (``WORD_PATTERN.findall(token) == [word]``), found without the scan.
+
+    ``token`` itself when it is that word; ``None`` when it holds several words, none, or a word
+    among characters other than :data:`_PUNCTUATION` (ask ``WORD_PATTERN`` then). Those
+    characters are never part of a word, so a word with them around it is the token's only word
+    (a separator, such as the ``.`` of ``cells.``, joins words only between them).
+    """
+    word = token.strip(_PUNCTUATION)
+    if word.isalnum():
+        return word
+    if WORD_PATTERN.fullmatch(word) is None:
+        return None
+    return token if len(word) == len(token) else word
 
 
 def _is_single_term(word: str) -> bool:
@@ -343,9 +400,10 @@ def _split_cjk(word: str) -> list[str]:
     return out
 
 
-def _make_stemmer(name: str | None) -> Callable[[str], str]:
+def _make_stemmer(name: str | None) -> Callable[[str], Any] | None:
+    """PyStemmer's ``stemWord`` for ``name`` (``None``: no stemming)."""
     if name is None:
-        return _identity
+        return None
     import Stemmer  # PyStemmer
 
     try:
@@ -354,21 +412,30 @@ def _make_stemmer(name: str | None) -> Callable[[str], str]:
         known = ", ".join(sorted(Stemmer.algorithms()))
         msg = f"Unknown stemmer {name!r}. Use one of: {known}; or None for no stemming."
         raise ValueError(msg) from exc
-    # PyStemmer's own LRU cache costs more than it saves: callers cache what they need.
+    # PyStemmer's own LRU cache costs more than it saves: _StemCache keeps every stem.
     stemmer.maxCacheSize = 0
-    stem_word = stemmer.stemWord
-
-    def stem(term: str) -> str:
-        # Only stem alphabetic words: numbers and CJK characters stay as they are.
-        return str(stem_word(term)) if term.isalpha() and len(term) > 2 else term
-
-    return stem
+    stem_word: Callable[[str], Any] = stemmer.stemWord
+    return stem_word
 
 
-def _memoised(stem: Callable[[str], str]) -> Callable[[str], str]:
-    if stem is _identity:
+class _StemCache(dict[str, str]):
+    """Term -> its stem, stemmed when first looked up (one Python call: ``__missing__``).
+
+    Only alphabetic terms of three or more characters are stemmed: numbers and CJK characters
+    stay as they are. Past :data:`_CACHE_LIMIT` entries it starts again, as :class:`_WordCache`.
+    """
+
+    def __init__(self, stem_word: Callable[[str], Any]) -> None:
+        super().__init__()
+        self._stem_word = stem_word
+        self._limit = _CACHE_LIMIT
+
+    def __missing__(self, term: str) -> str:
+        if len(self) >= self._limit:
+            self.clear()
+        stem: str = self._stem_word(term) if term.isalpha() and len(term) > 2 else term
+        self[term] = stem
         return stem
-    return _WordCache(stem).__getitem__  # a term stemmed before costs a C lookup
 
 
 def _identity(term: str) -> str:

@@ -1,0 +1,173 @@
+"""A bulk commit's WAL frames folded into the database by a background checkpoint (``_checkpoint.py``).
+
+Nothing here is timed: the tests check which statements the writer runs around a bulk ``COMMIT``,
+that the frames reach the main file once the checkpoint ran, that a small write is as before, that
+``save()`` still empties the WAL, and that a failing or overlapping checkpoint loses nothing.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.fakes import FakeEmbedder
+from workspace_tools import Workspace
+from workspace_tools.core.errors import StorageError
+from workspace_tools.core.store import _checkpoint
+from workspace_tools.core.store._checkpoint import BULK_ROWS, BackgroundCheckpoint
+
+
+def _docs(count: int, *, prefix: str = "d") -> list[tuple[str, str]]:
+    return [
+        (f"{prefix}{n}.txt", f"pebbles {n} and rivers {n % 7} in the mountains")
+        for n in range(count)
+    ]
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Iterator[Workspace]:
+    ws = Workspace(tmp_path, embedder=FakeEmbedder())
+    yield ws
+    ws.close()
+
+
+def _statements(ws: Workspace) -> tuple[list[str], Any]:
+    seen: list[str] = []
+    conn = ws._db.connection()
+    conn.set_trace_callback(seen.append)
+    return seen, conn
+
+
+def _frames(path: Path) -> tuple[int, int]:
+    """``(frames in the WAL, frames checkpointed)`` as a passive checkpoint reports them."""
+    conn = sqlite3.connect(path)
+    try:
+        _, log, done = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    finally:
+        conn.close()
+    return int(log), int(done)
+
+
+def test_a_bulk_commit_leaves_its_frames_to_a_background_checkpoint(workspace: Workspace) -> None:
+    workspace.index_many(_docs(3))  # the file and its schema exist
+    runs = workspace._db.checkpoints.runs
+    seen, conn = _statements(workspace)
+    try:
+        workspace.index_many(_docs(BULK_ROWS, prefix="bulk"))
+    finally:
+        conn.set_trace_callback(None)
+    off = seen.index("PRAGMA wal_autocheckpoint=0")
+    assert "BEGIN IMMEDIATE" in seen[:off]  # inside the write transaction, right before its end
+    assert seen[off + 1 : off + 3] == ["COMMIT", "PRAGMA wal_autocheckpoint=1000"]
+    assert seen.count("PRAGMA wal_autocheckpoint=0") == 1  # no other commit of the call
+    workspace._db.checkpoints.wait()
+    assert workspace._db.checkpoints.runs == runs + 1
+    log, done = _frames(workspace._db.path)
+    assert log == done  # every frame of the bulk commit is in the main file now
+    hits = workspace.search("pebbles 7", mode="bm25")
+    assert hits and hits[0].source_id == "bulk7.txt"
+
+
+def test_a_small_write_keeps_sqlites_own_checkpoint(workspace: Workspace) -> None:
+    workspace.index_many(_docs(3))
+    runs = workspace._db.checkpoints.runs
+    seen, conn = _statements(workspace)
+    try:
+        workspace.index("one.txt", "a single small document")
+    finally:
+        conn.set_trace_callback(None)
+    assert "COMMIT" in seen
+    assert not [s for s in seen if "wal_autocheckpoint" in s]
+    assert workspace._db.checkpoints.runs == runs
+
+
+class _CommitFails:
+    """A connection whose next ``COMMIT`` fails as a full disk makes it fail."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self.statements: list[str] = []
+        self._writing = False
+        self.failed = False
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        self.statements.append(sql)
+        if sql == "BEGIN IMMEDIATE":
+            self._writing = True
+        if sql == "COMMIT" and self._writing and not self.failed:
+            self.failed = True
+            msg = "database or disk is full"
+            raise sqlite3.OperationalError(msg)
+        return self._conn.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._conn, name)
+
+
+def test_a_failed_bulk_commit_turns_the_automatic_checkpoint_back_on(workspace: Workspace) -> None:
+    workspace.index_many(_docs(3))
+    runs = workspace._db.checkpoints.runs
+    real = workspace._db.connection()
+    failing = _CommitFails(real)
+    workspace._db._conn = failing  # type: ignore[assignment]
+    try:
+        with pytest.raises(StorageError, match=r"Could not save the change in .*The disk is full"):
+            workspace.index_many(_docs(BULK_ROWS, prefix="lost"))
+    finally:
+        workspace._db._conn = real
+    assert failing.failed
+    off = failing.statements.index("PRAGMA wal_autocheckpoint=0")
+    tail = failing.statements[off : off + 3]
+    assert tail == ["PRAGMA wal_autocheckpoint=0", "COMMIT", "PRAGMA wal_autocheckpoint=1000"]
+    assert int(real.execute("PRAGMA wal_autocheckpoint").fetchone()[0]) == 1000
+    workspace._db.checkpoints.wait()
+    assert workspace._db.checkpoints.runs == runs  # nothing committed: nothing to fold in
+    assert workspace.source("lost0.txt") is None
+
+
+def test_save_waits_for_the_checkpoint_and_empties_the_wal(workspace: Workspace) -> None:
+    workspace.index_many(_docs(BULK_ROWS))
+    workspace.save()
+    wal = workspace._db.path.with_name(workspace._db.path.name + "-wal")
+    assert not wal.exists() or wal.stat().st_size == 0
+
+
+def test_a_checkpoint_asked_for_while_one_runs_runs_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = threading.Event()
+    started = threading.Event()
+    calls: list[int] = []
+
+    def slow(self: BackgroundCheckpoint) -> None:
+        calls.append(1)
+        started.set()
+        assert release.wait(10)
+
+    monkeypatch.setattr(BackgroundCheckpoint, "_checkpoint", slow)
+    checkpoints = BackgroundCheckpoint(tmp_path / "index.sqlite3")
+    checkpoints.start()
+    assert started.wait(10)
+    checkpoints.start()  # the frames of a commit the running one may have missed
+    checkpoints.start()  # asked twice: one more run covers both
+    release.set()
+    checkpoints.wait()
+    assert calls == [1, 1]
+
+
+def test_a_failing_checkpoint_is_logged_and_creates_no_file(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    missing = tmp_path / "gone" / "index.sqlite3"
+    checkpoints = BackgroundCheckpoint(missing)
+    with caplog.at_level("DEBUG", logger=_checkpoint.__name__):
+        checkpoints.start()
+        checkpoints.wait()
+    assert checkpoints.runs == 1
+    assert "background checkpoint of" in caplog.text and "failed" in caplog.text
+    assert not missing.parent.exists()
