@@ -16,8 +16,9 @@ seconds with the rest of the staging, gives the worker ``t`` of ``n`` texts with
 until then ``k``, the same code on a like core) and ``L`` how long until the worker can start:
 the rest of its start-up while it is new (a worker started for a kinds job loads its tokenizer
 only after it, so it is ready in ~40-60 ms: :data:`_START`, then as measured by its first reply),
-else ~0. ``k`` and ``R`` are measured on the change's first texts, staged here before the job is
-sent.
+else the time its jobs take beyond their busy time (sending, unpacking: as last measured).
+``k`` and ``R`` are measured on the change's first texts, staged here before the job is sent,
+or (the workspace keeps them) on the whole change before.
 
 Anything wrong with the worker (it cannot start, it died, hangs, or answers garbage) gives
 ``None``: the caller computes those kinds itself, the same ones, only later. The worker is only
@@ -79,6 +80,9 @@ class KindSplit:
         self._there: float | None = None
         """The worker's seconds per kind, as last measured."""
         self.start = _START
+        self.lag = 0.0
+        """Seconds a running worker's kinds take beyond its busy time (the frame sent, read and
+        unpacked; the reply back), as last measured."""
         """Seconds a new worker takes to start (:data:`_START`, then as its first reply tells)."""
 
     def ahead(
@@ -104,7 +108,7 @@ class KindSplit:
             return None
         there = here if self._there is None else self._there
         now = time.perf_counter()
-        lag = 0.0 if worker.answered else max(0.0, worker.started + self.start - now)
+        lag = self.lag if worker.answered else max(0.0, worker.started + self.start - now)
         count = len(items)
         tail = (count * here + rest - lag) / max(here + there, 1e-9)
         tail = round(min(count * _MOST, max(0.0, tail)))
@@ -119,11 +123,13 @@ class KindSplit:
             return None
         return KindJob(self, worker, number, start, tail, now)
 
-    def measured(self, there: float, started: float | None) -> None:
+    def measured(self, there: float, started: float | None, lag: float | None = None) -> None:
         """Keep the worker's seconds per kind, and a new worker's start-up when it was told."""
         self._there = there
         if started is not None:
             self.start = started
+        if lag is not None:
+            self.lag = lag
 
 
 class KindJob:
@@ -167,12 +173,15 @@ class KindJob:
         except (OSError, RuntimeError, ValueError, struct.error) as exc:
             split.fail(exc)
             return None
-        started = None
+        started = lag = None
         if self._fresh and not ready:  # waited for it: it began the job ``busy`` ago
             began = time.perf_counter() - busy - worker.started
             late = began > self._sent - worker.started + 0.005  # not ready when the job came
             started = began if late else min(owner.start, began)
-        owner.measured(busy / max(count, 1), started)
+        elif not self._fresh:  # waited: the lag is what the wait tells; else at most that
+            lag = max(0.0, time.perf_counter() - self._sent - busy)
+            lag = lag if not ready else min(owner.lag, lag)
+        owner.measured(busy / max(count, 1), started, lag)
         owner.worker_texts += count
         return [KINDS[code] for code in codes]
 
