@@ -238,8 +238,10 @@ def narrow_counts(tf: npt.NDArray[Any]) -> npt.NDArray[Any]:
     """
     if not len(tf):
         return np.zeros(0, dtype=np.uint8)
-    if tf.dtype in (np.uint8, np.uint16):  # counted narrow already
+    if tf.dtype == np.uint8:  # counted narrow already
         return tf
+    if tf.dtype == np.uint16:  # counted as wide as the longest row allows: often narrower
+        return tf.astype(np.uint8) if int(tf.max()) <= np.iinfo(np.uint8).max else tf
     top = float(tf.max())
     if (tf.dtype.kind == "f" and not bool(np.all(tf == np.floor(tf)))) or float(tf.min()) < 0:
         return tf

@@ -67,6 +67,8 @@ def _segments(method: str, mix: str) -> SparseSegments:
             seg.remove(key)
     if mix == "long rows":  # counts past 255: uint16 term frequencies
         seg.add_many([400, 401], [np.asarray([1] * 300 + [2] * 5, dtype=np.int32)] * 2)
+    if mix == "long rows, small counts":  # rows past 255 terms, no count past 255: uint8
+        seg.add_many([500, 501], [np.arange(VOCAB, dtype=np.int32).repeat(2)] * 2)
     return seg
 
 
@@ -82,6 +84,7 @@ MIXES = [
     "renumbered",
     "all gone",
     "long rows",
+    "long rows, small counts",
 ]
 
 
