@@ -7,13 +7,13 @@ made before, and that a failed commit leaves the vocabulary as it was.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.failing_commit import CommitFails
 from tests.support.fakes import FakeEmbedder
 from workspace_tools import Workspace
 from workspace_tools.core.backends import _ahead, _term_ids, embedded
@@ -155,32 +155,11 @@ def test_term_ids_made_ahead_equal_the_ones_made_after_the_commit(
         assert got == [(r.source_id, r.score) for r in after_ws.search(query, mode="bm25")]
 
 
-class _CommitFails:
-    """A connection whose next write ``COMMIT`` fails as a full disk makes it fail."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
-        self.failed = False
-        self._writing = False
-
-    def execute(self, sql: str, *args: Any) -> Any:
-        if sql == "BEGIN IMMEDIATE":
-            self._writing = True
-        if sql == "COMMIT" and self._writing and not self.failed:
-            self.failed = True
-            msg = "database or disk is full"
-            raise sqlite3.OperationalError(msg)
-        return self._conn.execute(sql, *args)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._conn, name)
-
-
 def test_a_failed_commit_leaves_no_term_of_its_change_in_the_vocabulary(tmp_path: Path) -> None:
     ws = _workspace(tmp_path, "ws")
     before = dict(ws._state.tokenizer.vocab)
     real = ws._db.connection()
-    failing = _CommitFails(real)
+    failing = CommitFails(real)
     ws._db._conn = failing  # type: ignore[assignment]
     try:
         with pytest.raises(StorageError, match=r"Could not save the change in .*The disk is full"):

@@ -10,19 +10,17 @@ failed commit included.
 from __future__ import annotations
 
 import random
-import sqlite3
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.bulk import opened_workspaces, small_bulk
+from tests.support.failing_commit import CommitFails
 from workspace_tools import Workspace
 from workspace_tools.core.backends import _ahead, _term_ids, embedded
 from workspace_tools.core.errors import StorageError
-from workspace_tools.core.text import token_split
-from workspace_tools.core.workspace import _writes
 
 _WORDS = [f"w{n}" for n in range(300)] + ["alpha", "beta", "parseHttp", "the", "東京"]
 _QUERIES = ["w1 w2", "alpha w7", "parse http", "東京 w10", "w299 beta"]
@@ -39,18 +37,11 @@ def _docs(count: int, *, seed: int) -> list[tuple[str, str]]:
 @pytest.fixture(autouse=True)
 def _small_bulk(monkeypatch: pytest.MonkeyPatch) -> None:
     """A change of 20 chunks is bulk here: it starts the worker and goes ahead whole."""
-    monkeypatch.setattr(token_split, "BULK_TEXTS", 20)
-    monkeypatch.setattr(token_split, "WORKER_MIN_TEXTS", 10)
-    monkeypatch.setattr(_writes, "WORKER_MIN_TEXTS", 10)
+    small_bulk(monkeypatch)
     monkeypatch.setattr(_term_ids, "_AHEAD_BULK", 20)
 
 
-@pytest.fixture
-def opened() -> Iterator[list[Workspace]]:
-    made: list[Workspace] = []
-    yield made
-    for ws in made:
-        ws.close()
+opened = pytest.fixture(opened_workspaces)
 
 
 def _open(root: Path, opened: list[Workspace]) -> Workspace:
@@ -125,27 +116,6 @@ def test_a_change_between_the_small_and_the_bulk_sizes_is_tokenized_after_its_co
         assert _ahead._HELPER.handed == handed + goes_ahead, count
 
 
-class _CommitFails:
-    """A connection whose next write ``COMMIT`` fails as a full disk makes it fail."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
-        self.failed = False
-        self._writing = False
-
-    def execute(self, sql: str, *args: Any) -> Any:
-        if sql == "BEGIN IMMEDIATE":
-            self._writing = True
-        if sql == "COMMIT" and self._writing and not self.failed:
-            self.failed = True
-            msg = "database or disk is full"
-            raise sqlite3.OperationalError(msg)
-        return self._conn.execute(sql, *args)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._conn, name)
-
-
 def test_a_failed_bulk_commit_leaves_no_term_of_its_change(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, opened: list[Workspace]
 ) -> None:
@@ -155,7 +125,7 @@ def test_a_failed_bulk_commit_leaves_no_term_of_its_change(
     new = [(f"n{i}.txt", f"zorblax{i} quuxle{i} w1 alpha") for i in range(80)]
     handed = _ahead._HELPER.handed
     real = ws._db.connection()
-    failing = _CommitFails(real)
+    failing = CommitFails(real)
     ws._db._conn = failing  # type: ignore[assignment]
     try:
         with pytest.raises(StorageError, match=r"Could not save the change in .*The disk is full"):

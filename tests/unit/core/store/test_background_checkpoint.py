@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.failing_commit import CommitFails
 from tests.support.fakes import FakeEmbedder
 from workspace_tools import Workspace
 from workspace_tools.core.errors import StorageError
@@ -86,34 +87,11 @@ def test_a_small_write_keeps_sqlites_own_checkpoint(workspace: Workspace) -> Non
     assert workspace._db.checkpoints.runs == runs
 
 
-class _CommitFails:
-    """A connection whose next ``COMMIT`` fails as a full disk makes it fail."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
-        self.statements: list[str] = []
-        self._writing = False
-        self.failed = False
-
-    def execute(self, sql: str, *args: Any) -> Any:
-        self.statements.append(sql)
-        if sql == "BEGIN IMMEDIATE":
-            self._writing = True
-        if sql == "COMMIT" and self._writing and not self.failed:
-            self.failed = True
-            msg = "database or disk is full"
-            raise sqlite3.OperationalError(msg)
-        return self._conn.execute(sql, *args)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._conn, name)
-
-
 def test_a_failed_bulk_commit_turns_the_automatic_checkpoint_back_on(workspace: Workspace) -> None:
     workspace.index_many(_docs(3))
     runs = workspace._db.checkpoints.runs
     real = workspace._db.connection()
-    failing = _CommitFails(real)
+    failing = CommitFails(real)
     workspace._db._conn = failing  # type: ignore[assignment]
     try:
         with pytest.raises(StorageError, match=r"Could not save the change in .*The disk is full"):

@@ -6,36 +6,29 @@ import re
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.bulk import opened_workspaces, small_bulk
 from tests.unit.core.text.test_kind_split import _FAKE, _SAMPLES
 from workspace_tools import Workspace
 from workspace_tools.core.backends.embedded import EmbeddedBackend
 from workspace_tools.core.ranking.prior import KIND_KEY
 from workspace_tools.core.text import token_pipe, token_split
 from workspace_tools.core.text.token_split import SplitTokenizer
-from workspace_tools.core.workspace import _kinds_ahead, _writes
+from workspace_tools.core.workspace import _kinds_ahead
 
 
 @pytest.fixture(autouse=True)
 def _small_bulk(monkeypatch: pytest.MonkeyPatch) -> None:
     """A bulk change of 20 texts starts the worker here; 40 changed texts ask it for kinds."""
-    monkeypatch.setattr(token_split, "BULK_TEXTS", 20)
-    monkeypatch.setattr(token_split, "WORKER_MIN_TEXTS", 10)
-    monkeypatch.setattr(_writes, "WORKER_MIN_TEXTS", 10)
+    small_bulk(monkeypatch)
     monkeypatch.setattr(_kinds_ahead, "_CHANGED_LEAST", 40)
 
 
-@pytest.fixture
-def opened() -> Iterator[list[Workspace]]:
-    made: list[Workspace] = []
-    yield made
-    for ws in made:
-        ws.close()
+opened = pytest.fixture(opened_workspaces)
 
 
 _STORABLE = [s for s in _SAMPLES if "\ud800" not in s[1]]  # index_many refuses a lone surrogate

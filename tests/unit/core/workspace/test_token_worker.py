@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.support.bulk import opened_workspaces, small_bulk
 from workspace_tools import Workspace
 from workspace_tools.core.backends.embedded import EmbeddedBackend
 from workspace_tools.core.text import token_split
 from workspace_tools.core.text.token_split import SplitTokenizer
-from workspace_tools.core.workspace import _writes
 
 _WORDS = [f"w{n}" for n in range(400)] + ["alpha", "beta", "gamma", "parseHttp", "the", "東京"]
 _QUERIES = ["w1 w2", "alpha w7", "gamma beta", "w399 w3", "parse http", "東京 w10", "w42"]
@@ -29,17 +28,10 @@ def _docs(count: int, *, seed: int, prefix: str = "d") -> list[tuple[str, str]]:
 @pytest.fixture(autouse=True)
 def _small_bulk(monkeypatch: pytest.MonkeyPatch) -> None:
     """A bulk change of 20 chunks (not thousands) starts the worker here, 10 use it."""
-    monkeypatch.setattr(token_split, "BULK_TEXTS", 20)
-    monkeypatch.setattr(token_split, "WORKER_MIN_TEXTS", 10)
-    monkeypatch.setattr(_writes, "WORKER_MIN_TEXTS", 10)
+    small_bulk(monkeypatch)
 
 
-@pytest.fixture
-def opened() -> Iterator[list[Workspace]]:
-    made: list[Workspace] = []
-    yield made
-    for ws in made:
-        ws.close()
+opened = pytest.fixture(opened_workspaces)
 
 
 def _open(root: Path, opened: list[Workspace]) -> Workspace:
