@@ -38,6 +38,8 @@ from collections.abc import Callable, Sequence
 from itertools import accumulate
 from typing import IO, TYPE_CHECKING, Any, Final
 
+from workspace_tools.core._frames import read_frame, write_frame
+
 if TYPE_CHECKING:  # imported when first needed: a lazy worker answers kinds before that
     from workspace_tools.core.text.tokenizer import Tokenizer
 
@@ -66,45 +68,10 @@ KINDS: Final = b"K"
 """Tag of a content-kinds job and of its reply."""
 KIND_REPLY: Final = struct.Struct("=Qd")
 """A kinds reply's head: how many kinds follow (one byte each), seconds busy."""
-_HEADER: Final = struct.Struct(">Q")
 REPLY: Final = struct.Struct("=QQd")
 """A reply's head: bytes of its packed new terms, bytes of its lengths, seconds busy."""
 _COUNT: Final = struct.Struct("=Q")
 _UINT32: Final = "I" if array("I").itemsize == 4 else "L"
-
-
-def write_frame(stream: IO[bytes], payload: bytes) -> None:
-    """Write one length-prefixed frame (8-byte big-endian length, then the payload) and flush."""
-    stream.write(_HEADER.pack(len(payload)))
-    stream.write(payload)
-    stream.flush()
-
-
-def read_frame(stream: IO[bytes]) -> bytes | None:
-    """One frame's payload; ``None`` at the end of the input.
-
-    ``stream`` may be unbuffered (a read then returns what the pipe holds: read until whole).
-    """
-    head = _read_exactly(stream, _HEADER.size)
-    if head is None:
-        return None
-    (size,) = _HEADER.unpack(head)
-    return _read_exactly(stream, size)
-
-
-def _read_exactly(stream: IO[bytes], size: int) -> bytes | None:
-    first = stream.read(size)
-    if first is None or len(first) == size:
-        return first
-    parts = [first]
-    left = size - len(first)
-    while left:
-        part = stream.read(left)
-        if not part:
-            return None
-        parts.append(part)
-        left -= len(part)
-    return b"".join(parts)
 
 
 def pack_strings(strings: Sequence[str], *, tag: bytes = b"") -> bytes:
