@@ -127,12 +127,12 @@ class TermIds:
             version, keys, _, job = started
             if version == changes.version and keys == [c.key for c in changes.chunks]:
                 try:
-                    ids = job.result()
+                    prepared = job.result()
                 except BaseException:
                     self.abandon()  # the terms a failed (or interrupted) job added go too
                     raise
                 self._ahead = None
-                return ids
+                return prepared
             self.abandon()
         return self._term_ids_of(changes), None
 
