@@ -9,6 +9,8 @@ that) and then follows the change log through the Workspace's
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from workspace_tools.core.backends.follow import ChangeFollower
 from workspace_tools.core.store.database import Changes, SourceRecord
 
@@ -41,11 +43,15 @@ class SourceCatalog:
 
     def get(self, source_id: str) -> SourceRecord | None:
         """One source, without loading them all."""
+        return self.get_many([source_id])[source_id]
+
+    def get_many(self, source_ids: Iterable[str]) -> dict[str, SourceRecord | None]:
+        """:meth:`get` of each id (``None``: not stored), the database looked for once."""
         if self.follower.empty or not self.db.exists():
-            return None
+            return dict.fromkeys(source_ids)
         if self._sources is not None:
-            return self._sources.get(source_id)
-        return self.db.source(source_id)
+            return {i: self._sources.get(i) for i in source_ids}
+        return {i: self.db.source(i) for i in source_ids}
 
     # -- following the change log ----------------------------------------------------------------
 

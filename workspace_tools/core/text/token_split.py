@@ -143,7 +143,8 @@ class SplitTokenizer:
     def expect(self, count: int, *, kinds: bool = False) -> None:
         """A change of about ``count`` texts is being prepared: start a bulk one's worker now.
 
-        Its start-up (~0.1 s: Python, numpy, PyStemmer) then overlaps the preparation. With
+        Its start-up (~50 ms: Python, this package, PyStemmer; numpy once it builds its
+        tokenizer) then overlaps the preparation. With
         ``kinds`` (:attr:`kinds` gets a job first), a new worker loads its tokenizer after it.
         """
         self.disown_forked()

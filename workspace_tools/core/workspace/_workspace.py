@@ -348,20 +348,18 @@ class Workspace(ReadPath, SyncPath, ListingPath):
         digests: dict[str, str] = {}
         with self._write_lock:
             self._refresh()
-            if isinstance(documents, Sized):  # the worker starts while they are unpacked
-                self._expect_change(len(documents), kinds=True)
+            count = len(documents) if isinstance(documents, Sized) else None
+            if count is not None:  # a bulk change's worker starts while they are unpacked
+                self._expect_change(count, kinds=True)
             latest: dict[str, tuple[str, dict[str, Any]]] = {}
             for doc in documents:
                 doc_id, content, metadata = unpack_document(doc)
                 latest[self._normalise_source_id(doc_id)] = (content, metadata)
-            self._expect_change(len(latest), kinds=True)  # a bulk change's worker starts now
+            if count is None:  # a generator: counted only now
+                self._expect_change(len(latest), kinds=True)
             with gc_paused():  # many small objects, no cycles: no collection passes over them
                 with self._lock:
-                    previous: dict[str, SourceRecord | None] = (
-                        {i: self._sources.get(i) for i in latest}
-                        if self._db.exists()  # else a new index: no stat of it per text
-                        else dict.fromkeys(latest)
-                    )
+                    previous = self._sources.get_many(latest)
                 staged = stage_texts(
                     latest,
                     previous,
