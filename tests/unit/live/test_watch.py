@@ -7,6 +7,7 @@ import math
 import shutil
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from tests.support.fakes import FakeEmbedder
 from workspace_tools.core.errors import ReadOnlyWorkspaceError
 from workspace_tools.core.workspace import Workspace
 from workspace_tools.core.workspace._progress import BATCH_FILES
-from workspace_tools.core.workspace._watch import Watcher
+from workspace_tools.core.workspace._watch import Watcher, WatchStats
 
 GUARD = 30.0  # hang guard, not a timing claim
 
@@ -70,7 +71,7 @@ def test_create_edit_rename_delete_reach_search(
 
 
 def test_ignored_and_index_folder_writes_cause_no_sync(
-    ws: Workspace, tree: Path, watcher: Watcher
+    ws: Workspace, tree: Path, watcher: Watcher, tmp_path: Path
 ) -> None:
     syncs, bursts, ignored = watcher.stats.syncs, watcher.stats.bursts, watcher.stats.ignored
     (ws.index_dir / "stray.md").write_text("index folder noise\n", encoding="utf-8")
@@ -81,8 +82,12 @@ def test_ignored_and_index_folder_writes_cause_no_sync(
     wait_until(lambda: watcher.stats.bursts > bursts, "the ignored burst")
     assert watcher.stats.syncs == syncs
     assert watcher.stats.ignored > ignored
-    (tree / "seen.md").write_text("sentinel file\n", encoding="utf-8")
-    wait_until(lambda: hits(ws, "sentinel"), "the sentinel")
+    # The sentinel arrives by one rename (one event, so one burst however loaded the machine);
+    # events come in order, so its sync also proves every earlier noise burst caused none.
+    (tmp_path / "seen.md").write_text("sentinel file\n", encoding="utf-8")
+    (tmp_path / "seen.md").replace(tree / "seen.md")
+    wait_until(lambda: watcher.stats.syncs > syncs, "the sentinel's sync")
+    assert hits(ws, "sentinel") == {"seen.md"}
     assert watcher.stats.syncs == syncs + 1
     assert watcher.stats.last_report is not None
     assert watcher.stats.last_report.added == ["seen.md"]
@@ -174,3 +179,45 @@ def test_two_watchers_of_one_root_write_safely(tree: Path, tmp_path: Path) -> No
     assert hits(first, "word7") == hits(second, "word7") == {"w7.md"}
     fresh = Workspace(tree, index_dir=tmp_path / "index", embedder=FakeEmbedder())
     assert fresh.sync().commits == 0  # nothing left to do
+
+
+@dataclass(kw_only=True)
+class RecordedStats(WatchStats):
+    """Watch statistics that note the order in which the watcher sets them."""
+
+    order: list[str] = field(default_factory=list)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if "order" in self.__dict__:
+            self.order.append(name)
+        super().__setattr__(name, value)
+
+
+def test_counts_are_published_after_the_outcome_they_count(
+    ws: Workspace, tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader who sees ``syncs`` or ``bursts`` move also sees that sync's report or burst's fate."""
+    import watchfiles
+
+    watcher = Watcher(ws, debounce_ms=50)
+    stats = watcher.stats = RecordedStats()
+
+    def two_bursts(*_: object, **__: object) -> Iterator[set[tuple[object, str]]]:
+        yield set()  # the watch is up: the initial sync
+        yield {(watchfiles.Change.added, str(tree / "node_modules" / "y.md"))}  # ignored
+        yield {(watchfiles.Change.added, str(tree / "a.md"))}  # synced
+        watcher._stop.set()
+
+    monkeypatch.setattr(watchfiles, "watch", two_bursts)
+    (tree / "node_modules").mkdir()
+    (tree / "node_modules" / "y.md").write_text("excluded\n", encoding="utf-8")
+    watcher._watch_events(full=True)
+    counted = [
+        name for name in stats.order if name in {"bursts", "ignored", "syncs", "last_report"}
+    ]
+    assert counted == [
+        *("last_report", "syncs"),  # the initial sync
+        *("ignored", "bursts"),  # the ignored burst
+        *("last_report", "syncs", "bursts"),  # the synced burst
+    ]
+    assert (stats.syncs, stats.bursts, stats.ignored) == (2, 2, 1)

@@ -68,11 +68,13 @@ class WatchStats:
     """``"events"`` (file events), ``"polling"`` (stat walks every ``poll_seconds``),
     ``"waiting"`` (the root is missing) or ``"stopped"``."""
     bursts: int = 0
-    """Sets of changed paths received."""
+    """Sets of changed paths received and handled (counted after the burst's sync or its
+    dismissal, so a reader who sees the count also sees what became of the burst)."""
     ignored: int = 0
     """Bursts that touched nothing a scan reaches (no sync)."""
     syncs: int = 0
-    """Syncs run (the initial one included)."""
+    """Syncs run (the initial one included); counted last, after :attr:`commits`,
+    :attr:`last_report` and :attr:`last_sync`, so a reader who sees the count sees that sync."""
     commits: int = 0
     """Write transactions those syncs committed."""
     last_report: SyncReport | None = None
@@ -214,8 +216,10 @@ class Watcher:
                 self._sync(None)
                 full = False
             if changes:
-                self.stats.bursts += 1
-                self._burst({path for _, path in changes})
+                try:
+                    self._burst({path for _, path in changes})
+                finally:  # counted once handled: whoever sees the count sees the outcome
+                    self.stats.bursts += 1
         return False
 
     def _poll(self) -> None:
@@ -305,10 +309,10 @@ class Watcher:
             self._warn(f"sync of {self.root} failed: {type(exc).__name__}: {exc}")
             return
         report.skipped = [s for s in report.skipped if not s.reason.startswith(_MISSING)]
-        self.stats.syncs += 1
         self.stats.commits += report.commits
         self.stats.last_report = report
         self.stats.last_sync = time.time()
+        self.stats.syncs += 1  # last: whoever sees the count sees this sync's report
         if report.changed:
             logger.info("watch: %s", report.summary())
         if self.on_sync is not None:
