@@ -2,15 +2,20 @@
 
 Nothing here is timed: the tests check which statements the writer runs around a bulk ``COMMIT``,
 that the frames reach the main file once the checkpoint ran, that a small write is as before, that
-``save()`` still empties the WAL, and that a failing or overlapping checkpoint loses nothing.
+``save()``, ``compact()`` and ``close()`` wait for a running checkpoint (held until the caller
+either waits for it or goes on), that ``save()`` empties the WAL, and that a failing or
+overlapping checkpoint loses nothing.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import pytest
@@ -108,7 +113,69 @@ def test_a_failed_bulk_commit_turns_the_automatic_checkpoint_back_on(workspace: 
     assert workspace.source("lost0.txt") is None
 
 
-def test_save_waits_for_the_checkpoint_and_empties_the_wal(workspace: Workspace) -> None:
+GUARD = 30.0  # hang guard, not a timing claim
+
+
+def _joins(ident: int, thread: threading.Thread) -> bool:
+    """The thread ``ident`` waits in ``thread.join()``."""
+    frame: FrameType | None = sys._current_frames().get(ident)
+    while frame is not None:
+        if frame.f_code is threading.Thread.join.__code__ and frame.f_locals["self"] is thread:
+            return True
+        frame = frame.f_back
+    return False
+
+
+@pytest.mark.parametrize("action", ["save", "compact", "checkpoint", "close"])
+def test_save_compact_and_close_wait_for_the_checkpoint(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch, action: str
+) -> None:
+    """The background checkpoint is held until the caller either waits for it or goes on."""
+    db = workspace._db
+    workspace.index_many(_docs(3))  # the file, its schema and the writer's connection exist
+    # No background merge (it too waits for the checkpoint): only the caller's wait counts.
+    monkeypatch.setattr(workspace, "_merge_soon", lambda **_: None)
+    caller = threading.get_ident()
+    own: list[str] = []  # the caller's own checkpoint (or vacuum) statements
+    db.connection().set_trace_callback(
+        lambda sql: own.append(sql) if "checkpoint(" in sql or "vacuum" in sql else None
+    )
+    outcome: list[str] = []
+    decided = threading.Event()
+    real = BackgroundCheckpoint._checkpoint
+
+    def held(self: BackgroundCheckpoint) -> None:
+        deadline = time.monotonic() + GUARD
+        while not outcome:
+            if own or (action == "close" and db._conn is None):
+                outcome.append(f"{action} went on while the checkpoint ran")
+            elif _joins(caller, threading.current_thread()):
+                outcome.append(f"{action} waited")
+            elif time.monotonic() > deadline:
+                outcome.append("timed out")
+            else:
+                time.sleep(0.005)
+        decided.set()
+        real(self)
+
+    monkeypatch.setattr(BackgroundCheckpoint, "_checkpoint", held)
+    workspace.index_many(_docs(BULK_ROWS))  # a bulk commit: its checkpoint starts, held
+    if action == "save":
+        workspace.save()
+    elif action == "compact":
+        db.compact()
+    elif action == "checkpoint":
+        db.checkpoint()
+    else:
+        db.close()
+    assert decided.wait(GUARD)
+    assert outcome == [f"{action} waited"]
+    if action != "close":
+        assert own  # and ran its own checkpoint afterwards
+        db.connection().set_trace_callback(None)
+
+
+def test_save_empties_the_wal(workspace: Workspace) -> None:
     workspace.index_many(_docs(BULK_ROWS))
     workspace.save()
     wal = workspace._db.path.with_name(workspace._db.path.name + "-wal")
