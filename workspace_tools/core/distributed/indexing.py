@@ -257,8 +257,7 @@ def _settle_rebuild(workspace: Workspace) -> None:
     A rebuild with another model drops the cached vectors in that commit; with the same model it
     keeps them, as a local rebuild does. Either way the local sync then reads the cache.
     """
-    if getattr(workspace, "_clear_on_commit", False):
-        workspace._commit_rows([], [], [], SyncReport(), show_progress=False)
+    workspace.commit_pending_rebuild()
 
 
 def _chunk(

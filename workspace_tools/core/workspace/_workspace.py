@@ -451,8 +451,7 @@ class Workspace(ReadPath, SyncPath, ListingPath):
         self._wait_for_merge()
         with self._write_lock, self._lock:
             self._refresh()
-            if self._clear_on_commit:
-                self._commit_rows([], [], [], SyncReport(), show_progress=False)
+            self.commit_pending_rebuild()
             if self._db.exists():
                 self._merge(prune=True)
                 self._db.compact()

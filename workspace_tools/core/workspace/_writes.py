@@ -158,6 +158,23 @@ class WritePath(WorkspaceBase):
         # lookup of the very string object that was hashed compares no characters.
         return [ChunkRecord.of(c, hash=digests.get(c.text) or text_hash(c.text)) for c in chunks]
 
+    def commit_pending_rebuild(self) -> bool:
+        """Commit a pending ``rebuild=True`` now: the old index is cleared in this commit.
+
+        A workspace opened with ``rebuild=True`` keeps the previous index on disk until its first
+        commit replaces it (an interrupted rebuild leaves the old index, not an empty one). Call
+        this to make the clear durable before other work reads the stored state (``save()`` and
+        ``ray_index()`` do). Cached vectors are kept when the embedder is unchanged.
+
+        Returns:
+            Whether there was a clear to commit (``False``: nothing was written).
+        """
+        with self._write_lock:
+            if not self._clear_on_commit:
+                return False
+            self._commit_rows([], [], [], SyncReport(), show_progress=False)
+            return True
+
     def _commit_rows(
         self,
         rows: list[tuple[SourceRecord, list[ChunkRecord]]],

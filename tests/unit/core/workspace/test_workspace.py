@@ -227,6 +227,18 @@ def test_reopen_with_other_tokenizer_says_what_differs(tree: Path) -> None:
     assert rebuilt.search("install")
 
 
+def test_commit_pending_rebuild_clears_the_old_index_on_disk_once(tree: Path) -> None:
+    bm25_ws(tree).sync()
+    rebuilt = bm25_ws(tree, rebuild=True)
+    assert len(bm25_ws(tree, read_only=True)) == 4  # the old index stays until a commit
+    assert rebuilt.commit_pending_rebuild() is True
+    assert len(bm25_ws(tree, read_only=True)) == 0  # the clear is on disk now
+    version = rebuilt._db.version()
+    assert rebuilt.commit_pending_rebuild() is False  # nothing pending: nothing written
+    assert rebuilt._db.version() == version
+    assert bm25_ws(tree).commit_pending_rebuild() is False  # not a rebuild
+
+
 def test_read_only_workspace_refuses_changes(tree: Path) -> None:
     bm25_ws(tree).sync()
     ws = bm25_ws(tree, read_only=True)
