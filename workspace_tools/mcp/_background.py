@@ -2,9 +2,10 @@
 
 A server answers ``initialize`` and ``tools/list`` at once; :class:`Background` then loads the
 embedding model and runs the first sync in a thread (through the workspace's watcher, which
-keeps following the files, unless watching is off). Searches answer meanwhile from what is
-committed, and :meth:`Background.note` gives the line they carry (``indexing: 420 of 1000
-files``). :func:`status` is what the ``workspace_status`` tool returns.
+keeps following the files, unless watching is off), and loads the dense index
+(``Workspace.warm_up``), so the first vector or hybrid search does not wait for it. Searches
+answer meanwhile from what is committed, and :meth:`Background.note` gives the line they carry
+(``indexing: 420 of 1000 files``). :func:`status` is what the ``workspace_status`` tool returns.
 """
 
 from __future__ import annotations
@@ -98,6 +99,10 @@ class Background:
             elif self.sync:
                 report = ws.sync(show_progress=False)
                 _LOG.info("workspace: indexed %s: %s", ws.root, report.summary())
+            if ws.embedder is not None:  # beside the watcher's first sync, if it runs
+                started = time.perf_counter()
+                ws.warm_up()
+                _LOG.info("dense index loaded in %.2f s", time.perf_counter() - started)
         except Exception as exc:  # a server keeps serving what is committed
             self.last_error = f"{type(exc).__name__}: {exc}"
             _LOG.warning("indexing %s in the background failed: %s", ws.root, self.last_error)

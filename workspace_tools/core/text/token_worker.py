@@ -10,9 +10,10 @@ frame's first byte is its tag:
 1. :data:`CONFIG` + JSON ``{"config": TokenizerConfig.to_dict(), "lazy": bool}``. Once it has
    built the tokenizer, the worker writes :data:`HELLO` + JSON ``{"fingerprint": ...}`` (the
    parent checks it is its own tokenizer) before any reply to a :data:`TOKENS` job. Not lazy: it
-   builds it at once. Lazy (a :data:`KINDS` job is coming first): only when a :data:`TOKENS` job
-   comes, or when it is idle after answering a :data:`KINDS` job, so the kinds do not wait for
-   ``numpy`` and the stemmer to load (~70 ms of the worker's ~110 ms start).
+   builds it at once. Lazy (a :data:`KINDS` job is coming first): while it waits for that job
+   (the parent stages the first texts meanwhile: ~35 ms of SciFact's build), else when a
+   :data:`TOKENS` job comes or when it is idle after answering a :data:`KINDS` job, so kinds
+   that are already there do not wait for the stemmer to load (~17 ms).
 2. :data:`TOKENS` + the texts (:func:`pack_strings`) -> :data:`TOKENS` + :data:`REPLY` ``(terms
    bytes, lengths bytes, seconds busy)`` then the new terms, the terms per text and the ids: the
    texts' term ids in the worker's own vocabulary (native int32, one text after the other), with
@@ -85,8 +86,13 @@ def pack_strings(strings: Sequence[str], *, tag: bytes = b"") -> bytes:
     return b"".join([tag, _COUNT.pack(len(strings)), lengths.tobytes(), text])
 
 
-def unpack_strings(data: bytes) -> list[str]:
+def unpack_strings(data: bytes, *, spaced: bool = False) -> list[str]:
     """The inverse of :func:`pack_strings`.
+
+    Args:
+        data: What :func:`pack_strings` made.
+        spaced: Decode the strings with their ``NEVER_IN_WORDS`` characters made spaces
+            (``tokenizer.spaced_utf8``: one ``bytes.translate`` of them all, for their term ids).
 
     Raises:
         ValueError: ``data`` is not such bytes.
@@ -95,7 +101,12 @@ def unpack_strings(data: bytes) -> list[str]:
     lengths = array(_UINT32)
     start = _COUNT.size + 4 * count
     lengths.frombytes(data[_COUNT.size : start])
-    text = data[start:].decode("utf-8", "surrogatepass")
+    utf8 = data[start:]
+    if spaced:  # one character for one: the lengths still hold
+        from workspace_tools.core.text.tokenizer import spaced_utf8
+
+        utf8 = spaced_utf8(utf8)
+    text = utf8.decode("utf-8", "surrogatepass")
     ends = list(accumulate(lengths))
     if (ends[-1] if ends else 0) != len(text):
         msg = "the packed strings do not add up"
@@ -119,6 +130,9 @@ def serve(source: IO[bytes], sink: IO[bytes], *, waiting: Callable[[], bool] | N
     tokenizer = None if hello.get("lazy") else _greet(sink, hello["config"])
     if tokenizer is None:  # the kinds' module, loaded while the kinds are on the way
         from workspace_tools.core.ranking import prior  # noqa: F401
+
+        if waiting is not None and not waiting():  # still on the way: the tokenizer too
+            tokenizer = _greet(sink, hello["config"])
     while (frame := read_frame(source)) is not None:
         tag = frame[:1]
         if tag == KINDS:
@@ -166,9 +180,9 @@ def _term_ids(tokenizer: Tokenizer, frame: bytes) -> bytes:
     id_bytes = tokenizer.term_id_bytes
     vocab = tokenizer.vocab
     started = time.perf_counter()
-    texts = unpack_strings(frame[1:])
+    texts = unpack_strings(frame[1:], spaced=True)
     known = len(vocab)
-    blobs = [id_bytes(text) for text in texts]
+    blobs = [id_bytes(text, spaced=True) for text in texts]
     lengths = array("i", [len(blob) >> 2 for blob in blobs]).tobytes()
     terms = pack_strings(list(vocab)[known:] if len(vocab) > known else [])
     head = REPLY.pack(len(terms), len(lengths), time.perf_counter() - started)

@@ -15,7 +15,10 @@ Each distinct surface word is analysed once and cached (its terms, and its term 
 tokenizing a large corpus costs the regular expression that finds the words and one dictionary
 lookup per word, both in C: the words are looked up by ``map`` over the cache's ``__getitem__``
 (a miss is analysed by ``__missing__``), and a text's whitespace-separated tokens stand for its
-words (each distinct token cached too).
+words (each distinct token cached too). On the id path the ASCII characters that are never part
+of a word (:data:`NEVER_IN_WORDS`) are first made spaces, in one ``bytes.translate`` of the
+text's UTF-8: the same words, fewer distinct tokens (``cells,``, ``(cells`` and ``cells)`` are all
+``cells``), so fewer cache misses (SciFact: 70k distinct tokens instead of 96k).
 """
 
 from __future__ import annotations
@@ -35,7 +38,14 @@ if TYPE_CHECKING:  # numpy is imported when ids are first made arrays (the worke
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["DEFAULT_STOPWORDS", "WORD_PATTERN", "Tokenizer", "TokenizerConfig"]
+__all__ = [
+    "DEFAULT_STOPWORDS",
+    "NEVER_IN_WORDS",
+    "WORD_PATTERN",
+    "Tokenizer",
+    "TokenizerConfig",
+    "spaced_utf8",
+]
 
 WORD_PATTERN: Final = re.compile(
     # The same pattern, with possessive quantifiers where Python has them (3.11+): they match
@@ -49,6 +59,12 @@ _CACHE_LIMIT: Final = 1_000_000
 _PUNCTUATION: Final = "!\"#$%&'()*+,-./:;<=>?@[\\]^`{|}~“”‘’«»–—…±×·•°§"
 """Characters that are never part of a word (``test_tokenizer.py`` checks): a token that is one
 word with some of these around it (``cells,``, ``(p53``, ``“odds”``) has that word's terms."""
+NEVER_IN_WORDS: Final = '!"#$%&()*+,/;<=>?@[\\]^`{|}~'
+"""The ASCII characters that are never part of a word: neither ``\\w`` nor one of the separators
+``.-:'`` that :data:`WORD_PATTERN` allows between word characters. Each of them ends a word and
+starts none, as a space does, so a text with each of them replaced by a space has exactly the same
+words, in the same order (``test_tokenizer_cold.py`` checks)."""
+_AS_SPACES: Final = bytes.maketrans(NEVER_IN_WORDS.encode("ascii"), b" " * len(NEVER_IN_WORDS))
 _INT32: Final = struct.Struct("=i")
 """One term id as the native int32 bytes numpy reads (``np.frombuffer(..., np.int32)``)."""
 _K = TypeVar("_K")
@@ -155,11 +171,19 @@ class Tokenizer:
         """
         import numpy as np
 
-        ids = b"".join(map(self._id_cache.__getitem__, text.split()))
-        return np.frombuffer(ids, dtype=np.int32)
+        return np.frombuffer(self.term_id_bytes(text), dtype=np.int32)
 
-    def term_id_bytes(self, text: str) -> bytes:
-        """:meth:`term_ids` as native int32 bytes (what the tokenizing worker sends back)."""
+    def term_id_bytes(self, text: str, *, spaced: bool = False) -> bytes:
+        """:meth:`term_ids` as native int32 bytes (what the tokenizing worker sends back).
+
+        Args:
+            text: The text.
+            spaced: Its :data:`NEVER_IN_WORDS` characters are spaces already (the worker
+                decodes texts from :func:`spaced_utf8` bytes): they are not looked for again.
+        """
+        if not spaced:  # the same words, fewer distinct tokens (the module docstring)
+            data = text.encode("utf-8", "surrogatepass").translate(_AS_SPACES)
+            text = data.decode("utf-8", "surrogatepass")
         return b"".join(map(self._id_cache.__getitem__, text.split()))
 
     def term_ids_many(self, texts: Iterable[str]) -> list[npt.NDArray[np.int32]]:
@@ -315,6 +339,15 @@ class Tokenizer:
             term = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
             term = unicodedata.normalize("NFC", term)
         return term
+
+
+def spaced_utf8(data: bytes) -> bytes:
+    """UTF-8 text with each :data:`NEVER_IN_WORDS` character made a space (the same words).
+
+    Those characters are ASCII, and no byte of a multi-byte UTF-8 sequence is, so the bytes stay
+    valid UTF-8 (lone surrogates encoded with ``surrogatepass`` too).
+    """
+    return data.translate(_AS_SPACES)
 
 
 class _WordCache(dict[_K, _V]):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import json
 import logging
 import os
 import signal
@@ -15,10 +17,15 @@ from workspace_tools.core.ranking.prior import KINDS, content_kind
 from workspace_tools.core.text import kind_split, token_pipe, token_split
 from workspace_tools.core.text.token_split import SplitTokenizer
 from workspace_tools.core.text.token_worker import (
+    CONFIG,
+    HELLO,
     KIND_REPLY,
     TOKENS,
     pack_strings,
+    read_frame,
+    serve,
     unpack_strings,
+    write_frame,
 )
 from workspace_tools.core.text.token_worker import KINDS as KINDS_TAG
 from workspace_tools.core.text.token_worker import answer_kinds as answer
@@ -284,3 +291,34 @@ def test_texts_cross_the_pipe_with_their_tag() -> None:
     packed = pack_strings(["a", "\ud800"], tag=KINDS_TAG)
     assert packed[:1] == KINDS_TAG
     assert unpack_strings(packed[1:]) == ["a", "\ud800"]
+
+
+def test_texts_cross_the_pipe_spaced_for_their_term_ids() -> None:
+    texts = ["(cells), p<0.05", "\ud800+x", "“cells”", ""]
+    spaced = unpack_strings(pack_strings(texts), spaced=True)
+    assert spaced == [" cells   p 0.05", "\ud800 x", "“cells”", ""]  # one for one: lengths hold
+    assert unpack_strings(pack_strings(texts)) == texts
+
+
+def _served(frames: list[bytes], *, waiting: bool) -> list[bytes]:
+    """The tags of the frames a lazy worker writes for ``frames`` (``waiting``: frames queued)."""
+    source, sink = io.BytesIO(), io.BytesIO()
+    config = {"config": Tokenizer().config.to_dict(), "lazy": True}
+    for frame in [CONFIG + json.dumps(config).encode(), *frames]:
+        write_frame(source, frame)
+    source.seek(0)
+    serve(source, sink, waiting=lambda: waiting)
+    sink.seek(0)
+    tags = []
+    while (frame := read_frame(sink)) is not None:
+        tags.append(frame[:1])
+    return tags
+
+
+def test_a_lazy_worker_builds_its_tokenizer_while_the_kinds_are_on_the_way() -> None:
+    kinds = KINDS_TAG + pack_strings(list(_SAMPLES[0]))
+    tokens = TOKENS + pack_strings(["cells"])
+    # Nothing waiting after the settings: the tokenizer is built (HELLO) before the kinds come.
+    assert _served([kinds, tokens], waiting=False) == [HELLO, KINDS_TAG, TOKENS]
+    # The kinds are there already: they are answered first, the tokenizer built for the ids.
+    assert _served([kinds, tokens], waiting=True) == [KINDS_TAG, HELLO, TOKENS]

@@ -24,10 +24,12 @@ from workspace_tools.core.text.tokenizer import (
     _CJK,
     _PART_SPLIT,
     _PUNCTUATION,
+    NEVER_IN_WORDS,
     WORD_PATTERN,
     Tokenizer,
     TokenizerConfig,
     _one_word,
+    spaced_utf8,
 )
 
 
@@ -170,22 +172,55 @@ def test_any_texts_get_the_ids_of_the_rules_one_after_the_other(texts: list[str]
 
 def test_the_id_cache_holds_each_token_and_each_word_of_a_token_of_several() -> None:
     tok = Tokenizer()
-    tok.term_ids("(cells), well-known. p<0.05 +/- Cells")
+    # The id path makes NEVER_IN_WORDS characters spaces first: "(cells)," is the token "cells",
+    # "p<0.05" the tokens "p" and "0.05", "+/-" the token "-"; "≤" is not ASCII and stays.
+    tok.term_ids("(cells), well-known. p<0.05 +/- Cells p≤0.05 “cells”")
     assert set(tok._id_cache) == {
-        "(cells),",
         "cells",
         "well-known.",
         "well-known",
-        "p<0.05",
         "p",
         "0.05",
-        "+/-",
+        "-",
         "Cells",
+        "p≤0.05",
+        "“cells”",
     }
-    assert tok._id_cache["(cells),"] == tok._id_cache["cells"] == tok._id_cache["Cells"]
-    assert tok._id_cache["+/-"] == b""
+    assert tok._id_cache["cells"] == tok._id_cache["Cells"] == tok._id_cache["“cells”"]
+    assert tok._id_cache["p≤0.05"] == tok._id_cache["p"] + tok._id_cache["0.05"]
+    assert tok._id_cache["-"] == b""
     # Words that are not a single term keep their terms in the terms cache, as tokenize does.
     assert set(tok._cache) == {"well-known", "0.05"}
+
+
+def test_characters_never_in_words_are_spaces_to_the_id_path_with_the_same_ids() -> None:
+    # Each NEVER_IN_WORDS character ends a word and starts none: around, inside and between
+    # words (and beside the separators .-:' that join words) it changes no word.
+    assert not re.search(r"\w|[.\-:'\s]", NEVER_IN_WORDS)
+    assert all(ch.isascii() for ch in NEVER_IN_WORDS)
+    assert set(NEVER_IN_WORDS) == {
+        chr(c) for c in range(128) if re.fullmatch(r"[^\w.\-:'\s]", chr(c)) and chr(c).isprintable()
+    }
+    texts = [
+        f"{a}{ch}{b}"
+        for ch in NEVER_IN_WORDS
+        for a, b in [
+            ("x", "y"),
+            ("x.", "y"),
+            ("x", "-y"),
+            ("x:", ":y"),
+            ("", "well-known"),
+            ("a'", ""),
+        ]
+    ]
+    texts.append(NEVER_IN_WORDS.join(_WORDS))
+    tok, oracle = Tokenizer(), _Oracle(TokenizerConfig())
+    for text in texts:  # the oracle finds the words of the text as it is
+        assert tok.term_ids(text).tolist() == oracle.ids(text), text
+    assert list(tok.vocab) == list(oracle.vocab)
+    for text in texts:  # what the worker decodes from spaced_utf8 bytes, told it is spaced
+        spaced = spaced_utf8(text.encode("utf-8", "surrogatepass")).decode("utf-8", "surrogatepass")
+        assert tok.term_id_bytes(spaced, spaced=True) == tok.term_id_bytes(text), text
 
 
 def test_a_word_is_found_in_its_token_as_the_word_pattern_finds_it() -> None:

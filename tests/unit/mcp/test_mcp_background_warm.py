@@ -1,0 +1,20 @@
+"""A server's background thread loads the dense index, so its first hybrid search does not wait."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support.fakes import FakeEmbedder
+from tests.unit.core.workspace.test_warm_up import _DOCS, _saved
+from workspace_tools import Workspace
+from workspace_tools.mcp._background import Background
+
+
+def test_a_server_loads_the_dense_index_in_its_background_thread(tmp_path: Path) -> None:
+    ws = Workspace(_saved(tmp_path, embedder=FakeEmbedder()), embedder=FakeEmbedder(), config=False)
+    background = Background(ws, sync=False, watch=False)
+    background.start()
+    assert background._thread is not None
+    background._thread.join(timeout=60)
+    assert not background._thread.is_alive() and background.last_error is None
+    assert ws._state.vector_count() == len(_DOCS)
