@@ -6,6 +6,7 @@ import gc
 from pathlib import Path
 
 from workspace_tools import Workspace
+from workspace_tools.core.index.segments import SparseSegments
 from workspace_tools.core.store._writer import Writer
 
 
@@ -28,3 +29,23 @@ def test_no_writer_outlives_its_write(tmp_path: Path) -> None:
         if enabled:
             gc.enable()
     assert ws.search("cells day 7", mode="bm25", top_k=1)[0].source_id == "d7.txt"
+
+
+def test_a_merged_away_bm25_state_is_freed_by_reference_counts(tmp_path: Path) -> None:
+    ws = Workspace(tmp_path, embedder=None, config=False)
+    ws.index_many([(f"d{n}.txt", f"samples of day {n} and their cells") for n in range(300)])
+    ws.save()
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for n in range(3):  # each save merges into a new base: the old state must go at once
+            ws.index(f"new{n}.txt", f"cells of the new day {n}")
+            ws.save()
+        states = [o for o in gc.get_objects() if isinstance(o, SparseSegments)]
+        # (its background rescorer refers to it weakly: no cycle keeps an old base's arrays)
+        assert states == [ws._state.sparse]
+    finally:
+        if enabled:
+            gc.enable()
+    assert ws.search("cells new day 2", mode="bm25", top_k=1)[0].source_id == "new2.txt"
