@@ -448,12 +448,11 @@ class IndexDatabase(DatabaseFile):
                         "UPDATE meta SET value=? WHERE key='version'", (str(writer.version),)
                     )
                     writer.set_meta("written_by", _written_by())
+                # Last before the COMMIT, which waits for the disk with the GIL released: work
+                # handed to another thread here runs meanwhile (``backends/_ahead.py``). Taken off
+                # the writer first (a partial over it: a cycle kept the change's rows alive).
                 prepare, writer.before_commit = writer.before_commit, None
                 if prepare is not None:
-                    # Last before the COMMIT, which waits for the disk with the GIL released:
-                    # work handed to another thread here runs meanwhile (``backends/_ahead.py``).
-                    # Taken off the writer first: it is often a partial over the writer itself,
-                    # a cycle that kept every row of the change alive until a collection.
                     prepare()
                 with self.checkpoints.deferred(
                     conn, rows=writer.rows
