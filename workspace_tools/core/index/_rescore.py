@@ -20,6 +20,7 @@ import math
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
@@ -69,7 +70,9 @@ class BackgroundRescore:
     """
 
     def __init__(self, owner: SparseSegments) -> None:
-        self._owner = owner
+        self._owner = weakref.ref(owner)
+        """Weakly: the owner holds this, so a strong reference back was a cycle that kept a
+        replaced base's arrays (tens of MB at 50k chunks) alive until a garbage collection."""
         self.running = False
         """A pass runs now (set by the scheduler under its lock)."""
         self.requested = 0.0
@@ -91,10 +94,13 @@ class BackgroundRescore:
         The first change to a base has the thread make its term-frequency grid at once (the
         query-time scoring uses it), and rescore after the delay.
         """
+        owner = self._owner()
+        if owner is None:
+            return
         now = time.monotonic()
         self.requested = now
-        grids = self._owner._grids
-        first = grids is None or grids[0] is not self._owner.base
+        grids = owner._grids
+        first = grids is None or grids[0] is not owner.base
         _SCHEDULER.schedule(self, now if first else now + RESCORE_DELAY)
 
     def wait(self, done: Callable[[], bool], timeout: float) -> bool:
@@ -109,8 +115,10 @@ class BackgroundRescore:
         return done()
 
     def run(self) -> None:
-        """One pass on the owner's current state (on the rescore thread)."""
-        owner = self._owner
+        """One pass on the owner's current state (on the rescore thread); none once it is gone."""
+        owner = self._owner()
+        if owner is None:
+            return
         try:
             state = rescore_state(owner)
             if state is None:  # a change is under way: its end asks again

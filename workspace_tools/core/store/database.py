@@ -448,10 +448,12 @@ class IndexDatabase(DatabaseFile):
                         "UPDATE meta SET value=? WHERE key='version'", (str(writer.version),)
                     )
                     writer.set_meta("written_by", _written_by())
-                if writer.before_commit is not None:
-                    # Last before the COMMIT, which waits for the disk with the GIL released:
-                    # work handed to another thread here runs meanwhile (``backends/_ahead.py``).
-                    writer.before_commit()
+                # Last before the COMMIT, which waits for the disk with the GIL released: work
+                # handed to another thread here runs meanwhile (``backends/_ahead.py``). Taken off
+                # the writer first (a partial over it: a cycle kept the change's rows alive).
+                prepare, writer.before_commit = writer.before_commit, None
+                if prepare is not None:
+                    prepare()
                 with self.checkpoints.deferred(
                     conn, rows=writer.rows
                 ):  # a bulk one: _checkpoint.py
