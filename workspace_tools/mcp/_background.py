@@ -101,7 +101,7 @@ class Background:
                 _LOG.info("workspace: indexed %s: %s", ws.root, report.summary())
             if ws.embedder is not None:  # beside the watcher's first sync, if it runs
                 started = time.perf_counter()
-                ws.warm_up()
+                ws.warm_up(embed=not ws.read_only)
                 _LOG.info("dense index loaded in %.2f s", time.perf_counter() - started)
         except Exception as exc:  # a server keeps serving what is committed
             self.last_error = f"{type(exc).__name__}: {exc}"

@@ -18,3 +18,14 @@ def test_a_server_loads_the_dense_index_in_its_background_thread(tmp_path: Path)
     background._thread.join(timeout=60)
     assert not background._thread.is_alive() and background.last_error is None
     assert ws._state.vector_count() == len(_DOCS)
+
+
+def test_a_read_only_server_embeds_nothing_in_the_background(tmp_path: Path) -> None:
+    embedder = FakeEmbedder()
+    ws = Workspace(_saved(tmp_path, embedder=None), embedder=embedder, config=False, read_only=True)
+    background = Background(ws, sync=True, watch=True)  # both ignored: read-only
+    background.start()
+    assert background._thread is not None
+    background._thread.join(timeout=60)
+    assert background.last_error is None and embedder.calls == []
+    assert ws._state.vector_count() == 0  # loaded; the first vector search embeds what it lacks

@@ -143,10 +143,11 @@ class WorkspaceBase:
             "embedder": embedder,
         }
 
-    def _ensure_vectors(self, *, refreshed: bool = False) -> None:
+    def _ensure_vectors(self, *, refreshed: bool = False, embed: bool = True) -> None:
         """Ready the backend's vectors and embed chunks indexed before vectors were enabled.
 
-        ``refreshed``: the caller has just caught up with the database (a search).
+        ``refreshed``: the caller has just caught up with the database (a search). ``embed``:
+        ``False`` leaves chunks without a vector to the next call that embeds.
         """
         state = self._state
         if self.embedder is None or not backfills(state):
@@ -155,7 +156,7 @@ class WorkspaceBase:
         with self._lock:  # without the write lock: a search does not wait for a running sync
             if not refreshed:
                 self._follower.refresh()
-            if not state.ensure_vectors(embedder.dimension, embedder.model_id):
+            if not state.ensure_vectors(embedder.dimension, embedder.model_id) or not embed:
                 return
         with self._write_lock:
             with self._lock:

@@ -189,7 +189,7 @@ class ReadPath(WorkspaceBase):
             results = [r for r in results if r.score >= min_score]
         return results
 
-    def warm_up(self) -> None:
+    def warm_up(self, *, embed: bool = True) -> None:
         """Load now what the first vector or hybrid search would otherwise wait for.
 
         Opening reads the BM25 index only. The dense index is made by the first vector or
@@ -197,8 +197,13 @@ class ReadPath(WorkspaceBase):
         at 50,000 chunks), and any chunk indexed before vectors were enabled embedded. A server
         calls this from its background thread once its model is loaded, so its first hybrid
         search answers at once (``mcp/_background.py``). Without an embedder it does nothing.
+
+        Args:
+            embed: Also embed the chunks without a vector (stored, unless read-only). ``False``
+                loads only what is stored and leaves those to the first vector search (a
+                read-only server: it could not keep them, and would embed them at every start).
         """
-        self._ensure_vectors()
+        self._ensure_vectors(embed=embed)
 
     def as_retriever(
         self, *, search_type: str = "similarity", search_kwargs: Mapping[str, Any] | None = None

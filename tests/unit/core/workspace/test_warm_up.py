@@ -50,3 +50,13 @@ def test_without_an_embedder_warm_up_does_nothing(tmp_path: Path) -> None:
     ws.warm_up()
     assert ws._state.vector_count() is None
     assert ws.search("cells", mode="bm25", top_k=1)[0].source_id.startswith("d")
+
+
+def test_warm_up_without_embedding_loads_only_the_stored_vectors(tmp_path: Path) -> None:
+    root = _saved(tmp_path, embedder=None)  # no vector stored
+    embedder = FakeEmbedder()
+    ws = Workspace(root, embedder=embedder, config=False, read_only=True)
+    ws.warm_up(embed=False)
+    assert embedder.calls == [] and ws._state.vector_count() == 0
+    hits = ws.search("cells counted on day 7", mode="vector", top_k=3)  # embeds them now
+    assert "d7.txt" in {h.source_id for h in hits} and ws._state.vector_count() == len(_DOCS)
