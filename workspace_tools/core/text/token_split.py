@@ -71,7 +71,8 @@ measured: a chunk's record, its row in ``put_sources`` and its part of the ``COM
 and the 50k build, quiet: 38-45 us per chunk)."""
 _COLD_PER_CHAR: Final = 100e-9
 """Seconds per character of tokenizing with a new vocabulary, until measured (SciFact cold:
-0.62 s for 7.8 M characters, 80 ns, and more on the first texts, where every word is new)."""
+0.51-0.55 s for 7.8 M characters, ~68 ns, more on the first texts, where every word is new; as a
+first share's model, 75 and 130 ns both gave slower SciFact builds than 100 in alternating runs)."""
 _BUILD: Final = 0.07
 """Seconds a lazy worker takes to load its tokenizer (numpy, PyStemmer: ~70 ms of its start)."""
 _READY: Final = 0.13
