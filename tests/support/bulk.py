@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import random
+from collections.abc import Iterator, Sequence
 
 import pytest
 
@@ -24,3 +25,19 @@ def opened_workspaces() -> Iterator[list[Workspace]]:
     yield made
     for ws in made:
         ws.close()
+
+
+def random_docs(
+    words: Sequence[str], count: int, *, seed: int, most: int, prefix: str = "d"
+) -> list[tuple[str, str]]:
+    """``count`` documents ``(prefix<seed>-<n>.txt, text)`` of 3 to ``most`` seeded ``words``."""
+    rng = random.Random(seed)
+    return [
+        (f"{prefix}{seed}-{n}.txt", " ".join(rng.choices(words, k=rng.randint(3, most))))
+        for n in range(count)
+    ]
+
+
+def bm25_results(ws: Workspace, queries: Sequence[str]) -> list[list[tuple[str, float]]]:
+    """The top 20 ``(id, score)`` of each query, BM25 mode (what two builds must agree on)."""
+    return [[(r.id, r.score) for r in ws.search(q, mode="bm25", top_k=20)] for q in queries]

@@ -80,10 +80,10 @@ class KindSplit:
         self._there: float | None = None
         """The worker's seconds per kind, as last measured."""
         self.start = _START
+        """Seconds a new worker takes to start (:data:`_START`, then as its first reply tells)."""
         self.lag = 0.0
         """Seconds a running worker's kinds take beyond its busy time (the frame sent, read and
         unpacked; the reply back), as last measured."""
-        """Seconds a new worker takes to start (:data:`_START`, then as its first reply tells)."""
 
     def ahead(
         self, items: Sequence[tuple[str, str, str]], *, here: float, rest: float

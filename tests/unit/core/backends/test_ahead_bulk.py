@@ -9,14 +9,13 @@ failed commit included.
 
 from __future__ import annotations
 
-import random
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.bulk import opened_workspaces, small_bulk
+from tests.support.bulk import bm25_results, opened_workspaces, random_docs, small_bulk
 from tests.support.failing_commit import CommitFails
 from workspace_tools import Workspace
 from workspace_tools.core.backends import _ahead, _term_ids, embedded
@@ -27,11 +26,7 @@ _QUERIES = ["w1 w2", "alpha w7", "parse http", "東京 w10", "w299 beta"]
 
 
 def _docs(count: int, *, seed: int) -> list[tuple[str, str]]:
-    rng = random.Random(seed)
-    return [
-        (f"d{seed}-{n}.txt", " ".join(rng.choices(_WORDS, k=rng.randint(3, 30))))
-        for n in range(count)
-    ]
+    return random_docs(_WORDS, count, seed=seed, most=30)
 
 
 @pytest.fixture(autouse=True)
@@ -52,7 +47,7 @@ def _open(root: Path, opened: list[Workspace]) -> Workspace:
 
 
 def _results(ws: Workspace) -> list[list[tuple[str, float]]]:
-    return [[(r.id, r.score) for r in ws.search(q, mode="bm25", top_k=20)] for q in _QUERIES]
+    return bm25_results(ws, _QUERIES)
 
 
 def test_a_bulk_change_is_tokenized_on_the_helper_while_it_commits(

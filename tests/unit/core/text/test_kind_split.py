@@ -15,6 +15,7 @@ import pytest
 
 from workspace_tools.core.ranking.prior import KINDS, content_kind
 from workspace_tools.core.text import kind_split, token_pipe, token_split
+from workspace_tools.core.text.kind_split import KindJob
 from workspace_tools.core.text.token_split import SplitTokenizer
 from workspace_tools.core.text.token_worker import (
     CONFIG,
@@ -158,9 +159,8 @@ def test_the_share_balances_both_sides(split: SplitTokenizer) -> None:
     assert split.kinds.ahead(items, here=1e-5, rest=0.0) is None  # not while it is due
 
 
-def test_a_killed_worker_gives_no_kinds_and_is_given_up(
-    split: SplitTokenizer, caplog: pytest.LogCaptureFixture
-) -> None:
+def _job_of_a_stopped_worker(split: SplitTokenizer) -> tuple[token_pipe.TokenWorker, KindJob]:
+    """A kinds job handed to a started worker that was then stopped (SIGSTOP) before it ran."""
     items = _items(200)
     _started(split, len(items))
     worker = split.worker
@@ -168,6 +168,13 @@ def test_a_killed_worker_gives_no_kinds_and_is_given_up(
     os.kill(worker.pid, signal.SIGSTOP)
     job = split.kinds.ahead(items, here=1.0, rest=1000.0)
     assert job is not None
+    return worker, job
+
+
+def test_a_killed_worker_gives_no_kinds_and_is_given_up(
+    split: SplitTokenizer, caplog: pytest.LogCaptureFixture
+) -> None:
+    worker, job = _job_of_a_stopped_worker(split)
     os.kill(worker.pid, signal.SIGKILL)
     with caplog.at_level(logging.DEBUG, logger=token_split.__name__):
         assert job.result() is None
@@ -182,13 +189,7 @@ def test_a_hung_worker_is_given_up(
 ) -> None:
     monkeypatch.setattr(token_pipe, "_DEADLINE", 0.3)
     monkeypatch.setattr(token_pipe, "_PER_TEXT", 0.0)
-    items = _items(200)
-    _started(split, len(items))
-    worker = split.worker
-    assert worker is not None
-    os.kill(worker.pid, signal.SIGSTOP)
-    job = split.kinds.ahead(items, here=1.0, rest=1000.0)
-    assert job is not None
+    worker, job = _job_of_a_stopped_worker(split)
     with caplog.at_level(logging.DEBUG, logger=token_split.__name__):
         assert job.result() is None
     assert "the worker did not answer in time" in caplog.text

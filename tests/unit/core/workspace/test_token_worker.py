@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import pytest
 
-from tests.support.bulk import opened_workspaces, small_bulk
+from tests.support.bulk import bm25_results, opened_workspaces, random_docs, small_bulk
 from workspace_tools import Workspace
 from workspace_tools.core.backends.embedded import EmbeddedBackend
 from workspace_tools.core.text import token_split
@@ -18,11 +17,7 @@ _QUERIES = ["w1 w2", "alpha w7", "gamma beta", "w399 w3", "parse http", "東京 
 
 
 def _docs(count: int, *, seed: int, prefix: str = "d") -> list[tuple[str, str]]:
-    rng = random.Random(seed)
-    return [
-        (f"{prefix}{seed}-{n}.txt", " ".join(rng.choices(_WORDS, k=rng.randint(3, 40))))
-        for n in range(count)
-    ]
+    return random_docs(_WORDS, count, seed=seed, most=40, prefix=prefix)
 
 
 @pytest.fixture(autouse=True)
@@ -48,7 +43,7 @@ def _split(ws: Workspace) -> SplitTokenizer:
 
 
 def _results(ws: Workspace) -> list[list[tuple[str, float]]]:
-    return [[(r.id, r.score) for r in ws.search(q, mode="bm25", top_k=20)] for q in _QUERIES]
+    return bm25_results(ws, _QUERIES)
 
 
 def _build(ws: Workspace) -> None:
