@@ -101,6 +101,10 @@ class SectionVectors:
         self.cache_file = cache_file
         self._cache: dict[str, npt.NDArray[np.float32]] = {}
         self._lock = threading.Lock()
+        self._embedding = threading.Lock()
+        """One embedding at a time: a call made while another embeds waits for it, then finds
+        the texts they share cached (each docs refresh embeds in a thread of its own, and
+        several embedding the same texts at once with one local model deadlocked in it)."""
         self._loaded = False
 
     @property
@@ -110,6 +114,10 @@ class SectionVectors:
 
     def embed_sections(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """One unit-length row per text; cached texts are not embedded again."""
+        with self._embedding:
+            return self._embed_sections(texts)
+
+    def _embed_sections(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         keys = [text_hash(t) for t in texts]
         with self._lock:
             if not self._loaded:
