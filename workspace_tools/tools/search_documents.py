@@ -33,13 +33,19 @@ _SCOPE_BATCH: Final = 1_000
 """Source ids per ``$in`` pre-filter (the most the Milvus backend takes in one list)."""
 
 
+MODE_ALIASES: Final[dict[str, str]] = {"keyword": "bm25"}
+"""Other spellings of a mode, taken as its canonical name (the Workspace core's)."""
+
+
 def _known_mode(value: Any) -> Any:
-    if isinstance(value, str) and value not in {"keyword", "grep"}:
-        msg = (
-            f"Unsupported search mode {value!r}: search_documents supports 'keyword' and "
-            "'grep'. Use workspace_search for vector or hybrid search"
-        )
-        raise ValueError(msg)
+    if isinstance(value, str):
+        value = MODE_ALIASES.get(value, value)
+        if value not in {"bm25", "grep"}:
+            msg = (
+                f"Unsupported search mode {value!r}: search_documents supports 'bm25' (alias "
+                "'keyword') and 'grep'. Use workspace_search for vector or hybrid search"
+            )
+            raise ValueError(msg)
     return value
 
 
@@ -49,13 +55,13 @@ class SearchDocumentsInput(BaseModel):
     query: str = Field(
         min_length=1,
         max_length=1000,
-        description="Natural language or keywords for keyword mode; a literal string (or a "
+        description="Natural language or keywords for bm25 mode; a literal string (or a "
         "regex with regex=true) for grep mode.",
     )
-    mode: Annotated[Literal["keyword", "grep"], BeforeValidator(_known_mode)] = Field(
-        default="keyword",
-        description="'keyword': BM25-ranked passages (most relevant first). 'grep': every "
-        "line containing the query, in file order.",
+    mode: Annotated[Literal["bm25", "grep"], BeforeValidator(_known_mode)] = Field(
+        default="bm25",
+        description="'bm25' (alias 'keyword'): BM25-ranked passages (most relevant first). "
+        "'grep': every line containing the query, in file order.",
     )
     paths: list[str] | None = Field(
         default=None,
@@ -85,7 +91,7 @@ class SearchDocumentsTool(ThreadedTool):
 
     name: str = "search_documents"
     description: str = (
-        "Find passages across many documents without reading whole files. mode='keyword' "
+        "Find passages across many documents without reading whole files. mode='bm25' "
         "(default) returns the most relevant passages ranked by BM25; mode='grep' returns every "
         "line containing the query (literal, or regex=true), with line numbers. Works on PDF, "
         "DOCX, HTML, Markdown and code (converted to text first). Each result has the document "
@@ -100,7 +106,7 @@ class SearchDocumentsTool(ThreadedTool):
     """Keyword mode: index the files in ``paths`` that are new or changed before searching.
 
     Off by default: syncing inside a search converts and embeds (tens of seconds on a fresh
-    folder) and writes the index. Without it, keyword mode searches the index as it is and
+    folder) and writes the index. Without it, bm25 mode searches the index as it is and
     notes the files in scope that are not indexed (``workspace_index`` adds them)."""
     read_only: bool = False
     """Never write: no sync even with ``auto_sync`` (set by a read-only toolkit)."""
@@ -118,7 +124,7 @@ class SearchDocumentsTool(ThreadedTool):
     def _run(
         self,
         query: str,
-        mode: str = "keyword",
+        mode: str = "bm25",
         paths: list[str] | None = None,
         recursive: bool = True,  # noqa: FBT001, FBT002 - tool arguments come by name
         top_k: int = 10,
@@ -132,7 +138,7 @@ class SearchDocumentsTool(ThreadedTool):
                 if mode != "grep":
                     msg = (
                         f"output_mode={output_mode!r} lists files with grep matches: pass "
-                        "mode='grep' (keyword mode ranks passages; its output_mode is 'content')."
+                        "mode='grep' (bm25 mode ranks passages; its output_mode is 'content')."
                     )
                     raise InvalidInputError(msg)
                 return self._grep_files(

@@ -50,6 +50,8 @@ _FALLBACK: Final[dict[str, tuple[str, ...]]] = {
     "vector": ("bm25",),
     "bm25": ("hybrid", "vector"),
 }
+MODE_ALIASES: Final[dict[str, str]] = {"keyword": "bm25", "semantic": "vector"}
+"""Other spellings of a mode, taken as its canonical name (the Workspace core's)."""
 
 
 @functools.lru_cache(maxsize=16)
@@ -62,9 +64,15 @@ def search_input_model(modes: tuple[str, ...], default: str) -> type[BaseModel]:
     shown = {"enum": list(modes), "type": "string"}
 
     def known(value: Any) -> Any:
-        if isinstance(value, str) and value not in _FALLBACK:
-            msg = f"Unsupported search mode {value!r}; use one of: {', '.join(modes)}"
-            raise ValueError(msg)
+        if isinstance(value, str):
+            value = MODE_ALIASES.get(value, value)
+            if value not in _FALLBACK:
+                aliases = ", ".join(f"{a!r} for {c!r}" for a, c in MODE_ALIASES.items())
+                msg = (
+                    f"Unsupported search mode {value!r}; use one of: {', '.join(modes)} "
+                    f"(aliases: {aliases})"
+                )
+                raise ValueError(msg)
         return value
 
     mode_type = Annotated[
@@ -87,8 +95,9 @@ def search_input_model(modes: tuple[str, ...], default: str) -> type[BaseModel]:
             mode_type,
             Field(
                 default=default,
-                description="bm25 = keywords and exact identifiers; vector = meaning; hybrid = "
-                "both fused. Only the modes this workspace has are offered.",
+                description="bm25 (alias 'keyword') = keywords and exact identifiers; vector "
+                "(alias 'semantic') = meaning; hybrid = both fused. Only the modes this "
+                "workspace has are offered.",
             ),
         ),
         min_score=(

@@ -63,7 +63,7 @@ def _check(result: dict[str, Any]) -> None:
     assert index.content.startswith("Indexed notes/new.md (1 chunk(s)")
     assert index.artifact["chunk_ids"] == ["notes/new.md"]
     keyword = messages["c-keyword"]
-    assert keyword.artifact["mode"] == "keyword"
+    assert keyword.artifact["mode"] == "bm25"
     assert keyword.artifact["results"][0]["document_path"] == "docs/faq.md"
     assert keyword.artifact["results"][0]["section_heading"] == "Why BM25?"
     grep = messages["c-grep"]

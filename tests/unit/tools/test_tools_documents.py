@@ -29,7 +29,7 @@ def test_keyword_syncs_unindexed_files_first_when_asked(empty_ws: Workspace) -> 
     assert message.status == "success"
     assert message.content.startswith("1. docs/guide.md:5-7 › Installation (score ")
     artifact = message.artifact
-    assert artifact["mode"] == "keyword"
+    assert artifact["mode"] == "bm25"
     assert artifact["total"] == len(artifact["results"]) >= 1
     first = artifact["results"][0]
     assert set(first) >= RESULT_KEYS
@@ -128,7 +128,7 @@ def test_unsupported_mode(bm25_ws: Workspace) -> None:
     message = call(SearchDocumentsTool(workspace=bm25_ws), query="x", mode="vector")
     assert message.status == "error"
     assert (
-        "Unsupported search mode 'vector': search_documents supports 'keyword' and 'grep'"
+        "Unsupported search mode 'vector': search_documents supports 'bm25' (alias "
         in message.content
     )
 

@@ -58,9 +58,9 @@ def test_hybrid_to_vector_fallback(tree: Path, tmp_path: Path) -> None:
 
 
 def test_unknown_mode_is_a_readable_validation_error(bm25_ws: Workspace) -> None:
-    message = call(WorkspaceSearchTool(workspace=bm25_ws), query="x", mode="semantic")
+    message = call(WorkspaceSearchTool(workspace=bm25_ws), query="x", mode="fuzzy")
     assert message.status == "error"
-    assert "Unsupported search mode 'semantic'; use one of: bm25" in message.content
+    assert "Unsupported search mode 'fuzzy'; use one of: bm25" in message.content
 
 
 def test_empty_index_is_an_actionable_error(empty_ws: Workspace) -> None:
