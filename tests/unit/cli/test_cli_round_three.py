@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import importlib.util
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.support.paths import MIXED
+from tests.support.pdfs import write_two_column_pdf
 from workspace_tools.cli import main
 
 
@@ -36,10 +35,10 @@ def test_search_after_removing_the_last_source_does_not_reindex_the_folder(
 def test_cli_text_output_names_the_page_of_a_pdf_hit(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    shutil.copyfile(MIXED / "unstructured" / "multi-column-2p.pdf", tmp_path / "two.pdf")
+    write_two_column_pdf(tmp_path / "two.pdf")
     base = ("--root", str(tmp_path), "--embedder", "none", "-q")
     code, out, _ = run(
         capsys, *base, "search", "higher retrieval precision translates end-to-end QA", "-k", "1"
     )
     assert code == 0
-    assert " 1. two.pdf:164-166 (page 2)  score " in out
+    assert " 1. two.pdf:65-67 (page 2)  score " in out

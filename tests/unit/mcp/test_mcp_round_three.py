@@ -4,7 +4,6 @@ several formulations, grep output modes, stored ids and PDF pages."""
 from __future__ import annotations
 
 import importlib.util
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ import pytest
 from mcp import ClientSession, types
 from mcp.client.stdio import stdio_client
 
-from tests.support.paths import MIXED
+from tests.support.pdfs import write_two_column_pdf
 from tests.unit.mcp.conftest import stdio_params
 
 
@@ -85,7 +84,7 @@ async def test_workspace_read_multi_query_grep_modes_and_ids(project: Path) -> N
 
 @pytest.mark.skipif(importlib.util.find_spec("pdfminer") is None, reason="documents extra")
 async def test_a_pdf_read_and_found_over_mcp_names_its_page(project: Path) -> None:
-    shutil.copyfile(MIXED / "unstructured" / "multi-column-2p.pdf", project / "two.pdf")
+    write_two_column_pdf(project / "two.pdf")
 
     async def body(session: ClientSession) -> tuple[types.CallToolResult, ...]:
         await session.call_tool("workspace_index", {"path": "two.pdf"})
@@ -94,7 +93,7 @@ async def test_a_pdf_read_and_found_over_mcp_names_its_page(project: Path) -> No
             {"query": "higher retrieval precision translates", "top_k": 1, "mode": "bm25"},
         )
         read = await session.call_tool(
-            "workspace_read", {"path": "two.pdf", "start_line": 164, "end_line": 165}
+            "workspace_read", {"path": "two.pdf", "start_line": 65, "end_line": 66}
         )
         grep = await session.call_tool(
             "search_documents",
@@ -103,7 +102,7 @@ async def test_a_pdf_read_and_found_over_mcp_names_its_page(project: Path) -> No
         return search, read, grep
 
     search, read, grep = await _session_run(project, body)
-    assert _text(search).startswith("1. two.pdf:164-165 (page 2)")
+    assert _text(search).startswith("1. two.pdf:65-66 (page 2)")
     assert search.structuredContent["results"][0]["metadata"]["page"] == 2
     assert (
         read.structuredContent["page"] == 2 and "higher retrieval" in read.structuredContent["text"]

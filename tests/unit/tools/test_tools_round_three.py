@@ -4,14 +4,13 @@ retriever's ``search_kwargs``, stored ids (gap 1) and PDF pages (gap 10)."""
 from __future__ import annotations
 
 import importlib.util
-import shutil
 from pathlib import Path
 
 import pytest
 from langchain_core.documents import Document
 
 from tests.support.fakes import FakeEmbedder
-from tests.support.paths import MIXED
+from tests.support.pdfs import write_two_column_pdf
 from tests.support.tools import call
 from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.core.workspace import Workspace
@@ -149,17 +148,19 @@ def test_the_read_tool_refuses_paths_outside(bm25_ws: Workspace) -> None:
 
 @pytest.mark.skipif(not HAS_PDF, reason="documents extra")
 def test_read_a_pdf_as_converted_text_with_its_pages(tmp_path: Path) -> None:
-    shutil.copyfile(MIXED / "unstructured" / "multi-column-2p.pdf", tmp_path / "two.pdf")
+    write_two_column_pdf(tmp_path / "two.pdf")
     ws = Workspace(tmp_path, embedder=None, config=False)
-    unsynced = ws.read("two.pdf", start_line=131, end_line=131)  # converted, never stored
+    unsynced = ws.read("two.pdf", start_line=39, end_line=39)  # converted, never stored
     assert unsynced.text == "<!-- page 2 -->"
     assert not list(ws.conversion_cache.directory.rglob("*.json"))
     ws.sync()
-    page = ws.read("two.pdf", start_line=128, end_line=135)
+    page = ws.read("two.pdf", start_line=36, end_line=43)
     assert page.format == "pdf" and page.units == {"page": 1, "last_page": 2}
     assert "<!-- page 2 -->" in page.text
-    message = call(_tools(ws)["workspace_read"], path="two.pdf", start_line=164, end_line=165)  # type: ignore[arg-type]
-    assert str(message.content).startswith("two.pdf (pdf) lines 164-165 of 235; page 2\n")
+    message = call(_tools(ws)["workspace_read"], path="two.pdf", start_line=65, end_line=66)  # type: ignore[arg-type]
+    content = str(message.content)
+    assert content.startswith("two.pdf (pdf) lines 65-66 of 73; page 2\n")
+    assert "a higher retrieval" in content and "precision indeed translates" in content
 
 
 # -- grep output modes ----------------------------------------------------------------------------
@@ -192,20 +193,20 @@ def test_grep_output_modes_keep_the_paths_rules(bm25_ws: Workspace) -> None:
 
 @pytest.mark.skipif(not HAS_PDF, reason="documents extra")
 def test_pdf_hits_name_the_page_of_the_hit_in_search_and_grep(tmp_path: Path) -> None:
-    shutil.copyfile(MIXED / "unstructured" / "multi-column-2p.pdf", tmp_path / "two.pdf")
+    write_two_column_pdf(tmp_path / "two.pdf")
     ws = Workspace(tmp_path, embedder=None, config=False)
     ws.sync()
     hit = ws.search("higher retrieval precision translates end-to-end QA", top_k=1)[0]
-    assert hit.line_range is not None and hit.line_range.start >= 131
+    assert hit.line_range is not None and hit.line_range.start >= 39  # after "<!-- page 2 -->"
     assert hit.metadata["page"] == 2 and hit.metadata["chunk_page"] == 1
     tools = _tools(ws)
     text = str(call(tools["workspace_search"], query="higher retrieval precision", top_k=1).content)  # type: ignore[arg-type]
-    assert text.startswith("1. two.pdf:164-165 (page 2)")
+    assert text.startswith("1. two.pdf:65-66 (page 2)")
     grep = call(tools["search_documents"], query="translates to a higher", mode="grep")  # type: ignore[arg-type]
     assert grep.artifact["results"][0]["page"] == 2
-    assert str(grep.content).startswith("two.pdf:165:18 (page 2)")
+    assert str(grep.content).startswith("two.pdf:66:18 (page 2)")
     keyword = call(tools["search_documents"], query="higher retrieval precision", top_k=1)  # type: ignore[arg-type]
-    assert str(keyword.content).startswith("1. two.pdf:164-165 (page 2)")
+    assert str(keyword.content).startswith("1. two.pdf:65-66 (page 2)")
 
 
 # -- gap 1: the stored id -------------------------------------------------------------------------

@@ -110,12 +110,6 @@ def test_pdf_pages_are_marked_counted_and_located() -> None:
     assert "Fortune 500 company" in page_two
 
 
-def test_pdf_ligatures_and_hyphenation_are_undone() -> None:
-    text = convert(MIXED / "unstructured" / "multi-column-2p.pdf").text
-    assert "efficient passage retrieval" in " ".join(text.split())
-    assert "\ufb01" not in text
-
-
 def test_pptx_slides_and_xlsx_sheets_are_headings_and_units() -> None:
     deck = convert(MIXED / "unstructured" / "fake-power-point.pptx")
     assert deck.metadata["slides"] == 1
