@@ -11,11 +11,18 @@ block marked ``<!-- doctest: output -->`` must match what its block printed. The
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.support.doc_blocks import EXTRA_MODULES, Block, DocSyntaxError, page_blocks
+from tests.support.doc_blocks import (
+    EXTRA_MODULES,
+    Block,
+    DocSyntaxError,
+    page_blocks,
+    parse_blocks,
+)
 from tests.support.doc_runner import PageRun
 from tests.support.doc_sandbox import npm_clients_missing
 from tests.support.paths import REPO
@@ -48,7 +55,9 @@ def page_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, PageRun]:
         except DocSyntaxError:
             continue
         folder = tmp_path_factory.mktemp(page.stem) / "sandbox"
-        runs[name] = PageRun(blocks, folder, extra_runners={"mcp-config": run_mcp_config})
+        runs[name] = PageRun(
+            blocks, folder, extra_runners={"mcp-config": run_mcp_config}, skip=missing_here
+        )
     return runs
 
 
@@ -67,16 +76,42 @@ def extra_missing(extra: str) -> str | None:
     return None
 
 
+def missing_here(block: Block) -> str | None:
+    """Why ``block`` cannot run here (npm clients or an extra not installed), or ``None``."""
+    if "npm" in block.directives and (why := npm_clients_missing()):
+        return why
+    if "extra" in block.directives and (why := extra_missing(block.directives["extra"])):
+        return why
+    return None
+
+
 def _marks(block: Block) -> list[pytest.MarkDecorator]:
     return [pytest.mark.requires_model] if "model" in block.directives else []
 
 
 @pytest.mark.parametrize("block", [pytest.param(b, id=b.where, marks=_marks(b)) for b in BLOCKS])
 def test_doc_block(block: Block, page_runs: dict[str, PageRun]) -> None:
-    if block.skip_reason is not None:
-        pytest.skip(f"{block.where} ({block.lang}): {block.skip_reason}")
-    if "npm" in block.directives and (why := npm_clients_missing()):
+    run = page_runs[block.page]
+    if (why := run.skip_reason(block)) is not None:
         pytest.skip(f"{block.where} ({block.lang}): {why}")
-    if "extra" in block.directives and (why := extra_missing(block.directives["extra"])):
-        pytest.skip(f"{block.where} ({block.lang}): {why}")
-    page_runs[block.page].run(block)
+    run.run(block)
+
+
+def test_a_block_skipped_here_is_a_skip_and_the_blocks_below_it_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 39: an npm block skipped (no npm clients) was run anyway as the block above the
+    next one, failed, and failed that next block ("not run: the block ... above it failed")."""
+    reason = "npm clients not installed: run `npm ci --prefix tests/npm`"
+    monkeypatch.setattr(sys.modules[__name__], "npm_clients_missing", lambda: reason)
+    text = (
+        "<!-- doctest: npm -->\n```sh\ntouch npm-block-ran\nexit 3\n```\n\n"
+        "```sh\necho after\n```\n\n<!-- doctest: output -->\n```text\nafter\n```\n"
+    )
+    blocks = [b for b in parse_blocks(text, "page.md") if b.runnable]
+    run = PageRun(blocks, tmp_path / "sandbox", skip=missing_here)
+    with pytest.raises(pytest.skip.Exception, match=r"page\.md:2 \(sh\): npm clients not"):
+        test_doc_block(blocks[0], {"page.md": run})
+    test_doc_block(blocks[1], {"page.md": run})  # runs, and prints what the docs show
+    assert not (tmp_path / "sandbox" / "npm-block-ran").exists()
+    assert run.skip_reason(blocks[1]) is None

@@ -62,7 +62,9 @@ class PageRun:
         folder: Path,
         *,
         extra_runners: dict[str, Callable[[Block, Path, dict[str, str]], str]] | None = None,
+        skip: Callable[[Block], str | None] | None = None,
     ) -> None:
+        """``skip`` says why a block cannot run here (npm clients, an extra absent), or ``None``."""
         self.blocks = [b for b in blocks if b.runnable]
         self.folder = folder
         # a real module, so that what the blocks define (dataclasses...) can find it
@@ -70,10 +72,22 @@ class PageRun:
         self.namespace: dict[str, Any] = self.module.__dict__
         self._done: dict[int, BaseException | None] = {}
         self._extra = extra_runners or {}
+        self._skip = skip
         self._built = False
+
+    def skip_reason(self, block: Block) -> str | None:
+        """Why ``block`` is not run: its ``skip`` directive, or what ``skip`` finds missing here.
+
+        A skipped block is neither run nor a failure: the blocks below it run as usual.
+        """
+        if block.skip_reason is not None:
+            return block.skip_reason
+        return self._skip(block) if self._skip is not None else None
 
     def run(self, block: Block) -> None:
         """Run ``block`` (and, first, every runnable block above it not run yet).
+
+        Blocks with a :meth:`skip_reason` are passed over (``block`` itself too: check first).
 
         Raises:
             BlockFailed: this block, or one above it, failed.
@@ -95,7 +109,7 @@ class PageRun:
         if index in self._done:
             return
         block = self.blocks[index]
-        if block.skip_reason is not None:
+        if self.skip_reason(block) is not None:
             self._done[index] = None
             return
         if not self._built:
