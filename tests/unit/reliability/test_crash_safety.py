@@ -88,7 +88,23 @@ def _allowed_states(
 
 
 def _index_state(root: Path) -> dict[str, list[Any]] | None:
+    """What the index holds, read by a read-only workspace that is closed before returning.
+
+    Closed, database connection included: a connection left open keeps SQLite's WAL index
+    (``-shm``) alive across the next kill, and a writer killed in its COMMIT after writing the
+    WAL frames but before publishing them in that index leaves a transaction that readers
+    sharing it do not see, while the first connection after every one closed recovers it from
+    the WAL: the state read after one kill would come back different later, with no writer.
+    """
     ws = Workspace(root, embedder=FakeEmbedder(), read_only=True)
+    try:
+        return _read_state(ws)
+    finally:
+        ws.close()
+        ws._db.close()
+
+
+def _read_state(ws: Workspace) -> dict[str, list[Any]] | None:
     if not ws.source_ids():
         return None
     state = {}
