@@ -185,20 +185,48 @@ class DatabaseFile:
 
     def _probe(self) -> int | None:
         """The format of the existing file, checked (``None``: no file or a new, empty one)."""
+        with self._probing() as (found, _probe):
+            return found
+
+    @contextlib.contextmanager
+    def _probing(self) -> Iterator[tuple[int | None, sqlite3.Connection | None]]:
+        """A read-only connection to the existing file, checked, and its format (``None``: none).
+
+        Immutable while no writer is around (no -wal file): it leaves no -wal or -shm behind.
+        """
         try:
             if self.path.stat().st_size == 0:
-                return None
+                yield None, None
+                return
         except FileNotFoundError:
-            return None
-        # Immutable while no writer is around (no -wal file): the probe leaves no -shm behind.
+            yield None, None
+            return
         immutable = "" if self._wal.exists() else "&immutable=1"
         probe = sqlite3.connect(
             f"{self.path.as_uri()}?mode=ro{immutable}", uri=True, timeout=60, isolation_level=None
         )
         try:
-            return check_database(probe, self.path, current=FORMAT_VERSION)
+            found = check_database(probe, self.path, current=FORMAT_VERSION)
+            yield found, probe
         finally:
             probe.close()
+
+    def meta_before_open(self, key: str) -> tuple[bool, str | None]:
+        """A ``meta`` value read before a writable database is connected: ``(read, value)``.
+
+        Opening the database writable switches it to WAL, which creates ``-wal``/``-shm`` files:
+        what the open checks (the root, the settings) is read through a read-only connection
+        first, so an index they refuse is left as it was, folder included. ``read`` is false
+        when there is nothing to read that way (no file yet, a new empty one, or already open).
+        """
+        if self.read_only or self._conn is not None:
+            return False, None
+        self._check_file()
+        with self._probing() as (found, probe):
+            if found is None or probe is None:
+                return False, None
+            row = probe.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+            return True, None if row is None else str(row[0])
 
     def _check_file(self) -> None:
         """Refuse a database file that is cut short, or one replaced by something else."""

@@ -99,6 +99,9 @@ class IndexDatabase(DatabaseFile):
     def meta(self, key: str) -> str | None:
         """A value of the ``meta`` table."""
         with self._lock, self.guard("read the index"):
+            read, value = self.meta_before_open(key)  # a refused index stays untouched
+            if read:
+                return value
             row = self.connection().execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
             return None if row is None else str(row[0])
 

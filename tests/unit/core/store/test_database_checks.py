@@ -9,6 +9,7 @@ and another root given the same index folder is refused instead of emptying it.
 from __future__ import annotations
 
 import gc
+import json
 import shutil
 import sqlite3
 from pathlib import Path
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from workspace_tools import Workspace
-from workspace_tools.core.errors import IndexCorruptError, IndexMismatchError
+from workspace_tools.core.errors import IndexCorruptError, IndexMismatchError, WorkspaceError
 from workspace_tools.core.store.database import FORMAT_VERSION
 
 
@@ -68,6 +69,46 @@ def test_a_newer_format_is_refused_and_left_byte_identical(index: Path) -> None:
         assert "rebuild=True" not in str(caught.value)
         gc.collect()
         assert _bytes(index) == before
+
+
+def _folder(index: Path) -> dict[str, tuple[bytes, int]]:
+    """Names, bytes and mtimes of every file in the index folder."""
+    return {
+        p.relative_to(index).as_posix(): (p.read_bytes(), p.stat().st_mtime_ns)
+        for p in sorted(index.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.mark.parametrize("newer", ["format", "tokenizer rules"])
+def test_a_refused_index_leaves_its_folder_as_it_was(index: Path, newer: str) -> None:
+    # Issue 39: the writable open switched the file to WAL before the settings check refused
+    # it, leaving index.sqlite3-wal and -shm behind while the failed workspace was alive.
+    if newer == "format":
+        _tamper(index, f"UPDATE meta SET value='{FORMAT_VERSION + 1}' WHERE key='format_version'")
+        expected = "upgrade workspace-tools to open it"
+    else:
+        conn = sqlite3.connect(index / "index.sqlite3")
+        (raw,) = conn.execute("SELECT value FROM meta WHERE key='settings'").fetchone()
+        settings = json.loads(raw)
+        settings["tokenizer"]["rules"] = settings["tokenizer"].get("rules", 1) + 1
+        with conn:
+            conn.execute("UPDATE meta SET value=? WHERE key='settings'", (json.dumps(settings),))
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.close()
+        expected = "tokenizer rules differ"
+    (index / "unindexed.json").unlink()  # an index a sync never wrote the list for
+    before = _folder(index)
+    for read_only in (False, True):
+        with pytest.raises(WorkspaceError) as caught:
+            Workspace(index.parent.parent, embedder=None, read_only=read_only)
+        assert expected in str(caught.value)
+        if newer != "format":
+            assert "rebuild=True" in str(caught.value)
+        assert _folder(index) == before  # while the refused workspace is still referenced
+    del caught
+    gc.collect()
+    assert _folder(index) == before
 
 
 def test_commits_record_the_writer_version(index: Path) -> None:
