@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import unquote, urlparse
@@ -29,7 +29,7 @@ import anyio
 from mcp import types
 
 from workspace_tools.core.text.scan import is_glob
-from workspace_tools.core.text.within import normalise_within
+from workspace_tools.core.text.within import is_within, normalise_within
 
 __all__ = ["SENT_TO_CLIENT", "RootsScope", "allowed_directories", "serve_within", "uri_path"]
 
@@ -172,14 +172,24 @@ class RootsScope:
         return any(path == d or path.is_relative_to(d) for d in self.served)
 
     def within(self, root: Path) -> tuple[str, ...] | None:
-        """The folders of ``root`` a call may see (relative to it); ``None``: all of it."""
+        """The parts of ``root`` a call may see (relative to it); ``None``: all of it.
+
+        The real path decides: a link inside the served folders whose target lies outside them
+        is left out, and a link outside them whose target lies inside is let in.
+        """
         root = root.resolve()
         if not self._confines(root):
             return None
         if any(root == d or root.is_relative_to(d) for d in self.served):
-            return None
-        inside = [d.relative_to(root).as_posix() for d in self.served if d.is_relative_to(root)]
-        return normalise_within(inside) or ()
+            inside: tuple[str, ...] | None = None
+        else:
+            found = [d.relative_to(root).as_posix() for d in self.served if d.is_relative_to(root)]
+            inside = normalise_within(found) or ()
+        return _by_real_path(root, inside, self._serves_real)
+
+    def _serves_real(self, path: Path) -> bool:
+        """Whether the real path ``path`` lies in a served directory."""
+        return any(path == d or path.is_relative_to(d) for d in self.served)
 
     def skills(self, registry: Any) -> Any:
         """``registry`` as this session sees it (itself when the client offers no roots)."""
@@ -272,7 +282,8 @@ class RootsScope:
             elif isinstance(value, list):
                 values.extend(v for v in value if isinstance(v, str))
         for value in values:
-            target = Path(os.path.normpath(self.base / value.split("*", 1)[0]))
+            # the real path decides: a link in the roots leading out is outside them
+            target = Path(os.path.realpath(self.base / value.split("*", 1)[0]))
             if any(target == d or target.is_relative_to(d) for d in self.served):
                 continue
             around = any(d.is_relative_to(target) for d in self.served)
@@ -285,6 +296,58 @@ class RootsScope:
                 "inside one of them."
             )
         return None
+
+
+def _links(root: Path) -> list[str]:
+    """Every symbolic link under ``root`` (relative POSIX paths), not following any."""
+    found: list[str] = []
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        for name in (*dirs, *files):
+            path = os.path.join(folder, name)
+            if os.path.islink(path):
+                found.append(Path(path).relative_to(root).as_posix())
+    return found
+
+
+def _by_real_path(
+    root: Path, inside: tuple[str, ...] | None, serves: Callable[[Path], bool]
+) -> tuple[str, ...] | None:
+    """``inside`` (parts of ``root``, ``None``: all of it) corrected by the real path of links.
+
+    A link in ``inside`` whose real path ``serves`` refuses is cut out (its folder is replaced by
+    its other entries); a link outside ``inside`` whose real path is served is added.
+    """
+    out_links: set[str] = set()
+    in_links: list[str] = []
+    for link in _links(root):
+        served = serves(Path(os.path.realpath(root / link)))
+        if is_within(link, inside) and not served:
+            out_links.add(link)
+        elif not is_within(link, inside) and served:
+            in_links.append(link)
+    if not out_links and not in_links:
+        return inside
+    kept: list[str] = []
+    for prefix in ("",) if inside is None else inside:
+        kept.extend(_without(root, prefix, out_links))
+    return normalise_within([*kept, *in_links]) or ()
+
+
+def _without(root: Path, prefix: str, cut: set[str]) -> list[str]:
+    """``prefix`` (``""``: the root) as the parts that hold none of ``cut``."""
+    if prefix in cut:
+        return []
+    if prefix and not any(c.startswith(prefix + "/") for c in cut):
+        return [prefix]
+    folder = root / prefix if prefix else root
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:  # gone meanwhile, or not a folder: nothing of it to serve
+        return []
+    out: list[str] = []
+    for name in names:
+        out.extend(_without(root, f"{prefix}/{name}" if prefix else name, cut))
+    return out
 
 
 async def _warn(session: Any, text: str) -> None:
