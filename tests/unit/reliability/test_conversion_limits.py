@@ -88,7 +88,7 @@ def test_pdf_cycles_inside_pdfminer_hit_the_time_limit_and_free_the_lock(
 @pytest.mark.parametrize(
     ("name", "words"),
     [
-        ("flate.pdf", {"memory limit", "time limit"}),
+        ("flate.pdf", {"unpacked size limit"}),  # one stream over a quarter of 256 MB
         ("book.epub", {"unpacked size limit"}),
         ("report.docx", {"unpacked size limit"}),
         ("letter.odt", {"memory limit", "time limit"}),
@@ -113,6 +113,32 @@ def test_bomb_is_skipped_with_a_reason_naming_the_limit(
     with pytest.raises(ConversionError) as error:
         convert_bytes(Path(name), _bomb(name), limits=LIMITS)
     assert _reason_word(str(error.value)) in words
+
+
+@pytest.mark.parametrize("isolate", [True, False], ids=["worker", "in-process"])
+def test_a_pdf_stream_inflates_at_most_a_quarter_of_the_memory_budget(
+    tmp_path: Path, isolate: bool
+) -> None:
+    # Issue 39: pdfminer inflated a Flate stream in full; in-process (no address-space limit)
+    # a 510 KB bomb of 512 MB peaked at 1,085 MB and took 12 minutes.
+    limits = ConversionLimits(memory_bytes=64 * MB, isolate=isolate)
+    bomb = hf.pdf_flate_bomb(40 * MB)  # over 16 MB, a quarter of 64 MB
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "bomb.pdf").write_bytes(bomb)
+    (root / "good.md").write_text("# Good\n\nreadable words\n")
+    ws = Workspace(root, embedder=None, conversion_limits=limits)
+    reasons = {s.path: s.reason for s in ws.sync().skipped}
+    assert reasons["bomb.pdf"] == (
+        "unpacked size limit: bomb.pdf has a compressed stream that inflates to more than "
+        "16 MB, the limit for one stream (a quarter of the conversion's 64 MB memory budget); "
+        "it may be a decompression bomb. Raise ConversionLimits(memory_bytes=...) or "
+        "per_format={'pdf': {'memory_bytes': ...}} if the file is trusted."
+    )
+    assert ws.source_ids() == ["good.md"]  # nothing else lost
+    small = hf.pdf_flate_bomb(MB)  # under the bound: converted (pdfminer reads ~1 MB/s of it)
+    converted = convert_bytes(Path("small.pdf"), small, limits=limits)
+    assert converted.metadata["pages"] == 1
 
 
 def test_default_budgets_bound_a_bomb() -> None:

@@ -16,6 +16,7 @@ from workspace_tools.core.extras import install_hint
 __all__ = [
     "EXTRA_HINT",
     "OLE_MAGIC",
+    "STREAM_LIMIT",
     "UNPACKED_LIMIT",
     "cell_text",
     "check_zip",
@@ -35,6 +36,11 @@ UNPACKED_LIMIT: Final[contextvars.ContextVar[int | None]] = contextvars.ContextV
     "unpacked_limit", default=None
 )
 """Most bytes the members of a ZIP-based document may unpack to (set per conversion)."""
+STREAM_LIMIT: Final[contextvars.ContextVar[int | None]] = contextvars.ContextVar(
+    "stream_limit", default=None
+)
+"""Most bytes one compressed stream inside a document (a PDF's Flate stream) may inflate to: a
+quarter of the conversion's memory budget, set per conversion (``None``: no limit)."""
 
 _BLOCK_START: Final = re.compile(r"^(\s*)(#{1,6}\s|>|<!--)")
 _BLANK_RUN: Final = re.compile(r"\n{3,}")

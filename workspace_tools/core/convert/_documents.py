@@ -22,7 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
 
-from workspace_tools.core.convert._common import UNPACKED_LIMIT
+from workspace_tools.core.convert._common import STREAM_LIMIT, UNPACKED_LIMIT
 from workspace_tools.core.convert.formats import DOCUMENT_EXTENSIONS, DOCUMENT_FORMATS, Converted
 from workspace_tools.core.errors import ConversionError
 
@@ -48,7 +48,9 @@ def format_of(path: Path) -> str | None:
     return entry[0] if entry is not None else None
 
 
-def convert_document(path: Path, data: bytes, *, unpacked_bytes: int | None = None) -> Converted:
+def convert_document(
+    path: Path, data: bytes, *, unpacked_bytes: int | None = None, memory_bytes: int | None = None
+) -> Converted:
     r"""Convert the bytes of a rich document to Markdown text.
 
     Args:
@@ -56,6 +58,8 @@ def convert_document(path: Path, data: bytes, *, unpacked_bytes: int | None = No
         data: The file's bytes.
         unpacked_bytes: Refuse a ZIP-based document (DOCX, PPTX, XLSX, EPUB, ODT) whose members
             unpack to more than this many bytes (``None``: no limit).
+        memory_bytes: The conversion's memory budget: one compressed stream of a PDF may
+            inflate to a quarter of it (``None``: no limit).
 
     Returns:
         ``Converted`` with ``\n`` line ends, ``markdown=True``, ``format`` one of ``pdf``,
@@ -81,6 +85,7 @@ def convert_document(path: Path, data: bytes, *, unpacked_bytes: int | None = No
         raise ConversionError(msg)
     converter = _converter(module_name, function_name)
     token = UNPACKED_LIMIT.set(unpacked_bytes)
+    stream_token = STREAM_LIMIT.set(None if memory_bytes is None else memory_bytes // 4)
     try:
         text, meta = converter(data, name=path.name)
     except (ConversionError, MemoryError):
@@ -93,6 +98,7 @@ def convert_document(path: Path, data: bytes, *, unpacked_bytes: int | None = No
         raise ConversionError(msg) from exc
     finally:
         UNPACKED_LIMIT.reset(token)
+        STREAM_LIMIT.reset(stream_token)
     return Converted(text=text, format=fmt, markdown=True, metadata=meta)
 
 

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import io
 import unicodedata
+import zlib
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
-from workspace_tools.core.convert._common import clean_lines, escape_line, page_marker, require
+from workspace_tools.core.convert._common import (
+    STREAM_LIMIT,
+    clean_lines,
+    escape_line,
+    page_marker,
+    require,
+)
 from workspace_tools.core.errors import ConversionError
 
 __all__ = ["convert_pdf"]
@@ -100,11 +107,88 @@ def convert_pdf(data: bytes, *, name: str) -> tuple[str, dict[str, Any]]:
     return clean_lines(out), meta
 
 
+class _StreamTooLargeError(Exception):
+    """A Flate stream inflated past :data:`STREAM_LIMIT` (turned into a ``ConversionError``)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit)
+        self.limit = limit
+
+
+class _BoundedInflater:
+    """``zlib.decompressobj()`` whose output stops at :data:`STREAM_LIMIT` bytes."""
+
+    def __init__(self, limit: int | None) -> None:
+        self._inflater = zlib.decompressobj()
+        self._limit = limit
+        self._total = 0
+
+    def decompress(self, data: bytes) -> bytes:
+        """Inflate ``data``, raising :class:`_StreamTooLargeError` past the limit."""
+        if self._limit is None:
+            return self._inflater.decompress(data)
+        out = self._inflater.decompress(data, self._limit - self._total + 1)
+        self._total += len(out)
+        if self._total > self._limit:
+            raise _StreamTooLargeError(self._limit)
+        return out
+
+
+class _BoundedZlib:
+    """The ``zlib`` module as ``pdfminer.pdftypes`` sees it, with bounded output.
+
+    Flate streams inflate at most to :data:`STREAM_LIMIT` bytes (a quarter of the memory
+    budget), so a decompression bomb stops early with a clear error instead of inflating to the
+    whole budget (in a worker) or past it (in-process, where no address-space limit holds).
+    """
+
+    error = zlib.error
+
+    @staticmethod
+    def decompress(data: bytes) -> bytes:
+        """``zlib.decompress(data)`` with the output bounded."""
+        limit = STREAM_LIMIT.get()
+        if limit is None:
+            return zlib.decompress(data)
+        inflater = zlib.decompressobj()
+        out = inflater.decompress(data, limit + 1)
+        if len(out) > limit:
+            raise _StreamTooLargeError(limit)
+        if not inflater.eof:  # as zlib.decompress: pdfminer then tries its lenient reader
+            msg = "Error -5 while decompressing data: incomplete or truncated stream"
+            raise zlib.error(msg)
+        return out
+
+    @staticmethod
+    def decompressobj() -> _BoundedInflater:
+        """A streaming inflater with the output bounded (pdfminer's reader of damaged data)."""
+        return _BoundedInflater(STREAM_LIMIT.get())
+
+
+def _bound_streams(pdftypes: Any) -> None:
+    """Install :class:`_BoundedZlib` in ``pdfminer.pdftypes`` (once; the limit is read per call)."""
+    if not isinstance(pdftypes.__dict__.get("zlib"), _BoundedZlib):
+        pdftypes.zlib = _BoundedZlib()
+
+
+def _too_large(name: str, limit: int) -> ConversionError:
+    from workspace_tools.core.convert.limits import format_bytes
+
+    return ConversionError(
+        f"unpacked size limit: {name} has a compressed stream that inflates to more than "
+        f"{format_bytes(limit)}, the limit for one stream (a quarter of the conversion's "
+        f"{format_bytes(limit * 4)} memory budget); it may be a decompression bomb. Raise "
+        "ConversionLimits(memory_bytes=...) or per_format={'pdf': {'memory_bytes': ...}} if "
+        "the file is trusted."
+    )
+
+
 def _read_lines(data: bytes, *, name: str) -> tuple[list[_Line], int, str]:
     high_level = require("pdfminer.high_level", suffix=".pdf")
     layout = require("pdfminer.layout", suffix=".pdf")
     pdfdocument = require("pdfminer.pdfdocument", suffix=".pdf")
     pdfparser = require("pdfminer.pdfparser", suffix=".pdf")
+    _bound_streams(require("pdfminer.pdftypes", suffix=".pdf"))
     lines: list[_Line] = []
     page_count = 0
     try:
@@ -119,6 +203,8 @@ def _read_lines(data: bytes, *, name: str) -> tuple[list[_Line], int, str]:
         title = _title(data, pdfparser, pdfdocument, require("pdfminer.pdftypes", suffix=".pdf"))
     except (ConversionError, MemoryError):  # a memory failure is the caller's (it knows the budget)
         raise
+    except _StreamTooLargeError as exc:
+        raise _too_large(name, exc.limit) from None
     except Exception as exc:
         reason = _reason(exc)
         msg = f"{reason}: {name} could not be read as a PDF ({type(exc).__name__}: {exc})"

@@ -66,7 +66,9 @@ def _convert_document(path: Path, data: bytes, limits: ConversionLimits) -> Conv
     from workspace_tools.core.convert.pool import isolation_available, shared_pool
 
     if not limits.isolate or not isolation_available():
-        return _documents.convert_document(path, data, unpacked_bytes=budget.unpacked_bytes)
+        return _documents.convert_document(
+            path, data, unpacked_bytes=budget.unpacked_bytes, memory_bytes=budget.memory_bytes
+        )
     reply = shared_pool().convert(path.name, data, budget)
     return Converted(
         text=reply["text"],

@@ -133,7 +133,10 @@ def _convert(job: dict[str, Any], data: bytes) -> dict[str, Any]:
 
     try:
         converted = convert_document(
-            Path(job["name"]), data, unpacked_bytes=int(job["unpacked_bytes"])
+            Path(job["name"]),
+            data,
+            unpacked_bytes=int(job["unpacked_bytes"]),
+            memory_bytes=int(job["memory_bytes"]),
         )
     except ConversionError as exc:
         return {"ok": False, "error": str(exc), "limit": None}
