@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from workspace_tools.core.embedding.openvino_model import (
-    _writable_folder,
+    compile_cached,
     compile_options,
     model_cache_dir,
     openvino_available,
@@ -225,11 +225,8 @@ def open_lean_encoder(
     import openvino
 
     core = openvino.Core()
-    compiled_cache = cache_dir / "compiled"
-    if _writable_folder(compiled_cache):  # as the full path compiles: OpenVINO's own cache
-        core.set_property({"CACHE_DIR": str(compiled_cache)})
-    try:
-        compiled = core.compile_model(str(xml), "CPU", compile_options(precision, threads))
+    try:  # as the full path compiles: through OpenVINO's own cache, its blobs verified
+        compiled = compile_cached(core, xml, compile_options(precision, threads))
     except RuntimeError as exc:
         logger.info("Lean query path off: cached model %s does not compile (%s)", xml, exc)
         return None

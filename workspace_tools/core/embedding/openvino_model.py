@@ -50,9 +50,12 @@ __all__ = [
     "OpenVinoEncoder",
     "cache_root",
     "calibration_texts",
+    "compile_cached",
     "compile_options",
     "model_cache_dir",
     "openvino_available",
+    "record_compiled",
+    "trusted_compiled",
     "verified_model",
 ]
 
@@ -65,6 +68,8 @@ _FORMAT: Final = 2
 """Bumped when the saved model's layout or the conversion changes (2: ``checksums.json``)."""
 CHECKSUMS: Final = "checksums.json"
 """``file name -> SHA-256`` of the saved model's files, written with them."""
+COMPILED_CHECKSUMS: Final = "compiled.json"
+"""``blob name -> SHA-256`` of OpenVINO's compiled-model cache (``compiled/``), written after it."""
 _MODEL_FILES: Final = ("model.xml", "model.bin")
 _OPENVINO_MODULES: Final = ("openvino", "nncf")
 _CALIBRATION_BATCH: Final = 8
@@ -193,6 +198,92 @@ def verified_model(cache_dir: Path) -> Path | None:
     except (OSError, ValueError):
         return None
     return cache_dir / "model.xml"
+
+
+_warned_compiled: set[Path] = set()
+"""Compiled caches already warned about (one warning per folder per process)."""
+
+
+def _blobs(compiled: Path) -> dict[str, str]:
+    """``name -> SHA-256`` of every entry of ``compiled`` (a link or folder hashes as ``""``)."""
+    return {
+        entry.name: _sha256(entry) if entry.is_file() and not entry.is_symlink() else ""
+        for entry in sorted(compiled.iterdir())
+    }
+
+
+def trusted_compiled(compiled: Path) -> bool:
+    """Whether OpenVINO may read the compiled-model cache ``compiled`` (``CACHE_DIR``).
+
+    Its blobs must match ``compiled.json`` beside it (written by :func:`record_compiled`). An
+    empty folder is trusted; blobs with no manifest, a missing, changed, extra or linked blob
+    are not: the folder is emptied so OpenVINO compiles again (a warning, once per folder), or,
+    when it cannot be emptied, it is not used at all (the caller compiles without a cache).
+    """
+    try:
+        if compiled.is_symlink() or not compiled.is_dir():
+            return False
+        found = _blobs(compiled)
+        if not found:
+            return True
+        try:
+            recorded = json.loads((compiled.parent / COMPILED_CHECKSUMS).read_text("utf-8"))
+        except (OSError, ValueError):
+            recorded = None
+        if isinstance(recorded, dict) and recorded == found:
+            return True
+        if compiled not in _warned_compiled:
+            _warned_compiled.add(compiled)
+            logger.warning(
+                "Compiled OpenVINO cache %s does not match %s (a blob changed, was added or has "
+                "no checksum); compiling again instead of loading it",
+                compiled,
+                COMPILED_CHECKSUMS,
+            )
+        (compiled.parent / COMPILED_CHECKSUMS).unlink(missing_ok=True)
+        shutil.rmtree(compiled)
+        compiled.mkdir()
+    except OSError:
+        return False
+    return True
+
+
+def record_compiled(compiled: Path) -> None:
+    """Write ``compiled.json``: the SHA-256 of each blob OpenVINO wrote (atomically, after them)."""
+    manifest = compiled.parent / COMPILED_CHECKSUMS
+    staging = manifest.with_name(f".{COMPILED_CHECKSUMS}.{os.getpid()}")
+    try:
+        staging.write_text(json.dumps(_blobs(compiled), sort_keys=True), encoding="utf-8")
+        os.replace(staging, manifest)
+    except OSError:  # a read-only cache: the next process checks the blobs and compiles again
+        staging.unlink(missing_ok=True)
+
+
+def compile_cached(core: Any, xml: Path, config: dict[str, Any]) -> Any:
+    """``core.compile_model`` of the saved ``xml`` through OpenVINO's cache beside it, verified.
+
+    OpenVINO's own cache of the compiled model (``compiled/``, ``CACHE_DIR``) lets a later
+    process import it (~5x faster). Its blobs are checked against ``compiled.json`` before
+    OpenVINO may read them (:func:`trusted_compiled`) and recorded after it wrote them
+    (:func:`record_compiled`), one process at a time; a cache that cannot be written or trusted
+    is not used.
+
+    Raises:
+        RuntimeError: OpenVINO cannot compile the model.
+    """
+    from filelock import FileLock
+
+    compiled = xml.parent / "compiled"
+    if not _writable_folder(compiled):
+        return core.compile_model(str(xml), "CPU", config)
+    with FileLock(str(xml.parent) + ".lock"):
+        cached = trusted_compiled(compiled)
+        if cached:
+            core.set_property({"CACHE_DIR": str(compiled)})
+        result = core.compile_model(str(xml), "CPU", config)
+        if cached:
+            record_compiled(compiled)
+        return result
 
 
 def _model_inputs(model: Any, features: dict[str, Any]) -> list[str]:
@@ -345,12 +436,8 @@ class OpenVinoEncoder:
         core = openvino.Core()
         if not isinstance(model, Path):  # converted in memory: the cache folder is unusable
             return core.compile_model(model, "CPU", config)
-        compiled = self.cache_dir / "compiled"
-        if _writable_folder(compiled):
-            # OpenVINO's own cache of the compiled model: a later process imports it (~5x faster)
-            core.set_property({"CACHE_DIR": str(compiled)})
         try:
-            return core.compile_model(str(model), "CPU", config)
+            return compile_cached(core, model, config)
         except RuntimeError as exc:  # a damaged compiled entry, or a model it cannot read
             logger.warning("Cached OpenVINO model %s unusable (%s); converting again", model, exc)
             with contextlib.suppress(OSError):
