@@ -66,12 +66,14 @@ async def test_input_schemas_and_descriptions_are_the_langchain_tools(project: P
     for tool in local:
         assert tools[tool.name].inputSchema == tool.tool_call_schema.model_json_schema()
         assert tools[tool.name].description == tool.description
-    # search_documents keeps all2md's input names and defaults.
+    # search_documents keeps all2md's input names; its modes use the package's one name each
+    # (bm25, with all2md's 'keyword' accepted as an alias and said so in the schema).
     schema = tools["search_documents"].inputSchema
     assert schema["properties"] == SearchDocumentsInput.model_json_schema()["properties"]
     props = schema["properties"]
     assert schema["required"] == ["query"]
-    assert props["mode"]["default"] == "keyword"
+    assert props["mode"]["default"] == "bm25"
+    assert "alias 'keyword'" in props["mode"]["description"]
     assert props["top_k"]["default"] == 10
     assert props["recursive"]["default"] is True
     assert props["regex"]["default"] is False

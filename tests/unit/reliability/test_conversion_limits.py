@@ -263,3 +263,23 @@ def test_pptx_shape_without_geometry_keeps_the_deck() -> None:
     assert "## Slide 1: Quarterly plan" in converted.text
     assert "ordinary text box" in converted.text
     assert "shape without geometry" in converted.text
+
+
+def test_a_pdf_bomb_is_counted_piece_by_piece_not_inflated_to_its_bound() -> None:
+    # zlib's growing output buffer peaked near twice the 16 MB bound (32 MB traced here), which
+    # with pdfminer's own use ran a 64 MB worker out of address space first ('memory limit').
+    import tracemalloc
+
+    import pdfminer.high_level  # noqa: F401  (imports outside the measurement)
+    import pdfminer.layout  # noqa: F401
+
+    limits = ConversionLimits(memory_bytes=64 * MB, isolate=False)
+    bomb = hf.pdf_flate_bomb(40 * MB)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ConversionError, match="^unpacked size limit: bomb.pdf"):
+            convert_bytes(Path("bomb.pdf"), bomb, limits=limits)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * MB, f"traced peak {peak / MB:.1f} MB"

@@ -146,23 +146,43 @@ class _BoundedZlib:
 
     @staticmethod
     def decompress(data: bytes) -> bytes:
-        """``zlib.decompress(data)`` with the output bounded."""
+        """``zlib.decompress(data)`` with the output bounded.
+
+        The stream is first inflated piece by piece and only counted, so a bomb costs one piece
+        of memory, not the limit (zlib's growing output buffer peaks near twice its result).
+        """
         limit = STREAM_LIMIT.get()
-        if limit is None:
-            return zlib.decompress(data)
-        inflater = zlib.decompressobj()
-        out = inflater.decompress(data, limit + 1)
-        if len(out) > limit:
+        if limit is not None and _inflates_past(data, limit):
             raise _StreamTooLargeError(limit)
-        if not inflater.eof:  # as zlib.decompress: pdfminer then tries its lenient reader
-            msg = "Error -5 while decompressing data: incomplete or truncated stream"
-            raise zlib.error(msg)
-        return out
+        return zlib.decompress(data)
 
     @staticmethod
     def decompressobj() -> _BoundedInflater:
         """A streaming inflater with the output bounded (pdfminer's reader of damaged data)."""
         return _BoundedInflater(STREAM_LIMIT.get())
+
+
+_PIECE: Final = 1 << 20
+"""Bytes inflated at a time while a stream's size is counted."""
+
+
+def _inflates_past(data: bytes, limit: int) -> bool:
+    """Whether the Flate stream ``data`` inflates to more than ``limit`` bytes (errors: no)."""
+    inflater = zlib.decompressobj()
+    total = 0
+    pending = data
+    try:
+        while not inflater.eof:
+            total += len(inflater.decompress(pending, _PIECE))
+            if total > limit:
+                return True
+            pending = inflater.unconsumed_tail
+            if not pending:
+                total += len(inflater.flush())
+                break
+    except zlib.error:  # zlib.decompress raises it again, and pdfminer handles it
+        return False
+    return total > limit
 
 
 def _bound_streams(pdftypes: Any) -> None:
