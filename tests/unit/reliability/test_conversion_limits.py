@@ -270,8 +270,8 @@ def test_a_pdf_bomb_is_counted_piece_by_piece_not_inflated_to_its_bound() -> Non
     # with pdfminer's own use ran a 64 MB worker out of address space first ('memory limit').
     import tracemalloc
 
-    import pdfminer.high_level  # noqa: F401  (imports outside the measurement)
-    import pdfminer.layout  # noqa: F401
+    import pdfminer.high_level  # imported outside the measurement
+    import pdfminer.layout
 
     limits = ConversionLimits(memory_bytes=64 * MB, isolate=False)
     bomb = hf.pdf_flate_bomb(40 * MB)
