@@ -271,7 +271,6 @@ def test_a_pdf_bomb_is_counted_piece_by_piece_not_inflated_to_its_bound() -> Non
     import tracemalloc
 
     import pdfminer.high_level  # imported outside the measurement
-    import pdfminer.layout
 
     limits = ConversionLimits(memory_bytes=64 * MB, isolate=False)
     bomb = hf.pdf_flate_bomb(40 * MB)
