@@ -15,13 +15,10 @@ from typing import Final
 
 from workspace_tools.core.errors import IndexCorruptError, IndexMismatchError
 
-__all__ = ["READABLE_FORMATS", "TABLES", "check_database"]
+__all__ = ["TABLES", "check_database"]
 
 TABLES: Final = frozenset({"meta", "sources", "chunks", "removed", "vectors"})
 """Tables every index database holds."""
-READABLE_FORMATS: Final = frozenset({2, 3, 4})
-"""Database formats this version opens (2 and 3 are converted to 4 by a writable open, and read
-as they are by a read-only one: ``_upgrade.py``)."""
 _COUNTERS: Final = ("version", "horizon")
 
 
@@ -60,21 +57,16 @@ def check_database(conn: sqlite3.Connection, path: Path, *, current: int) -> int
         found = -1
     if found < 0:
         raise _damaged(path, f"its format version is {raw!r}")
-    if found > current:
-        writer = meta.get("written_by", "release")
+    if found != current:
+        newer = found > current
+        writer = f"a newer workspace-tools {meta.get('written_by', 'release')}"
+        advice = "upgrade workspace-tools to open it, or replace it" if newer else "Rebuild it"
         msg = (
-            f"The index database {path} was written by a newer workspace-tools {writer} "
-            f"(format {found}; this version reads up to {current}); upgrade workspace-tools "
-            "to open it. The file was left unchanged."
+            f"The index database {path} was written by {writer if newer else 'an older release'}"
+            f" (format {found}; this version reads format {current}); it was left unchanged. "
+            f"{advice} with Workspace(root, rebuild=True) (CLI: --rebuild)."
         )
         raise IndexMismatchError(msg)
-    if found not in READABLE_FORMATS:
-        msg = (
-            f"The index database {path} has format version {found}, this version of "
-            f"workspace-tools reads {current}. Rebuild it with Workspace(root, rebuild=True) or "
-            "`workspace-tools index --rebuild`."
-        )
-        raise IndexCorruptError(msg)
     missing = sorted(TABLES - tables)
     if missing:
         raise _damaged(path, f"table {', '.join(missing)} is missing")
@@ -83,7 +75,7 @@ def check_database(conn: sqlite3.Connection, path: Path, *, current: int) -> int
         if value is None or not value.isascii() or not value.isdigit():
             raise _damaged(path, f"meta {key!r} is {value!r}, not a count")
     last_key = meta.get("last_key")
-    if found >= 4 and (last_key is None or not last_key.isascii() or not last_key.isdigit()):
+    if last_key is None or not last_key.isascii() or not last_key.isdigit():
         raise _damaged(path, f"meta 'last_key' is {last_key!r}, not a count")
     if "database_id" not in meta:
         raise _damaged(path, "meta 'database_id' is missing")

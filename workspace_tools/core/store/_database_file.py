@@ -25,7 +25,6 @@ from workspace_tools.core.store._rows import (
     storage_error,
     translate_error,
 )
-from workspace_tools.core.store._upgrade import has_terms, read_legacy, upgrade
 
 __all__ = ["PAGE_SIZE", "DatabaseFile"]
 
@@ -50,11 +49,6 @@ class DatabaseFile:
         self._reopens = 0
         self._parsed: dict[str, Any] = {}
         """JSON column values already parsed (``IndexDatabase.result_chunks``)."""
-        self._legacy = False
-        """The read-only connection reads a format-2/3 file through a view (``_upgrade.py``):
-        ``data_version`` reconnects once a writer has converted it."""
-        self.upgraded = False
-        """This process converted a format-2/3 file to format 4 (tests and benchmarks)."""
         self.checkpoints = BackgroundCheckpoint(self.path)
         """Folds a bulk commit's WAL frames into the file off the writer's path."""
 
@@ -74,8 +68,6 @@ class DatabaseFile:
             conn = self._connect_read_only()
             try:
                 found = check_database(conn, self.path, current=FORMAT_VERSION)
-                if found is not None:
-                    self._read_as_format4(conn)
             except BaseException:
                 conn.close()
                 raise
@@ -84,12 +76,6 @@ class DatabaseFile:
                 return False
             self._conn = conn
             return True
-
-    def _read_as_format4(self, conn: sqlite3.Connection) -> None:
-        """A read-only connection to a format-2/3 file reads its chunks with format-4 columns."""
-        self._legacy = has_terms(conn)
-        if self._legacy:
-            read_legacy(conn)
 
     def _connect_read_only(self) -> sqlite3.Connection:
         """A read-only connection that creates no file.
@@ -129,8 +115,7 @@ class DatabaseFile:
             if self.read_only:
                 conn = self._connect_read_only()
                 try:
-                    if check_database(conn, self.path, current=FORMAT_VERSION) is not None:
-                        self._read_as_format4(conn)
+                    check_database(conn, self.path, current=FORMAT_VERSION)
                 except BaseException:
                     conn.close()
                     raise
@@ -152,36 +137,8 @@ class DatabaseFile:
                     conn.executescript(SCHEMA)
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute(f"PRAGMA synchronous={'FULL' if self._durable else 'NORMAL'}")
-                if found is not None and found < FORMAT_VERSION:
-                    # Format 2/3 chunk rows lose their stored terms (format 2's full chunk
-                    # metadata reads as it is), in one transaction; the freed pages go back.
-                    try:
-                        self.upgraded = self._upgrade(conn)
-                    except BaseException:
-                        conn.close()
-                        raise
             self._conn = conn
             return conn
-
-    def _upgrade(self, conn: sqlite3.Connection) -> bool:
-        """Convert to format 4 (``_upgrade.py``), then give the old table's pages back."""
-        # The old table's pages hold the rows the new one holds (deleted rows were overwritten
-        # when they were deleted): no need to overwrite them again, only to give them back.
-        conn.execute("PRAGMA secure_delete=FAST")
-        try:
-            if not upgrade(conn, self.path):
-                return False
-        finally:
-            conn.execute("PRAGMA secure_delete=ON")
-        conn.executescript("PRAGMA incremental_vacuum;")
-        # Fold the copy into the file and empty the WAL, unless that has to wait for another
-        # process (a later checkpoint or save() does it then): the open does not wait for it.
-        conn.execute("PRAGMA busy_timeout=0")
-        try:
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        finally:
-            conn.execute(f"PRAGMA busy_timeout={_BUSY_MS}")
-        return True
 
     def _probe(self) -> int | None:
         """The format of the existing file, checked (``None``: no file or a new, empty one)."""

@@ -18,7 +18,6 @@ __all__ = [
     "CHUNK_COLUMNS",
     "DB_NAME",
     "FORMAT_VERSION",
-    "LEGACY_CHUNKS",
     "SCHEMA",
     "SOURCE_COLUMNS",
     "ChangedChunk",
@@ -79,19 +78,6 @@ COMMIT;
 version is :data:`FORMAT_VERSION`). Chunk keys are never reused (a process caches a key's row,
 and a follower's deletions and FAISS ids name keys): ``meta`` ``last_key`` holds the highest key
 ever given, and every chunk is inserted with the next one, in the transaction that writes it."""
-
-LEGACY_CHUNKS: Final = """
-CREATE TEMP VIEW IF NOT EXISTS chunks AS SELECT key, id, source, start_line, end_line,
-    headings, levels, hash, metadata, text, version,
-    format4_checksum(id, source, start_line, end_line, headings, levels, hash, metadata, text,
-        terms, checksum) AS checksum
-FROM main.chunks;
-"""
-"""What a read-only connection to a format-2/3 file reads as ``chunks``: the format-4 columns.
-
-The temporary view hides ``main.chunks`` (the ``temp`` schema is searched first, and a read-only
-file is not changed); each row's stored checksum (over its terms too) is checked, and the view
-shows the format-4 checksum of a row that passes (a damaged row shows a checksum it fails)."""
 
 
 def row_checksum(*fields: Any) -> str:

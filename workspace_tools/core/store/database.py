@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
+import shutil
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
@@ -24,7 +26,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.errors import IndexCorruptError
+from workspace_tools.core.errors import IndexCorruptError, IndexMismatchError
 from workspace_tools.core.store._database_file import DatabaseFile
 from workspace_tools.core.store._result_rows import (
     PARSED_KEPT,
@@ -67,6 +69,12 @@ __all__ = [
     "row_checksum",
     "storage_error",
 ]
+
+
+logger = logging.getLogger(__name__)
+
+FORMAT1_POINTER = "CURRENT"
+"""The file that named a format-1 index's current generation folder."""
 
 
 class IndexDatabase(DatabaseFile):
@@ -112,7 +120,7 @@ class IndexDatabase(DatabaseFile):
     def data_version(self) -> int:
         """Changes whenever another connection commits (cheap: no table is read)."""
         conn = self._conn
-        if conn is not None and self._immutable is None and not self._legacy:
+        if conn is not None and self._immutable is None:
             with self._lock:  # the common case, without the guard's context manager (~4 us)
                 try:
                     return self._reopens << 32 | int(
@@ -124,12 +132,6 @@ class IndexDatabase(DatabaseFile):
             moved = self._immutable is not None and (
                 self._wal.exists() or self._stamp() != self._immutable
             )
-            if self._legacy and self._conn is not None and not moved:
-                # A format-2/3 file read through a view: a writer may have converted it since.
-                row = self._conn.execute(
-                    "SELECT value FROM main.meta WHERE key='format_version'"
-                ).fetchone()
-                moved = row is not None and int(row[0]) >= FORMAT_VERSION
             if self._conn is not None and moved:
                 self._conn.close()  # a writer appeared: reopen to see its commits
                 self._conn = None
@@ -421,8 +423,41 @@ class IndexDatabase(DatabaseFile):
             with self._lock:
                 row = self.connection().execute("PRAGMA quick_check").fetchone()
             return bool(row) and row[0] == "ok"
-        except (sqlite3.DatabaseError, IndexCorruptError):
+        except (sqlite3.DatabaseError, IndexCorruptError, IndexMismatchError):
             return False
+
+    def prepare_rebuild(self) -> bool:
+        """Prepare ``rebuild=True``; returns whether the first commit must clear the database.
+
+        A healthy database is cleared by the first commit, in the same transaction (an
+        interrupted rebuild leaves the old index). A damaged one, or one of another format, is
+        deleted now, with its snapshots and any format-1 generation folders.
+        """
+        if self.path.exists() and self.quick_check():
+            return True
+        self.close()
+        if self.path.exists():
+            logger.warning("Deleting the index database %s to rebuild it", self.path)
+        for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", FORMAT1_POINTER):
+            (self.directory / name).unlink(missing_ok=True)
+        for pattern in ("snapshot-*", "gen-*", ".tmp-gen-*"):
+            for path in self.directory.glob(pattern):
+                shutil.rmtree(path, ignore_errors=True)
+        return False
+
+    def check_not_format1(self) -> None:
+        """Refuse a format-1 index (generation folders named by ``CURRENT``, no database).
+
+        Raises:
+            IndexMismatchError: the folder holds a format-1 index.
+        """
+        if not self.path.exists() and (self.directory / FORMAT1_POINTER).exists():
+            msg = (
+                f"The index in {self.directory} is in format 1, which this version does not "
+                "read; it was left unchanged. Rebuild it with Workspace(root, rebuild=True) "
+                "(CLI: --rebuild)."
+            )
+            raise IndexMismatchError(msg)
 
     # -- writes ----------------------------------------------------------------------------------
 

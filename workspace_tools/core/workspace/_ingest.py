@@ -16,7 +16,7 @@ import numpy.typing as npt
 from workspace_tools.core.convert import MARKDOWN_EXTENSIONS, ConversionCache, Converted
 from workspace_tools.core.embedding.embedder import Embedder
 from workspace_tools.core.errors import ConversionError, InvalidInputError
-from workspace_tools.core.store.corpus import ChunkRow, SourceRecord
+from workspace_tools.core.store.database import SourceRecord
 from workspace_tools.core.text.chunking import ChunkingConfig
 from workspace_tools.core.text.hashing import text_hash
 from workspace_tools.core.text.indexed import bm25_text
@@ -32,7 +32,6 @@ __all__ = [
     "DocumentLike",
     "check_metadata",
     "chunk_converted",  # from chunks.py, the module distributed/ uses too
-    "embed_missing",
     "embed_texts",
     "gc_paused",
     "indexed_text",
@@ -249,25 +248,6 @@ def _collect(
             out[hashes[start + offset]] = np.asarray(vector, dtype=np.float32)
         if bar is not None:
             bar.update(len(matrix))
-
-
-def embed_missing(
-    embedder: Embedder,
-    rows: list[ChunkRow],
-    cache: Mapping[str, npt.NDArray[np.float32]],
-    *,
-    show_progress: bool,
-) -> dict[str, npt.NDArray[np.float32]]:
-    """Vectors of the row texts not in ``cache`` (each distinct text once), in batches.
-
-    Raises:
-        InvalidInputError: the embedder returned a wrong number of vectors.
-    """
-    todo: dict[str, str] = {}
-    for row in rows:
-        if row.hash not in cache and row.hash not in todo:
-            todo[row.hash] = row.chunk.text
-    return embed_texts(embedder, todo, show_progress=show_progress)
 
 
 def stage_file(

@@ -22,7 +22,7 @@ from typing import Any, Final, cast
 from workspace_tools.core.backends.base import KindsJob, kinds_ahead
 from workspace_tools.core.convert import Converted
 from workspace_tools.core.ranking.prior import KIND_KEY, content_kind
-from workspace_tools.core.store.corpus import SourceRecord
+from workspace_tools.core.store.database import SourceRecord
 from workspace_tools.core.types import Chunk
 
 __all__ = ["AskKinds", "KindRates", "KindsPlan", "kinds_asker"]

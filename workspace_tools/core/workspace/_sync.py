@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from workspace_tools.core.store.corpus import SourceRecord
+from workspace_tools.core.store.database import SourceRecord
 from workspace_tools.core.text.scan import scan
 from workspace_tools.core.types import Chunk, SyncReport
 from workspace_tools.core.workspace._freshness import record_skipped

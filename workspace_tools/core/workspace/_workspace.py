@@ -35,11 +35,7 @@ from workspace_tools.core.index.dense import HNSW_THRESHOLD
 from workspace_tools.core.index.sparse import BM25Config
 from workspace_tools.core.ranking.fusion import DEFAULT_FUSION, FUSION_RULES
 from workspace_tools.core.ranking.ranking import MODES, SearchMode
-from workspace_tools.core.store.corpus import SourceRecord
-from workspace_tools.core.store.database import (
-    IndexDatabase,
-)
-from workspace_tools.core.store.migrate import clear_index
+from workspace_tools.core.store.database import IndexDatabase, SourceRecord
 from workspace_tools.core.text.chunking import ChunkingConfig
 from workspace_tools.core.text.scan import (
     ScanConfig,
@@ -273,7 +269,7 @@ class Workspace(ReadPath, SyncPath, ListingPath):
         if rebuild and not read_only:
             # The old index stays until the first commit replaces it in the same transaction,
             # so an interrupted rebuild leaves the previous index, not an empty one.
-            self._clear_on_commit = clear_index(self._db)
+            self._clear_on_commit = self._db.prepare_rebuild()
             if self._clear_on_commit:
                 self._saved_settings = self._db.settings()
             self._follower.empty = True

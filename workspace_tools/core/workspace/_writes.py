@@ -29,7 +29,6 @@ from workspace_tools.core.store.database import (
     SourceRecord,
     storage_error,
 )
-from workspace_tools.core.store.migrate import migrate_legacy, remove_legacy
 from workspace_tools.core.text.hashing import text_hash
 from workspace_tools.core.text.indexed import bm25_text
 from workspace_tools.core.text.token_split import WORKER_MIN_TEXTS
@@ -257,7 +256,6 @@ class WritePath(WorkspaceBase):
             self._clear_on_commit = False
             self._follower.empty = False
             self._follower.reset()
-            remove_legacy(self.index_dir)
         if writer.version == 1 and self._sources.cursor() is None:
             self._sources.start_empty(0)  # the first commit: nothing was stored before it
         self._follower.committed(writer)  # this write from memory, unless another came between
@@ -388,7 +386,7 @@ class WritePath(WorkspaceBase):
 
     def _load(self) -> None:
         if not self._db.exists():
-            migrate_legacy(self._db, read_only=self.read_only)
+            self._db.check_not_format1()
         if not self._db.exists():
             if any(self.index_dir.glob("snapshot-*")):
                 msg = (

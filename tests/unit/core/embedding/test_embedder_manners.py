@@ -17,8 +17,6 @@ from workspace_tools.core.embedding.embedder import (
     resolve_device,
 )
 from workspace_tools.core.errors import InvalidInputError
-from workspace_tools.core.store.corpus import ChunkRow
-from workspace_tools.core.types import Chunk
 from workspace_tools.core.workspace import _ingest
 
 torch = pytest.importorskip("torch")
@@ -128,13 +126,8 @@ def test_unknown_model_check_does_not_touch_the_network(monkeypatch: pytest.Monk
         check_model_available("all-MiniLM-L6-v2-not-cached")
 
 
-def _rows(count: int) -> list[ChunkRow]:
-    rows = []
-    for i in range(count):
-        text = f"text number {i} " + "word " * (i % 7)
-        chunk = Chunk(id=f"s{i}", source_id=f"s{i}", text=text, start_line=1, end_line=1)
-        rows.append(ChunkRow(chunk=chunk, terms=[], key=i, hash=f"h{i}"))
-    return rows
+def _texts(count: int) -> dict[str, str]:
+    return {f"h{i}": f"text number {i} " + "word " * (i % 7) for i in range(count)}
 
 
 class RecordingBar:
@@ -152,14 +145,14 @@ def test_embedding_progress_moves_in_small_steps(monkeypatch: pytest.MonkeyPatch
     bar = RecordingBar()
     monkeypatch.setattr(_ingest, "progress_bar", lambda total, label, *, show: bar)
     fake = FakeEmbedder(max_batch_size=4096)
-    out = _ingest.embed_missing(fake, _rows(1000), {}, show_progress=True)
+    out = _ingest.embed_texts(fake, _texts(1000), show_progress=True)
     assert len(out) == 1000
     assert max(fake.calls) <= _ingest.PROGRESS_STEP
     assert bar.updates == fake.calls
     assert len(bar.updates) == -(-1000 // _ingest.PROGRESS_STEP)
     # without a bar, calls stay as large as the embedder allows
     fake = FakeEmbedder(max_batch_size=4096)
-    _ingest.embed_missing(fake, _rows(1000), {}, show_progress=False)
+    _ingest.embed_texts(fake, _texts(1000), show_progress=False)
     assert fake.calls == [1000]
 
 

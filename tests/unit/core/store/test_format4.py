@@ -1,17 +1,14 @@
-"""Format 4: the text is the one source of a chunk's terms (issue 25).
+"""Format 4: the text is the one source of a chunk's terms; other formats are refused.
 
-The database stores no terms. The writing process hands its term lists to its own backend; a
-follower (another process's write), a rebuild from the database and a read-only reader of an
-older file tokenize the stored text, so they must score exactly as the writer does. A format-3
-file (a ``terms`` column, ``AUTOINCREMENT`` keys) is converted once by a writable open, its
-checksums checked on the way, and read as it is by a read-only one.
+The database stores no terms: a follower (another process's write) and a rebuild from the
+database tokenize the stored text, so they must score exactly as the writer does. An index of
+an older or newer format is refused untouched, with advice to rebuild it.
 """
 
 from __future__ import annotations
 
 import gc
 import json
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -164,74 +161,39 @@ def test_chunk_keys_are_never_given_again(tmp_path: Path) -> None:
     assert _key(ws, "d.txt") == top + 3
 
 
-def test_a_format_3_index_reads_as_it_is_read_only_and_is_converted_once(tmp_path: Path) -> None:
-    ranked = _built(tmp_path)
-    last_key = _to_format3(tmp_path)
-    index = _database(tmp_path).parent
-    before = _bytes(index)
-
-    reader = Workspace(tmp_path, embedder=None, read_only=True)
-    assert _ranked(reader) == ranked  # through the format-4 view, the stored checksums checked
-    assert reader.chunks_of("guide.md")[0].text.startswith("# Guide")
-    del reader
-    gc.collect()
-    assert _bytes(index) == before  # a read-only open changes nothing
-
-    ws = Workspace(tmp_path, embedder=None)
-    assert _ranked(ws) == ranked
-    assert ws._db.upgraded
-    assert "terms" not in _columns(tmp_path)
-    assert _meta(tmp_path, "format_version") == "4"
-    assert _meta(tmp_path, "last_key") == str(last_key)  # sqlite_sequence's value, kept
-    ws.index("new.txt", "a new document about rivers")
-    assert _key(ws, "new.txt") == last_key + 1
-    del ws
-    gc.collect()
-    again = Workspace(tmp_path, embedder=None)
-    assert again.search("rivers", mode="bm25")
-    assert not again._db.upgraded  # converted once
-
-
-def test_a_converted_index_rebuilt_from_its_rows_ranks_the_same(tmp_path: Path) -> None:
-    ranked = _built(tmp_path)
-    _to_format3(tmp_path)
-    for folder in _database(tmp_path).parent.glob("snapshot-*"):
-        shutil.rmtree(folder)  # BM25 is rebuilt from the texts, tokenized again
-    ws = Workspace(tmp_path, embedder=None)
-    assert _ranked(ws) == ranked
-
-
-def test_a_damaged_format_3_row_stops_the_conversion_and_changes_nothing(tmp_path: Path) -> None:
+def test_an_older_format_is_refused_untouched_and_rebuild_replaces_it(tmp_path: Path) -> None:
     _built(tmp_path)
     _to_format3(tmp_path)
-    conn = sqlite3.connect(_database(tmp_path))
-    with conn:
-        (chunk_id,) = conn.execute("SELECT id FROM chunks WHERE source='notes.txt'").fetchone()
-        conn.execute("UPDATE chunks SET terms='tampered' WHERE source='notes.txt'")
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.close()
-    with pytest.raises(IndexCorruptError) as caught:
-        Workspace(tmp_path, embedder=None).search("rivers", mode="bm25")
-    message = str(caught.value)
-    assert f"chunk row {chunk_id!r} fails its checksum" in message, message
-    assert "rebuild=True" in message
-    gc.collect()
-    assert "terms" in _columns(tmp_path) and _meta(tmp_path, "format_version") == "3"
-    with pytest.raises(IndexCorruptError) as caught:  # read as it is: the same check
-        Workspace(tmp_path, embedder=None, read_only=True).search("rivers", mode="bm25")
-    assert f"chunk row {chunk_id!r} fails its checksum" in str(caught.value)
+    index = _database(tmp_path).parent
+    before = _bytes(index)
+    for read_only in (True, False):
+        with pytest.raises(IndexMismatchError) as caught:
+            Workspace(tmp_path, embedder=None, read_only=read_only).search("rivers")
+        message = str(caught.value)
+        assert "was written by an older release (format 3; this version reads format 4)" in message
+        assert "left unchanged" in message and "rebuild=True" in message, message
+        gc.collect()
+        assert _bytes(index) == before  # folder included: no -wal or -shm files
+    ws = Workspace(tmp_path, embedder=None, rebuild=True)
+    ws.index_many(list(_DOCS.items()))
+    assert _meta(tmp_path, "format_version") == "4" and "terms" not in _columns(tmp_path)
+    assert ws.search("rivers", mode="bm25")
 
 
-def test_a_read_only_reader_of_a_format_3_file_follows_its_conversion(tmp_path: Path) -> None:
-    ranked = _built(tmp_path)
-    _to_format3(tmp_path)
-    reader = Workspace(tmp_path, embedder=None, read_only=True)
-    assert _ranked(reader) == ranked
-    writer = Workspace(tmp_path, embedder=None)  # converts the file under the reader
-    writer.index("new.txt", "rivers rivers rivers")
-    expected = _ranked(writer)
-    assert _ranked(reader) == expected
-    assert reader.search("rivers", mode="bm25")[0].id.startswith("new.txt")
+def test_a_format_1_index_is_refused_and_rebuild_removes_it(tmp_path: Path) -> None:
+    index = tmp_path / ".workspace_tools" / "index"
+    (index / "gen-000001").mkdir(parents=True)
+    (index / "gen-000001" / "manifest.json").write_text("{}")
+    (index / "CURRENT").write_text("gen-000001")
+    with pytest.raises(IndexMismatchError) as caught:
+        Workspace(tmp_path, embedder=None)
+    assert "is in format 1, which this version does not read" in str(caught.value)
+    assert "rebuild=True" in str(caught.value)
+    assert sorted(p.name for p in index.iterdir()) == ["CURRENT", "gen-000001"]
+    ws = Workspace(tmp_path, embedder=None, rebuild=True)
+    ws.index("a.txt", "alpha")
+    assert not (index / "CURRENT").exists() and not list(index.glob("gen-*"))
+    assert [h.source_id for h in ws.search("alpha")] == ["a.txt"]
 
 
 _WRITER = """
@@ -293,59 +255,6 @@ def test_a_damaged_last_key_found_by_a_write_is_a_clear_error(tmp_path: Path) ->
     assert "meta 'last_key' is '-1', not a count" in message, message
     assert "rebuild=True" in message
     assert [h.id for h in ws.search("alpha", mode="bm25")] == [c.id for c in ws.chunks_of("a.txt")]
-
-
-def test_a_reader_of_a_format_3_file_with_a_wal_follows_its_conversion(tmp_path: Path) -> None:
-    ranked = _built(tmp_path)
-    _to_format3(tmp_path)
-    other = sqlite3.connect(_database(tmp_path))  # another connection keeps a -wal file around
-    other.execute("PRAGMA journal_mode=WAL")
-    other.execute("SELECT count(*) FROM chunks").fetchone()
-    try:
-        reader = Workspace(tmp_path, embedder=None, read_only=True)
-        assert reader._db._immutable is None  # a normal read-only connection, not immutable
-        assert _ranked(reader) == ranked
-        writer = Workspace(tmp_path, embedder=None)
-        writer.index("new.txt", "rivers rivers rivers")
-        assert writer._db.upgraded
-        assert _ranked(reader) == _ranked(writer)
-        assert not reader._db._legacy  # reconnected: format 4 read as it is
-    finally:
-        other.close()
-
-
-_KILLED_MID_CONVERSION = """
-import os, signal, sys
-from workspace_tools.core.store import _upgrade
-checked = _upgrade._Checksums.__call__
-seen = []
-def dying(self, *fields):
-    seen.append(fields)
-    if len(seen) == 3:  # the copy is under way, inside the conversion's transaction
-        os.kill(os.getpid(), signal.SIGKILL)
-    return checked(self, *fields)
-_upgrade._Checksums.__call__ = dying
-from workspace_tools import Workspace
-Workspace(sys.argv[1], embedder=None).search("rivers", mode="bm25")
-"""
-
-
-def test_a_conversion_killed_midway_leaves_format_3_and_converts_next_time(
-    tmp_path: Path,
-) -> None:
-    ranked = _built(tmp_path)
-    _to_format3(tmp_path)
-    killed = subprocess.run(
-        [sys.executable, "-c", _KILLED_MID_CONVERSION, str(tmp_path)],
-        capture_output=True,
-        cwd=REPO,
-        check=False,
-        timeout=120,
-    )
-    assert killed.returncode == -9, killed.stderr
-    assert "terms" in _columns(tmp_path) and _meta(tmp_path, "format_version") == "3"
-    ws = Workspace(tmp_path, embedder=None)
-    assert ws._db.upgraded and _ranked(ws) == ranked
 
 
 def test_a_workspace_without_bm25_does_not_tokenize_the_stored_texts(tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ few times the text, and filters, results and rankings are the same.
 from __future__ import annotations
 
 import gc
-import json
 import sqlite3
 from pathlib import Path
 
@@ -69,30 +68,3 @@ def test_results_and_filters_see_the_whole_metadata(tmp_path: Path) -> None:
         assert other[0].metadata["format"] == "markdown"
     chunk = ws.chunks_of("big.md")[0]
     assert chunk.metadata["notes"] == _METADATA["notes"] and chunk.metadata["team"] == "search"
-
-
-def test_a_format_2_index_with_full_chunk_metadata_reads_the_same(tmp_path: Path) -> None:
-    from workspace_tools.core.store._rows import CHUNK_COLUMNS, dumps, row_checksum
-
-    ws = Workspace(tmp_path, embedder=None)
-    ws.index("a.md", "alpha beta gamma", metadata={"team": "search", "headings": "dropped"})
-    expected = [r.to_dict() for r in ws.search("alpha", filter={"team": "search"})]
-    full = ws.chunks_of("a.md")[0].metadata
-    assert "headings" not in full  # a key the chunk drops stays dropped
-    del ws
-    gc.collect()
-    database = tmp_path / ".workspace_tools" / "index" / "index.sqlite3"
-    conn = sqlite3.connect(database)
-    with conn:
-        (row,) = conn.execute(f"SELECT {CHUNK_COLUMNS} FROM chunks").fetchall()
-        fields = list(row[1:-1])
-        fields[7] = dumps(full)  # the format-2 form: the whole metadata on the chunk row
-        conn.execute(
-            "UPDATE chunks SET metadata=?, checksum=? WHERE key=?",
-            (fields[7], row_checksum(*fields), row[0]),
-        )
-        conn.execute("UPDATE meta SET value='2' WHERE key='format_version'")
-    conn.close()
-    reopened = Workspace(tmp_path, embedder=None, read_only=True)
-    assert [r.to_dict() for r in reopened.search("alpha", filter={"team": "search"})] == expected
-    assert json.loads(json.dumps(reopened.chunks_of("a.md")[0].metadata)) == full

@@ -17,7 +17,7 @@ import pytest
 
 from tests.support.fakes import FakeEmbedder
 from workspace_tools import Workspace
-from workspace_tools.core.errors import IndexMismatchError, StorageError
+from workspace_tools.core.errors import StorageError
 
 REPO = Path(__file__).resolve().parents[4]
 WORDS = [
@@ -120,79 +120,6 @@ def test_interrupted_rebuild_keeps_the_previous_index(tmp_path: Path) -> None:
 
 
 # -- format 1 -------------------------------------------------------------------------------------
-
-
-def _write_format1(root: Path, docs: dict[str, str]) -> None:
-    """An index as the previous release wrote it (generation folder, CURRENT pointer)."""
-    from workspace_tools.core.convert import Converted
-    from workspace_tools.core.index.sparse import BM25Config
-    from workspace_tools.core.store._format1.generations import IndexStore
-    from workspace_tools.core.store.corpus import ChunkRow, Corpus, SourceRecord
-    from workspace_tools.core.text.chunking import ChunkingConfig
-    from workspace_tools.core.text.hashing import text_hash
-    from workspace_tools.core.text.tokenizer import Tokenizer
-    from workspace_tools.core.workspace._ingest import indexed_text
-    from workspace_tools.core.workspace.chunks import chunk_converted
-
-    tokenizer = Tokenizer()
-    corpus = Corpus()
-    for sid, text in docs.items():
-        converted = Converted(text=text, format="text", markdown=False)
-        chunks = chunk_converted(sid, converted, {}, config=ChunkingConfig())
-        rows = [
-            ChunkRow(
-                chunk=c,
-                terms=tokenizer.tokenize_ids(indexed_text(c)),
-                key=corpus.new_key(),
-                hash=text_hash(c.text),
-            )
-            for c in chunks
-        ]
-        record = SourceRecord(
-            id=sid, kind="text", content_hash=text_hash(text), chunk_ids=[c.id for c in chunks]
-        )
-        corpus.put(record, rows)
-    settings = {
-        "tokenizer": tokenizer.fingerprint(),
-        "chunking": ChunkingConfig().to_dict(),
-        "bm25": BM25Config().to_dict(),
-        "embedder": None,
-    }
-    index = root / ".workspace_tools" / "index"
-    IndexStore(index).save(
-        lambda folder: corpus.save(folder, settings=settings, vocabulary=tokenizer.vocab)
-    )
-
-
-def test_a_format1_index_is_converted_once(tmp_path: Path) -> None:
-    rng = random.Random(1)
-    docs = {f"doc{i}.txt": _text(rng, i) for i in range(30)}
-    old = tmp_path / "old"
-    old.mkdir()
-    _write_format1(old, docs)
-    with pytest.raises(IndexMismatchError, match="older format 1.*without read_only=True"):
-        Workspace(old, embedder=None, read_only=True)
-    converted = Workspace(old, embedder=None)
-    index = old / ".workspace_tools" / "index"
-    assert not (index / "CURRENT").exists() and not list(index.glob("gen-*"))
-    fresh_root = tmp_path / "fresh"
-    fresh_root.mkdir()
-    fresh = Workspace(fresh_root, embedder=None)
-    fresh.index_many(sorted(docs.items()))
-    for query in ("alpha river", "marker3", "stone"):
-        assert _signature(converted, query, "bm25") == _signature(fresh, query, "bm25")
-    assert sorted(Workspace(old, embedder=None).source_ids()) == sorted(docs)
-
-
-def test_a_damaged_format1_index_is_a_clear_error(tmp_path: Path) -> None:
-    from workspace_tools.core.errors import IndexCorruptError
-
-    _write_format1(tmp_path, {"a.txt": "alpha"})
-    generation = next((tmp_path / ".workspace_tools" / "index").glob("gen-*"))
-    (generation / "manifest.json").write_text('{"format_version": 1, "sources": [{}]}')
-    (generation / "checksums.json").unlink()
-    with pytest.raises(IndexCorruptError, match="format 1.*damaged.*rebuild=True"):
-        Workspace(tmp_path, embedder=None)
 
 
 # -- deleted text leaves the disk -------------------------------------------------------------------
