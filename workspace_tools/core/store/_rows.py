@@ -335,7 +335,7 @@ def split_metadata(
     """What a chunk's metadata adds to its source's (``base``), and the keys it lacks.
 
     A source's metadata (up to 16 KB) is stored once, on its row; each chunk row keeps only
-    ``[own, dropped]`` (its format, kind, page...), where format 2 copied it onto every chunk.
+    ``[own, dropped]`` (its format, kind, page...).
     """
     if not base:  # nothing to share (strings indexed without metadata, files)
         return dict(metadata), []
@@ -359,7 +359,7 @@ def join_metadata(
 
 
 def chunk_metadata(raw: str, base: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The metadata a ``chunks`` row's column holds: format 2 a full object, format 3 a part.
+    """The metadata a ``chunks`` row's column holds (``[own, dropped]``), joined with ``base``.
 
     With ``base`` ``None`` (a caller that does not read metadata) only the chunk's own part.
 
@@ -367,8 +367,6 @@ def chunk_metadata(raw: str, base: Mapping[str, Any] | None) -> dict[str, Any]:
         ValueError: the column does not parse as either form.
     """
     value = json.loads(raw)
-    if isinstance(value, dict):
-        return value
     if (
         isinstance(value, list)
         and len(value) == 2
@@ -377,7 +375,7 @@ def chunk_metadata(raw: str, base: Mapping[str, Any] | None) -> dict[str, Any]:
     ):
         own, dropped = value
         return own if base is None else join_metadata(base, own, dropped)
-    msg = f"chunk metadata is neither an object nor [own, dropped]: {raw[:40]!r}"
+    msg = f"chunk metadata is not [own, dropped]: {raw[:40]!r}"
     raise ValueError(msg)
 
 
