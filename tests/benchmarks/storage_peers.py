@@ -30,7 +30,7 @@ each start from a copy of the built folder (copied before the process starts, un
   where the store does, fsynced, then visible to the next search): p50 and worst (the first write
   after opening included);
 * ``BM25 p50 with pending writes``: the same queries right after those writes (before any merge;
-  ours: before its background rescore of the pending changes is done), and again after a 1 s
+  ours: pending changes scored at query time), and again after a 1 s
   pause (the same pause for every store: whatever a store does in the background may be done).
 
 Queries are the SciFact test queries with non-alphanumerics replaced by spaces (tantivy's and

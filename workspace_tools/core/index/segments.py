@@ -35,14 +35,7 @@ from workspace_tools.core.index._document_counts import (
     grow_frequencies,
 )
 from workspace_tools.core.index._posting_sums import PostingColumns, posting_sums
-from workspace_tools.core.index._rescore import (
-    UNKNOWN_GRID,
-    BackgroundRescore,
-    base_query_postings,
-    recent_query_postings,
-)
 from workspace_tools.core.index._sparse_build import count_pairs, make_bm25
-from workspace_tools.core.index._tfc_grid import TfcGrid, grid_values
 from workspace_tools.core.index.sparse import BM25Config, top_positive
 
 __all__ = ["BaseArrays", "SparseSegments", "build_base", "build_base_flat"]
@@ -57,8 +50,6 @@ _DF_HEADROOM: Final = 4_096
 _BISECTED: Final = 8
 """Keys up to which a base row is found by bisection (each numpy call costs ~2 us)."""
 
-RESCORE_MINIMUM: Final = 200_000
-"""Base postings from which pending changes are rescored in the background (``_rescore.py``)."""
 
 IntArray = npt.NDArray[np.int64]
 
@@ -91,15 +82,6 @@ class SparseSegments:
         self._dead = 0
         self._pristine = True
         self._nonoccurrence: Any = None
-        self._stamp = 0
-        """Bumped before and after every change (odd while one is under way): a seqlock."""
-        self._rescored: tuple[int, BaseArrays, Any] | None = None
-        """``(stamp, base, scores)``: the base postings' scores under the live statistics."""
-        self._rescorer = BackgroundRescore(self)
-        self._grids: tuple[BaseArrays, TfcGrid | None] | None = None
-        """The base the rescore thread made a term-frequency grid of, and that grid."""
-        self._cells_cache: tuple[int, TfcGrid, Any] | None = None
-        """``(stamp, grid, values)``: the grid's values under the live statistics."""
 
     # -- state -----------------------------------------------------------------------------------
 
@@ -187,7 +169,6 @@ class SparseSegments:
 
     def load(self, base: BaseArrays) -> None:
         """Start from a saved base (every row alive)."""
-        self._stamp += 1
         self.base = base
         self._base_lengths = np.asarray(base.lengths).astype(np.int64)
         rows = len(base.keys)
@@ -208,9 +189,6 @@ class SparseSegments:
         self._nonoccurrence = None
         self._pristine = self._model.method not in self._model.methods_requiring_nonoccurrence
         self._invalidate()
-        self._stamp += 1
-        if len(base.docs) >= RESCORE_MINIMUM:
-            self._rescorer.prepare()
 
     def build(
         self, keys: Sequence[int], terms: Sequence[npt.NDArray[np.int32]], n_vocab: int
@@ -235,8 +213,6 @@ class SparseSegments:
         copy._alive = self._alive.copy()
         copy._recent_rows = {}  # not needed by live_rows
         copy._df = self._df.copy()
-        copy._rescored = None
-        copy._rescorer = BackgroundRescore(copy)
         copy._invalidate()
         return copy
 
@@ -277,7 +253,6 @@ class SparseSegments:
             for key, ids in zip(keys, terms, strict=True):
                 self.add_many([key], [ids])
             return
-        self._stamp += 1
         recent = self._recent_rows
         held = [recent[key] for key in keys if key in recent]
         for row in [*held, *self._live_base_rows(keys)]:
@@ -315,7 +290,6 @@ class SparseSegments:
         row = self.row_of(key)
         if row is None:
             return False
-        self._stamp += 1
         self._remove_row(row)
         self._changed()
         return True
@@ -333,9 +307,6 @@ class SparseSegments:
     def _changed(self) -> None:
         self._pristine = False
         self._invalidate()
-        self._stamp += 1
-        if len(self.base.docs) >= RESCORE_MINIMUM and self._live:
-            self._rescorer.request()
 
     def _invalidate(self) -> None:
         self._recent_postings = None
@@ -382,26 +353,18 @@ class SparseSegments:
         if not self._pristine and model.method in model.methods_requiring_nonoccurrence:
             self.merge_in_place()  # those variants shift every score: rebuild (exact, slower)
         weight_of = dict(zip(ids, weights, strict=True)) if weights is not None else {}
-        rescored = self._rescored
-        if self._pristine or self._rescore_current():
+        if self._pristine:  # bm25s's precomputed scores hold
             base = self.base
-            limit = len(base.indptr) - 1
-            used = [i for i in known if i < limit]
-            data = base.scores if self._pristine else rescored[2]  # type: ignore[index]
-            base.touch_postings(used, ("docs", "scores") if self._pristine else ("docs",))
-            scores = self._sum(data, base.indptr, base.docs, used, weight_of, rows)
-            if not self._pristine and self._recent_keys:
-                # The recent rows, scored now with the live statistics; a row is either a base
-                # or a recent one, so adding the two sums adds 0.0 to every row's own sum.
-                data, indptr, docs = recent_query_postings(self, known)
-                scores += self._sum(data, indptr, docs, known, weight_of, rows, columns=True)
-            return scores
-        # Every query term's base postings scored now with the live statistics, in one numpy
-        # pass, then the recent rows' (as above); dead base rows are zeroed after the sum.
-        data, indptr, docs = base_query_postings(self, known)
+            used = [i for i in known if i < len(base.indptr) - 1]
+            base.touch_postings(used, ("docs", "scores"))
+            return self._sum(base.scores, base.indptr, base.docs, used, weight_of, rows)
+        # The query terms' postings scored with the live statistics, base and recent rows in
+        # one numpy pass each; dead base rows are zeroed after the sum (a row's sum holds only
+        # its own postings, so live rows score as in a fresh build of the live documents).
+        data, indptr, docs = self._scored(known, recent=False)
         scores = self._sum(data, indptr, docs, known, weight_of, rows, columns=True)
         if self._recent_keys:
-            data, indptr, docs = recent_query_postings(self, known)
+            data, indptr, docs = self._scored(known, recent=True)
             scores += self._sum(data, indptr, docs, known, weight_of, rows, columns=True)
         dead = self._dead_base_rows()
         if len(dead):
@@ -459,39 +422,58 @@ class SparseSegments:
             self._lengths_cache = np.concatenate([self._base_lengths, recent])
         return self._lengths_cache
 
-    # -- rescoring pending changes in the background (core/index/_rescore.py) ------------------
+    def _scored(self, ids: list[int], *, recent: bool) -> tuple[Any, Any, Any]:
+        """Postings of ``ids`` in the base or the recent segment, scored with bm25s's functions.
 
-    def _grid_of(self, base: BaseArrays) -> TfcGrid | None:
-        """The term-frequency grid of ``base`` (``UNKNOWN_GRID``: not made yet)."""
-        grids = self._grids
-        return grids[1] if grids is not None and grids[0] is base else UNKNOWN_GRID
-
-    def _cells(self) -> tuple[TfcGrid, Any] | None:
-        """The current base's grid and its values now, once the rescore thread made the grid."""
-        grid = self._grid_of(self.base)
-        if grid is UNKNOWN_GRID or grid is None or not self._live:
-            return None
-        cached = self._cells_cache
-        if cached is None or cached[0] != self._stamp or cached[1] is not grid:
-            values = grid_values(self._model, grid, self._total_length / self._live)
-            cached = self._cells_cache = (self._stamp, grid, values)
-        return cached[1], cached[2]
-
-    def _rescore_current(self) -> bool:
-        rescored = self._rescored
-        return rescored is not None and rescored[0] == self._stamp and rescored[1] is self.base
-
-    def _publish_rescore(self, stamp: int, base: BaseArrays, data: Any) -> None:
-        if self._stamp == stamp:
-            self._rescored = (stamp, base, data)
-
-    def wait_for_rescore(self, timeout: float = 10.0) -> bool:
-        """Wait until the background rescore matches the current state (tests, benchmarks).
-
-        Returns:
-            Whether the rescored scores are in use now.
+        Returns ``(scores, indptr, rows)`` with one column per id; the recent segment's dead
+        rows are left out (the base's are zeroed by the caller). The same bm25s functions on
+        the same values, elementwise: the bits of a fresh build.
         """
-        return self._rescorer.wait(self._rescore_current, timeout)
+        from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
+
+        model = self._model
+        if recent:
+            indptr, all_docs, all_tf = self._recent()
+            first_row = len(self.base.keys)
+        else:
+            base = self.base
+            base.touch_postings(ids, ("docs", "tf"))  # a loaded snapshot's blocks, checked first
+            indptr, all_docs, all_tf, first_row = base.indptr, base.docs, base.tf, 0
+        known = len(indptr) - 1
+        terms = np.asarray(ids, dtype=np.int64)
+        inside = terms < known
+        starts = np.where(inside, np.asarray(indptr[np.minimum(terms, known)]), 0)
+        counts = np.where(inside, np.asarray(indptr[np.minimum(terms + 1, known)]), 0) - starts
+        spans = [
+            slice(a, a + n) for a, n in zip(starts.tolist(), counts.tolist(), strict=True) if n
+        ]
+        if not spans:
+            docs, tf = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=model.dtype)
+        else:
+            docs = np.concatenate([np.asarray(all_docs[span]) for span in spans])
+            tf = np.concatenate([np.asarray(all_tf[span]) for span in spans])
+        if first_row:
+            docs = docs + first_row
+        idf_fn = _select_idf_scorer(model.idf_method)
+        idf = np.asarray([idf_fn(int(self._df[t]), N=self._live) for t in ids], dtype=model.dtype)
+        if recent:
+            keep = self._alive[docs]
+            if not keep.all():
+                column = np.repeat(np.arange(len(ids)), counts)[keep]
+                docs, tf = docs[keep], tf[keep]
+                counts = np.bincount(column, minlength=len(ids))
+        tfc = _select_tfc_scorer(model.method)(
+            tf_array=tf.astype(model.dtype, copy=False),
+            l_d=np.take(self._lengths(), docs),
+            l_avg=self._total_length / self._live,
+            k1=model.k1,
+            b=model.b,
+            delta=model.delta,
+        )
+        out_indptr = np.zeros(len(ids) + 1, dtype=np.int64)
+        np.cumsum(counts, out=out_indptr[1:])
+        data = (np.repeat(idf, counts) * tfc).astype(model.dtype)
+        return data, out_indptr, docs.astype(model.int_dtype, copy=False)
 
     def merge_in_place(self) -> None:
         """Rebuild the base from the live rows (same term ids)."""

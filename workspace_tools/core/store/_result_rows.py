@@ -71,7 +71,12 @@ def result_metadata(cache: dict[str, Any], raw: str, base: dict[str, Any]) -> di
     A new dict every time (results hand it to the caller): the parsed value is never returned.
     """
     value = parse_once(cache, raw, lambda v: v)
-    if isinstance(value, list) and len(value) == 2 and isinstance(value[0], dict) and isinstance(value[1], list):
+    if (
+        isinstance(value, list)
+        and len(value) == 2
+        and isinstance(value[0], dict)
+        and isinstance(value[1], list)
+    ):
         return join_metadata(base, value[0], value[1])
     return chunk_metadata(raw, base)  # raises its error
 

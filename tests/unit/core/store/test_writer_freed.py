@@ -43,7 +43,7 @@ def test_a_merged_away_bm25_state_is_freed_by_reference_counts(tmp_path: Path) -
             ws.index(f"new{n}.txt", f"cells of the new day {n}")
             ws.save()
         states = [o for o in gc.get_objects() if isinstance(o, SparseSegments)]
-        # (its background rescorer refers to it weakly: no cycle keeps an old base's arrays)
+
         assert states == [ws._state.sparse]
     finally:
         if enabled:
