@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _scifact import load_scifact
 
-from workspace_tools.core.index._sparse_build import make_bm25
+from workspace_tools.core.index.bm25_build import make_bm25
 from workspace_tools.core.index.sparse import BM25Config
 from workspace_tools.core.text.tokenizer import Tokenizer
 

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
 
-from workspace_tools.core.index.dense import DenseIndex
+from workspace_tools.core.backends.embedded.dense import DenseIndex
 
 SIZES = (5_000, 10_000, 20_000, 30_000, 50_000, 100_000)
 

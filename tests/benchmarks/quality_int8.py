@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from workspace_tools.core.index import dense
+from workspace_tools.core.backends.embedded import dense
 
 _add = dense.DenseIndex.add
 

@@ -160,7 +160,7 @@ def measure(root: Path, repeat: int) -> dict[str, Any]:
 def series(root: Path, writes: int, merge_every: int) -> dict[str, Any]:
     """Time ``writes`` one-document writes in a row, with merges every ``merge_every`` changes."""
     from workspace_tools import Workspace
-    from workspace_tools.core.index import segments
+    from workspace_tools.core.backends.embedded import segments
 
     segments.MERGE_MINIMUM, segments.MERGE_FRACTION = merge_every, 0.0  # merge often: seen often
     ws = Workspace(root, embedder=FastEmbedder())

@@ -7,7 +7,7 @@ store: ``index_many`` in batches of 10,000, then ``save()``) and prints the buil
 time, how many HNSW graphs were built, the largest files of the index folder and the largest
 tables of the database (SQLite's ``dbstat``). Then, twice in a fresh ``Workspace``: the first
 vector search, which fills the vector index from the embedding cache (the one copy of the
-vectors; a saved HNSW graph gets its storage from it: ``core/index/_dense_fill.py``).
+vectors; a saved HNSW graph gets its storage from it: ``core/backends/embedded/dense_fill.py``).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 import pytest
 
 from workspace_tools import Workspace
-from workspace_tools.core.text import token_split
+from workspace_tools.core.backends.embedded import tokenizing as token_split
 from workspace_tools.core.workspace import _writes
 
 

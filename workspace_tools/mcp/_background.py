@@ -15,13 +15,15 @@ import threading
 import time
 from typing import Any
 
+from workspace_tools.core.background import BackgroundWorker
+
 __all__ = ["Background", "status"]
 
 _LOG = logging.getLogger("workspace_tools.mcp")
 
 
 class Background:
-    """Model load, first sync and watching of one served workspace, in a daemon thread.
+    """Model load, first sync and watching of one served workspace, on a background worker.
 
     Args:
         workspace: The served workspace.
@@ -39,19 +41,17 @@ class Background:
         self.model = "not loaded"
         self.last_error: str | None = None
         self.started = 0.0
-        self._thread: threading.Thread | None = None
+        self._worker: BackgroundWorker | None = None
         self._lock = threading.Lock()
 
     def start(self) -> None:
-        """Start the thread (once)."""
+        """Start the work (once)."""
         with self._lock:
-            if self._thread is not None:
+            if self._worker is not None:
                 return
             self.started = time.time()
-            self._thread = threading.Thread(
-                target=self._run, name="workspace-tools-background", daemon=True
-            )
-            self._thread.start()
+            self._worker = BackgroundWorker("workspace-tools-background")
+            self._worker.submit(self._run)
 
     def stop(self) -> None:
         """Stop watching (a sync in progress keeps its committed batches)."""
@@ -72,7 +72,7 @@ class Background:
     def _alive(self) -> bool:
         if self.watcher is not None and self.watcher.running:
             return bool(self.watcher.stats.syncs == 0)  # its first sync is still to come
-        return self._thread is not None and self._thread.is_alive()
+        return self._worker is not None and self._worker.busy()
 
     def note(self, *, within: Any = None) -> str | None:
         """The line a search carries while the index is being built, else ``None``.

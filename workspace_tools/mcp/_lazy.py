@@ -3,9 +3,9 @@
 Building the tools imports LangChain, opens the workspace, reads the docs and the skills: a
 second or more before any model or index is touched. :class:`LazyServer` is an MCP ``Server``
 (``mcp.server.lowlevel``, nothing else imported) that answers ``initialize`` and ``ping`` at
-once, builds the real server (``build()``, normally ``build_tools`` + ``create_server``) in a
-thread, and hands every other request to it once it is there (a request that comes earlier
-waits for it). A build that fails is logged and every request gets its message.
+once, builds the real server (``build()``, normally ``build_tools`` + ``create_server``) on a
+background worker, and hands every other request to it once it is there (a request that comes
+earlier waits for it). A build that fails is logged and every request gets its message.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ import anyio
 from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import McpError
+
+from workspace_tools.core.background import BackgroundWorker
 
 __all__ = ["LazyServer"]
 
@@ -60,7 +62,7 @@ class LazyServer:
             self.server.request_handlers[kind] = self._delegate(kind)
 
     def start(self, build: Callable[[], Server[Any, Any]]) -> None:
-        """Run ``build`` in a daemon thread; requests wait for its server."""
+        """Run ``build`` on a background worker; requests wait for its server."""
 
         def run() -> None:
             try:
@@ -76,7 +78,7 @@ class LazyServer:
             finally:
                 self._built.set()
 
-        threading.Thread(target=run, name="workspace-tools-build", daemon=True).start()
+        BackgroundWorker("workspace-tools-build").submit(run)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for the build (True when it ended, well or not)."""

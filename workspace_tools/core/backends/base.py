@@ -12,15 +12,15 @@ hits (:class:`BackendHits`); result texts come from the database, fusion from
 
 Beyond the required members, a backend may offer capabilities the Workspace detects with
 ``isinstance``: :class:`VectorBackfill` (vectors kept apart from the change log),
-:class:`Compacts` (merge and save after writes), :class:`MergesInBackground` (merges beside
-writes) and :class:`ResultCache` (result chunks held in memory). Backends are found by name in
+:class:`Compacts` (merge and save on ``save()``) and :class:`ResultCache` (result chunks held
+in memory). Work a backend wants after a change (a merge, a bulk path) it decides inside
+:meth:`SearchBackend.apply` from the size of the change. Backends are found by name in
 ``backends/registry.py``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, TypeGuard, runtime_checkable
 
@@ -28,8 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from workspace_tools.core.ranking.filters import Filter
-from workspace_tools.core.store.database import Changes
-from workspace_tools.core.store.snapshot import ChunkFields
+from workspace_tools.core.store.database import Changes, ChunkFields
 from workspace_tools.core.types import Chunk
 
 __all__ = [
@@ -37,14 +36,12 @@ __all__ = [
     "BackendQuery",
     "Compacts",
     "Hit",
-    "MergesInBackground",
     "ResultCache",
     "SearchBackend",
     "VectorBackfill",
     "backfills",
     "caches_results",
     "compacts",
-    "merges_in_background",
 ]
 
 _CAPABLE: dict[tuple[type, type], bool] = {}
@@ -156,43 +153,14 @@ class VectorBackfill(Protocol):
 
 @runtime_checkable
 class Compacts(Protocol):
-    """A backend that compacts or persists what it holds after writes and on ``save()``."""
-
-    def wants_merge(self, *, snapshot_minimum: int) -> bool:
-        """Whether a write that just committed should be followed by :meth:`merge`."""
-        ...
+    """A backend that compacts and persists what it holds on ``save()``."""
 
     def has_unsaved(self) -> bool:
         """Whether :meth:`merge` has anything to do."""
         ...
 
     def merge(self, *, save: bool, config: dict[str, Any]) -> None:
-        """Compact what this backend holds; with ``save``, persist it (``save()``)."""
-        ...
-
-
-@runtime_checkable
-class MergesInBackground(Protocol):
-    """A backend whose merges can run beside writes (the embedded one).
-
-    The Workspace then merges from a background thread instead of inside the write that crossed
-    the merge threshold.
-    """
-
-    def merge_in_background(
-        self, *, save: bool, config: dict[str, Any], lock: AbstractContextManager[Any]
-    ) -> None:
-        """Like :meth:`Compacts.merge`, called without ``lock`` held.
-
-        Hold ``lock`` only to read the state and to swap the result in: writes go on meanwhile.
-        """
-        ...
-
-    def vectors_can_wait(self, config: dict[str, Any]) -> bool:
-        """Writes may leave the vector index unloaded (its saved copy will catch up later).
-
-        ``config`` is the snapshot configuration :meth:`merge_in_background` receives.
-        """
+        """Compact what this backend holds now; with ``save``, persist it (``save()``)."""
         ...
 
 
@@ -202,52 +170,6 @@ class ResultCache(Protocol):
 
     def cached_chunks(self, keys: list[int]) -> dict[int, Chunk | ChunkFields]:
         """Chunks of these keys it holds, as :class:`Chunk` objects or decoded result fields."""
-        ...
-
-
-@runtime_checkable
-class TokenizesAhead(Protocol):
-    """A backend that can start tokenizing a change's texts before the change is written."""
-
-    def expect_change(self, chunks: int, *, kinds: bool = False) -> None:
-        """A change of about this many chunks is being staged (get ready to tokenize it).
-
-        ``kinds``: :meth:`KindsAhead.kinds_ahead` is asked first (its kinds come before).
-        """
-        ...
-
-    def tokenize_ahead(self, texts: Sequence[str]) -> None:
-        """The BM25 texts of the chunks a write is about to commit, in their order."""
-        ...
-
-
-class KindsJob(Protocol):
-    """Content kinds a backend's helper computes for the last of a change's texts."""
-
-    start: int
-    """Index of the first text the helper has."""
-
-    def result(self) -> list[str] | None:
-        """The kinds of those texts, in order (``None``: the helper failed; compute them)."""
-        ...
-
-    def drop(self) -> None:
-        """The kinds are not wanted any more."""
-        ...
-
-
-@runtime_checkable
-class KindsAhead(Protocol):
-    """A backend whose helper process can compute a change's content kinds meanwhile."""
-
-    def kinds_ahead(
-        self, items: Sequence[tuple[str, str, str]], *, here: float, rest: float
-    ) -> KindsJob | None:
-        """Start the kinds of the last of ``items`` (``(source id, text, format)``).
-
-        ``here``: this process's seconds per kind; ``rest``: its seconds of other work before
-        it needs them (the helper's share is chosen so both finish together).
-        """
         ...
 
 
@@ -275,21 +197,6 @@ def compacts(backend: object) -> TypeGuard[Compacts]:
     return _capable(backend, Compacts)
 
 
-def merges_in_background(backend: object) -> TypeGuard[MergesInBackground]:
-    """The backend is a :class:`MergesInBackground` (decided once per class)."""
-    return _capable(backend, MergesInBackground)
-
-
 def caches_results(backend: object) -> TypeGuard[ResultCache]:
     """The backend is a :class:`ResultCache` (decided once per class)."""
     return _capable(backend, ResultCache)
-
-
-def tokenizes_ahead(backend: object) -> TypeGuard[TokenizesAhead]:
-    """The backend is a :class:`TokenizesAhead` (decided once per class)."""
-    return _capable(backend, TokenizesAhead)
-
-
-def kinds_ahead(backend: object) -> TypeGuard[KindsAhead]:
-    """The backend is a :class:`KindsAhead` (decided once per class)."""
-    return _capable(backend, KindsAhead)

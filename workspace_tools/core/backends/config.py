@@ -238,6 +238,8 @@ def _open_embedded(context: BackendContext, settings: EmbeddedSettings) -> Searc
         bm25_config=context.bm25_config or BM25Config(),
         hnsw_threshold=context.hnsw_threshold,
         index_terms=context.bm25_config is not None,
+        embedder=context.embedder,
+        read_only=context.read_only,
     )
 
 
@@ -263,9 +265,7 @@ def _open_milvus(context: BackendContext, settings: MilvusSettings) -> SearchBac
 def register_builtins() -> None:
     """Register the ``embedded`` and ``milvus`` backends."""
     register(BackendSpec(name="embedded", settings=EmbeddedSettings, open=_open_embedded))
-    register(
-        BackendSpec(name="milvus", settings=MilvusSettings, open=_open_milvus, stores_vectors=True)
-    )
+    register(BackendSpec(name="milvus", settings=MilvusSettings, open=_open_milvus))
 
 
 def open_backend(config: BackendConfig, context: BackendContext) -> SearchBackend:

@@ -11,23 +11,20 @@ from memory (:attr:`Writer.changes`), without reading them back, when every part
 version just before it; a commit of another process in between (the write's version is not the
 parts' version + 1) or a cleared database falls back to reading the log, so several processes
 stay correct. Another process's later commits change ``PRAGMA data_version``, which the next
-:meth:`refresh` notices. Right before such a write's ``COMMIT``, :meth:`ChangeFollower.prepare`
-lets a part that :class:`Prepares` start work the commit does not change (``_ahead.py``).
+:meth:`refresh` notices.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, Final, Protocol
 
 from workspace_tools.core.errors import IndexMismatchError
 from workspace_tools.core.store.database import Changes, IndexDatabase, Writer
 from workspace_tools.core.text.tokenizer import Tokenizer
 
-__all__ = ["ChangeFollower", "Follows", "Prepares", "TokenizerCheck"]
+__all__ = ["ChangeFollower", "Follows", "TokenizerCheck"]
 
 _ATTEMPTS: Final = 3
 
@@ -52,19 +49,6 @@ class Follows(Protocol):
         ...
 
 
-@runtime_checkable
-class Prepares(Follows, Protocol):
-    """A part that can start applying a change of this process before its commit ends."""
-
-    def prepare(self, changes: Changes) -> None:
-        """The change about to be committed (the part's cursor is its version - 1)."""
-        ...
-
-    def abandon(self) -> None:
-        """The change prepared was not committed: drop what was started for it."""
-        ...
-
-
 class ChangeFollower:
     """Keeps its parts at the database's latest version (the Workspace holds the lock).
 
@@ -80,9 +64,6 @@ class ChangeFollower:
         self._data_version: int | None = None
         self.refreshes = 0
         """Calls of :meth:`refresh` (tests count them)."""
-        self._preparers: list[Prepares] = []
-        self._prepared: tuple[Writer, Changes] | None = None
-        """The write :meth:`prepare` saw, and its changes (applied by :meth:`committed`)."""
         self.catch_ups = 0
         """Times the parts were caught up from the database rather than from this process's own
         writes (another process committed, or the state was reloaded): what a part derived from
@@ -94,8 +75,6 @@ class ChangeFollower:
     def follow(self, part: Follows) -> None:
         """Keep ``part`` in step from now on."""
         self.parts.append(part)
-        if isinstance(part, Prepares):  # decided once: a protocol check costs ~10 us
-            self._preparers.append(part)
         self._data_version = None
 
     def refresh(self, *, force: bool = False) -> None:
@@ -140,32 +119,6 @@ class ChangeFollower:
         msg = "The index changed too fast to catch up with; retry."
         raise RuntimeError(msg)
 
-    def prepare(self, writer: Writer) -> None:
-        """Right before ``writer`` commits: parts that :class:`Prepares` start on its changes.
-
-        Only for a change :meth:`committed` will apply from memory (every part at the version
-        before it; the write lock keeps another process from committing in between).
-        """
-        self._prepared = None
-        if self.empty or not self._from_memory(writer):
-            return
-        changes = writer.changes
-        self._prepared = (writer, changes)
-        for part in self._preparers:
-            if part.cursor() is not None:
-                part.prepare(changes)
-
-    @contextlib.contextmanager
-    def preparing(self) -> Iterator[None]:
-        """Around a write transaction: what :meth:`prepare` started is dropped if it fails."""
-        try:
-            yield
-        except BaseException:
-            self._prepared = None
-            for part in self._preparers:
-                part.abandon()
-            raise
-
     def _from_memory(self, writer: Writer) -> bool:
         base = writer.version - 1
         return (
@@ -176,14 +129,9 @@ class ChangeFollower:
 
     def committed(self, writer: Writer) -> None:
         """Catch up after this process's write: from memory when nothing else came between."""
-        prepared, self._prepared = self._prepared, None
         cursors = [part.cursor() for part in self.parts]
         if self._from_memory(writer):
-            # Built from the writer's maps once, for every part (by prepare(), if it ran)
-            if prepared is not None and prepared[0] is writer:
-                changes = prepared[1]
-            else:
-                changes = writer.changes
+            changes = writer.changes  # built from the writer's maps once, for every part
             try:
                 for part, cursor in zip(self.parts, cursors, strict=True):
                     if cursor is not None:

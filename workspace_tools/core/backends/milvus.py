@@ -330,11 +330,6 @@ class MilvusBackend:
 
     # -- maintenance ---------------------------------------------------------------------------
 
-    def wants_merge(self, *, snapshot_minimum: int) -> bool:
-        """Never after a write: Milvus compacts on its own."""
-        del snapshot_minimum
-        return False
-
     def has_unsaved(self) -> bool:
         """Whether writes happened since the last :meth:`merge` (``save()``)."""
         return self._saved != self.version

@@ -84,8 +84,6 @@ class BackendSpec:
     settings: type[BackendSettings]
     open: Callable[[BackendContext, Any], SearchBackend]
     """Open the backend from the context and an instance of :attr:`settings`."""
-    stores_vectors: bool = False
-    """The backend keeps vectors itself, so it is told the embedder's identity."""
 
 
 _SPECS: dict[str, BackendSpec] = {}

@@ -13,21 +13,17 @@ names the setting to raise. Only JSON crosses the process boundary (no pickle).
 from __future__ import annotations
 
 import atexit
-import contextlib
 import json
 import os
-import select
-import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import IO, Any, Final
+from typing import Any, Final
 
-from workspace_tools.core._package_child import LEAN_ENV, start_package_child
-from workspace_tools.core.convert.frames import write_frame
 from workspace_tools.core.convert.limits import Budget, format_bytes
 from workspace_tools.core.errors import ConversionError
+from workspace_tools.core.helper_process import LEAN_ENV, HelperProcess
 
 __all__ = ["POOL_SIZE", "ConversionPool", "isolation_available", "shared_pool"]
 
@@ -49,18 +45,15 @@ class _Worker:
 
     def __init__(self) -> None:
         try:
-            self.process = start_package_child("workspace_tools.core.convert.worker", env=_LEAN_ENV)
+            self.helper = HelperProcess("workspace_tools.core.convert.worker", env=_LEAN_ENV)
         except OSError as exc:
             msg = (
                 f"unsupported: the conversion worker process could not start ({exc}); pass "
                 "ConversionLimits(isolate=False) to convert in this process instead"
             )
             raise ConversionError(msg) from exc
-        assert self.process.stdin is not None
-        assert self.process.stdout is not None
-        self.stdin: IO[bytes] = self.process.stdin
-        self.stdout: IO[bytes] = self.process.stdout
-        ready = self._reply(time.monotonic() + _STARTUP_SECONDS)
+        self.process = self.helper.process
+        ready = self.helper.receive(time.monotonic() + _STARTUP_SECONDS)
         if ready is None or not json.loads(ready).get("ready"):
             self.kill()
             msg = (
@@ -73,62 +66,24 @@ class _Worker:
     def run(self, header: bytes, data: bytes, deadline: float) -> dict[str, Any] | None:
         """Send one job and wait for its answer; ``None`` when the worker died or ran late."""
         try:
-            write_frame(self.stdin, header)
-            write_frame(self.stdin, data)
-        except (BrokenPipeError, OSError):
+            self.helper.send(header, data)
+        except OSError:
             return None
-        raw = self._reply(deadline)
+        raw = self.helper.receive(deadline)
         if raw is None:
             return None
         reply: dict[str, Any] = json.loads(raw.decode("utf-8", "replace"))
         return reply
 
-    def _reply(self, deadline: float) -> bytes | None:
-        """One frame from the worker, or ``None`` when it does not come before ``deadline``."""
-        fd = self.stdout.fileno()
-        buffer = bytearray()
-        need = 8
-        size: int | None = None
-        while True:
-            while len(buffer) < need:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return None
-                readable, _, _ = select.select([fd], [], [], left)
-                if not readable:
-                    return None
-                chunk = os.read(fd, max(need - len(buffer), 1 << 16))
-                if not chunk:
-                    return None  # the worker exited
-                buffer.extend(chunk)
-            if size is None:
-                size = int.from_bytes(buffer[:8], "big")
-                need = 8 + size
-                continue
-            return bytes(buffer[8:need])
-
     def alive(self) -> bool:
-        return self.process.poll() is None
+        return self.helper.alive()
 
     def kill(self) -> None:
-        with contextlib.suppress(OSError):
-            self.process.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(timeout=10)
-        for stream in (self.stdin, self.stdout):
-            with contextlib.suppress(OSError):
-                stream.close()
+        self.helper.stop(kill=True)
 
     def close(self) -> None:
         """Ask the worker to exit (end of input); kill it if it does not."""
-        with contextlib.suppress(OSError):
-            self.stdin.close()
-        try:
-            self.process.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            self.kill()
-        with contextlib.suppress(OSError):
-            self.stdout.close()
+        self.helper.stop(wait=2)
 
 
 class ConversionPool:

@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
-from workspace_tools.core.convert.frames import read_frame, write_frame
+from workspace_tools.core.helper_process import read_frame, write_frame
 
 __all__ = ["main"]
 

@@ -34,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 from rapidfuzz import process
 
+from workspace_tools.core.background import BackgroundWorker
 from workspace_tools.core.docs._mdx import DocsPage, parse_page
 from workspace_tools.core.docs.build import (
     DOC_SUFFIXES,
@@ -157,6 +158,8 @@ class DocsIndex:
                 cache = Path(vector_cache)
             self._vectors = SectionVectors(embedder, cache_file=cache)
         self._builds = 0
+        self._embedding = BackgroundWorker("workspace-tools-docs-vectors")
+        """Embeds a refresh's section vectors while searches rank lexically."""
         self._lock = threading.Lock()
         self._flight: _Flight | None = None
         self._snapshot: Snapshot | None = None
@@ -210,9 +213,7 @@ class DocsIndex:
         self._snapshot = snapshot
         flight.future.set_result(snapshot.stats)
         if snapshot.embed_texts:
-            threading.Thread(
-                target=self._embed_later, args=(snapshot,), name="docs-vectors", daemon=True
-            ).start()
+            self._embedding.submit(lambda: self._embed_later(snapshot))
         return snapshot.stats
 
     def _embed_later(self, snapshot: Snapshot) -> None:

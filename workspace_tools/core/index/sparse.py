@@ -16,7 +16,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.index._sparse_build import make_bm25
+from workspace_tools.core.index.bm25_build import make_bm25
 
 __all__ = ["BM25_METHODS", "QUERY_TF_RULES", "BM25Config", "SparseIndex", "query_tf_weights"]
 

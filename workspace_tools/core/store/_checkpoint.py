@@ -1,21 +1,14 @@
-"""A bulk commit's WAL frames folded into the database file on a thread, not inside its COMMIT.
+"""A bulk commit's WAL frames folded into the database file in the background, not in its COMMIT.
 
-In WAL mode SQLite checkpoints after any commit that leaves the WAL past
-``wal_autocheckpoint`` pages (1,000 by default): the connection that committed copies the WAL's
-frames into the database file and fsyncs it, inside that ``COMMIT``. A bulk change writes
-megabytes (10,000 chunks with their vectors: ~18 MB), so its ``COMMIT`` did that copy and a
-second fsync on the writer's critical path: 100-200 ms per 10,000-chunk commit against 35-55 ms
-without, measured on this machine's disk (a 10 MB WAL per commit, 5 commits, synchronous=FULL).
-
+In WAL mode SQLite checkpoints after a commit that leaves the WAL past ``wal_autocheckpoint``
+pages: the committing connection copies the WAL's frames into the file and fsyncs it, inside
+that ``COMMIT``, which costs a bulk change's commit more than its own write (docs/storage.md).
 :meth:`BackgroundCheckpoint.deferred` turns the automatic checkpoint off around the ``COMMIT`` of
-a change of :data:`BULK_ROWS` rows or more, and then starts a ``PASSIVE`` checkpoint on a thread
-with its own connection (SQLite releases the GIL while it copies and syncs, and a passive
-checkpoint waits for no reader or writer). Durability is unchanged: with ``synchronous=FULL`` the
-commit is on disk once its WAL frames are fsynced, which the ``COMMIT`` still does; a checkpoint
-only moves committed frames into the main file, and is safe to interrupt (a crash leaves them in
-the WAL, which the next connection replays). Small writes keep SQLite's own automatic checkpoint.
-``save()``, ``compact()`` and ``close()`` wait for a running checkpoint first (their own
-checkpoint would otherwise find the lock taken and return without doing its work).
+a change of :data:`BULK_ROWS` rows or more, then runs a ``PASSIVE`` checkpoint with its own
+connection on a background worker (``core/background.py``). Durability is unchanged: the
+``COMMIT`` still fsyncs the WAL; a checkpoint only moves committed frames into the main file and
+is safe to interrupt. ``save()``, ``compact()`` and ``close()`` wait for a running checkpoint
+(their own would otherwise find the lock taken and skip its work).
 """
 
 from __future__ import annotations
@@ -23,10 +16,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import sqlite3
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
+
+from workspace_tools.core.background import BackgroundWorker
 
 __all__ = ["BULK_ROWS", "BackgroundCheckpoint"]
 
@@ -40,7 +34,7 @@ _AUTOCHECKPOINT_PAGES: Final = 1000
 
 
 class BackgroundCheckpoint:
-    """At most one passive checkpoint of one database file at a time, on a daemon thread.
+    """Passive checkpoints of one database file, one at a time, on a background worker.
 
     Args:
         path: The database file.
@@ -48,10 +42,9 @@ class BackgroundCheckpoint:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
-        self._again = False
-        """A bulk commit came while a checkpoint ran: the thread runs one more."""
+        self._worker = BackgroundWorker("workspace-tools-checkpoint", finish_at_exit=True)
+        self._queued = False
+        """A checkpoint is queued and has not started: another request adds nothing."""
         self.runs = 0
         """Checkpoints run (tests count them)."""
 
@@ -75,35 +68,18 @@ class BackgroundCheckpoint:
         self.start()
 
     def start(self) -> None:
-        """Checkpoint now on the thread (once more after the running one, if one runs)."""
-        with self._lock:
-            thread = self._thread
-            if thread is not None and thread.is_alive():  # not in a forked child: it has none
-                self._again = True
-                return
-            self._again = False
-            thread = threading.Thread(
-                target=self._run, name="workspace-tools-checkpoint", daemon=True
-            )
-            self._thread = thread
-            thread.start()
+        """Checkpoint soon (once more after the running one, if one runs)."""
+        if not self._queued:
+            self._queued = True
+            self._worker.submit(self._run)
 
     def wait(self) -> None:
-        """Return once no checkpoint of this object runs."""
-        while True:
-            with self._lock:
-                thread = self._thread
-            if thread is None or thread is threading.current_thread() or not thread.is_alive():
-                return
-            thread.join()
+        """Return once no checkpoint of this object runs or waits."""
+        self._worker.wait()
 
     def _run(self) -> None:
-        while True:
-            self._checkpoint()
-            with self._lock:
-                if not self._again:
-                    return
-                self._again = False
+        self._queued = False  # a commit from now on asks for a checkpoint after this one
+        self._checkpoint()
 
     def _checkpoint(self) -> None:
         try:

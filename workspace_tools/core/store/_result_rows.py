@@ -106,7 +106,6 @@ def changed_chunks(
             str(row[2]),
             str(row[7]),
             bm25_text(row[9], formats[int(row[0])]) if int(row[0]) in formats else str(row[9]),
-            None,
         )
         for row in rows
     ]

@@ -155,9 +155,6 @@ class ChunkRecord:
     hash: str
     metadata: dict[str, Any]
     text: str
-    terms: list[str] | None = None
-    """Its BM25 terms when the writing process has them (never stored: the text is their one
-    source). The writer hands them to its own process's backend; ``None``: tokenize the text."""
 
     @classmethod
     def of(
@@ -165,7 +162,6 @@ class ChunkRecord:
         chunk: Chunk,
         *,
         hash: str,  # noqa: A002
-        terms: list[str] | None = None,
         key: int = -1,
     ) -> ChunkRecord:
         """The row of ``chunk`` (``key`` -1: the database assigns it)."""
@@ -180,7 +176,6 @@ class ChunkRecord:
             hash=hash,
             metadata=dict(chunk.metadata),
             text=chunk.text,
-            terms=terms,
         )
 
     def chunk(self) -> Chunk:
@@ -244,10 +239,7 @@ class ChangedChunk(NamedTuple):
     hash: str
     text: str
     """The text its BM25 terms come from (:func:`~workspace_tools.core.text.indexed.bm25_text`
-    of the stored text): tokenize it with the workspace tokenizer when :attr:`terms` is ``None``."""
-    terms: list[str] | None
-    """Its terms, when the process that wrote it hands them over from memory (``None`` when read
-    from the database: the database stores no terms)."""
+    of the stored text), tokenized with the workspace tokenizer."""
 
 
 class RemovedSource(NamedTuple):

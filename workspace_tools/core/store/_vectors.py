@@ -4,9 +4,9 @@ A cached vector is written as one tag byte (:data:`FLOAT16_TAG`) and the vector 
 (little-endian): half the bytes of float32 (769 instead of 1,536 for 384 dimensions). float16
 keeps 11 significant bits: on the MiniLM vectors of the benchmark collections (16,787 documents
 against 300 queries) a cosine moved by 7e-6 (median) and 6e-5 at most. The vector index
-(``core/index/dense.py``) holds the same float16 values, so a vector read back from the cache
-and one fresh from the embedder give the same scores. Measured on the benchmark collections in
-docs/benchmarks.md ("Vectors at rest").
+(the embedded backend's ``dense.py``) holds the same float16 values, so a vector read back from
+the cache and one fresh from the embedder give the same scores. Measured on the benchmark
+collections in docs/benchmarks.md ("Vectors at rest").
 
 A cache written before (a plain float32 blob, ``4 * dimension`` bytes, always even) is still read:
 a float16 blob has an odd length (``1 + 2 * dimension``), so the two never mix up. Old rows are

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -147,9 +147,7 @@ def _frozen(value: Any) -> Any:
 
 def _changed(version: int, key: int, c: ChunkRecord) -> ChangedChunk:
     """What a follower of this process applies of a chunk just written (its terms in memory)."""
-    return ChangedChunk(
-        version, key, c.source, c.hash, bm25_text(c.text, c.metadata.get("format")), c.terms
-    )
+    return ChangedChunk(version, key, c.source, c.hash, bm25_text(c.text, c.metadata.get("format")))
 
 
 def _scalar(value: Any) -> bool:
@@ -181,8 +179,6 @@ class Writer:
         """:meth:`clear` ran: every follower reloads."""
         self._last_key: int | None = None
         """The highest chunk key ever given, once :meth:`_last` has read it."""
-        self.before_commit: Callable[[], None] | None = None
-        """Run by :meth:`IndexDatabase.write` right before the ``COMMIT`` (every statement done)."""
         self._vectors: dict[str, npt.NDArray[np.float32]] = {}
         """The vectors :meth:`put_vectors` stored (:attr:`Changes.vectors`)."""
 

@@ -62,6 +62,7 @@ __all__ = [
     "DB_NAME",
     "FORMAT_VERSION",
     "Changes",
+    "ChunkFields",
     "ChunkRecord",
     "IndexDatabase",
     "SourceRecord",
@@ -463,10 +464,7 @@ class IndexDatabase(DatabaseFile):
 
     @contextlib.contextmanager
     def write(self, action: str) -> Iterator[Writer]:
-        """One write transaction (``BEGIN IMMEDIATE``: writers queue, readers go on).
-
-        :attr:`Writer.before_commit`, if set, runs right before the ``COMMIT``.
-        """
+        """One write transaction (``BEGIN IMMEDIATE``: writers queue, readers go on)."""
         with self._lock, self.guard(action):
             conn = self.connection()
             conn.execute("BEGIN IMMEDIATE")
@@ -486,12 +484,6 @@ class IndexDatabase(DatabaseFile):
                         "UPDATE meta SET value=? WHERE key='version'", (str(writer.version),)
                     )
                     writer.set_meta("written_by", _written_by())
-                # Last before the COMMIT, which waits for the disk with the GIL released: work
-                # handed to another thread here runs meanwhile (``backends/_ahead.py``). Taken off
-                # the writer first (a partial over it: a cycle kept the change's rows alive).
-                prepare, writer.before_commit = writer.before_commit, None
-                if prepare is not None:
-                    prepare()
                 with self.checkpoints.deferred(
                     conn, rows=writer.rows
                 ):  # a bulk one: _checkpoint.py

@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from workspace_tools.core.backends._merge import Deferral
 from workspace_tools.core.backends.base import SearchBackend, backfills
 from workspace_tools.core.backends.catalog import SourceCatalog
 from workspace_tools.core.backends.follow import ChangeFollower
@@ -60,11 +59,6 @@ class WorkspaceBase:
     _chunk_cache: dict[int, Chunk]
     _kind_cache: dict[int, Any]
     _saved_settings: dict[str, Any] | None
-    _merge_thread: threading.Thread | None
-    _merge_deferral: Deferral | None = None
-    """What the running merge thread waits for before it starts (after a bulk write)."""
-    _last_write: float = 0.0
-    """``time.monotonic()`` at the end of this workspace's last write."""
     _prune_due: bool
     _removals_pruned: int
 

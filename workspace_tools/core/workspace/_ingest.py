@@ -23,7 +23,6 @@ from workspace_tools.core.text.indexed import bm25_text
 from workspace_tools.core.text.scan import ScanConfig
 from workspace_tools.core.text.validate import check_unicode
 from workspace_tools.core.types import Chunk, SkippedFile, SyncReport
-from workspace_tools.core.workspace._kinds_ahead import AskKinds, KindRates, KindsPlan
 from workspace_tools.core.workspace.chunks import chunk_converted
 from workspace_tools.core.workspace.reporting import listening, progress_bar
 
@@ -330,8 +329,6 @@ def stage_texts(
     chunk_ids: dict[str, list[str]],
     previous_of: dict[str, SourceRecord | None],
     digests: dict[str, str] | None = None,
-    ask_kinds: AskKinds | None = None,
-    kind_rates: KindRates | None = None,
 ) -> list[tuple[SourceRecord, list[Chunk]]]:
     """Records and chunks of the texts of an ``index_many`` that changed.
 
@@ -344,9 +341,6 @@ def stage_texts(
         previous_of: Filled with the row each changed text replaces (``None``: a new one).
         digests: Filled with ``text -> text_hash(text)`` of each changed text (its chunk's
             hash when the text is one chunk).
-        ask_kinds: Hands the content kinds of the last changed texts to a helper process
-            (``_kinds_ahead.py``); the chunks are the same.
-        kind_rates: This process's rates, measured by the changes before (and by this one).
     """
     changed: list[tuple[str, Converted, dict[str, Any], str, bool]] = []
     for source_id, (content, metadata) in latest.items():
@@ -364,21 +358,15 @@ def stage_texts(
             text=content, format="markdown" if markdown else "text", markdown=markdown
         )
         changed.append((source_id, converted, metadata, digest, old is not None))
-    plan = KindsPlan(changed, ask_kinds, kind_rates)
     staged: list[tuple[SourceRecord, list[Chunk]]] = []
-    try:
-        for number, (source_id, converted, metadata, digest, replaces) in enumerate(changed):
-            kind = plan.kind(number)
-            staged.append(
-                (
-                    make_record(source_id, "text", digest, converted, metadata),
-                    chunk_converted(source_id, converted, metadata, config=chunking, kind=kind),
-                )
+    for source_id, converted, metadata, digest, replaces in changed:
+        staged.append(
+            (
+                make_record(source_id, "text", digest, converted, metadata),
+                chunk_converted(source_id, converted, metadata, config=chunking),
             )
-            (report.updated if replaces else report.added).append(source_id)
-        plan.finish(staged)
-    finally:
-        plan.drop()
+        )
+        (report.updated if replaces else report.added).append(source_id)
     return staged
 
 

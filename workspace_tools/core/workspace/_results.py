@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from workspace_tools.core.convert import locate_unit
-from workspace_tools.core.store.snapshot import ChunkFields
+from workspace_tools.core.store.database import ChunkFields
 from workspace_tools.core.text.chunking import heading_path_at, is_markdown_heading
 from workspace_tools.core.text.snippets import best_snippet
 from workspace_tools.core.text.tokenizer import Tokenizer

@@ -94,8 +94,6 @@ class SyncPath(WritePath):
             if (staged or touched) and (full or late) and done < len(files):
                 self._tracker.stage(done)
                 self._probe = staged[-1][0] if staged else touched[-1]
-                if staged:  # more to come: a bulk sync's tokenizing worker starts now
-                    self._expect_change(len(files) - done + len(staged))
                 self._apply(staged, [], report, show_progress=show_progress, touched=touched)
                 self._probe = None
                 staged, touched, chunks = [], [], 0

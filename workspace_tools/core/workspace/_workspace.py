@@ -6,7 +6,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sized
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -14,9 +14,9 @@ from workspace_tools.core.backends.catalog import SourceCatalog
 from workspace_tools.core.backends.config import (
     BackendConfig,
     backend_config,
-    backend_spec,
     open_backend,
 )
+from workspace_tools.core.backends.embedded import HNSW_THRESHOLD
 from workspace_tools.core.backends.follow import ChangeFollower
 from workspace_tools.core.backends.registry import BackendContext
 from workspace_tools.core.config import ProjectConfig
@@ -31,7 +31,6 @@ from workspace_tools.core.errors import (
     InvalidInputError,
 )
 from workspace_tools.core.extras import VECTOR_INSTALL, missing_vector_packages, require_vector
-from workspace_tools.core.index.dense import HNSW_THRESHOLD
 from workspace_tools.core.index.sparse import BM25Config
 from workspace_tools.core.ranking.fusion import DEFAULT_FUSION, FUSION_RULES
 from workspace_tools.core.ranking.ranking import MODES, SearchMode
@@ -236,7 +235,7 @@ class Workspace(ReadPath, SyncPath, ListingPath):
         self._converted_live: frozenset[str] | None = None
         self._lock = threading.RLock()
         self._write_lock = threading.RLock()
-        e, spec = self.embedder, backend_spec(self.backend_config.type)
+        e = self.embedder
         self._follower = ChangeFollower(self._db)
         self._sources = SourceCatalog(self._follower)
         self._state = open_backend(
@@ -247,7 +246,7 @@ class Workspace(ReadPath, SyncPath, ListingPath):
                 index_dir=self.index_dir,
                 tokenizer=self.tokenizer,
                 bm25_config=self.bm25_config if bm25 else None,
-                embedder=(e.model_id, e.dimension) if spec.stores_vectors and e else None,
+                embedder=(e.model_id, e.dimension) if e else None,
                 hnsw_threshold=hnsw_threshold,
                 read_only=read_only,
             ),
@@ -256,7 +255,6 @@ class Workspace(ReadPath, SyncPath, ListingPath):
         self._chunk_cache: dict[int, Chunk] = {}
         self._kind_cache: dict[int, Any] = {}
         self._saved_settings: dict[str, Any] | None = None
-        self._merge_thread: threading.Thread | None = None
         self._prune_due = False
         self._removals_pruned = 0
         self._tracker = SyncTracker()
@@ -344,15 +342,10 @@ class Workspace(ReadPath, SyncPath, ListingPath):
         digests: dict[str, str] = {}
         with self._write_lock:
             self._refresh()
-            count = len(documents) if isinstance(documents, Sized) else None
-            if count is not None:  # a bulk change's worker starts while they are unpacked
-                self._expect_change(count, kinds=True)
             latest: dict[str, tuple[str, dict[str, Any]]] = {}
             for doc in documents:
                 doc_id, content, metadata = unpack_document(doc)
                 latest[self._normalise_source_id(doc_id)] = (content, metadata)
-            if count is None:  # a generator: counted only now
-                self._expect_change(len(latest), kinds=True)
             with gc_paused():  # many small objects, no cycles: no collection passes over them
                 with self._lock:
                     previous = self._sources.get_many(latest)
@@ -364,8 +357,6 @@ class Workspace(ReadPath, SyncPath, ListingPath):
                     chunk_ids=chunk_ids,
                     previous_of=previous_of,
                     digests=digests,
-                    ask_kinds=self._kinds_asker(),
-                    kind_rates=self._kind_rates,
                 )
             self._apply(
                 staged,
@@ -444,7 +435,6 @@ class Workspace(ReadPath, SyncPath, ListingPath):
         the file system, so the text and terms of deleted documents leave the disk.
         """
         self._check_writable()
-        self._wait_for_merge()
         with self._write_lock, self._lock:
             self._refresh()
             self.commit_pending_rebuild()

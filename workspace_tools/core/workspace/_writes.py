@@ -2,25 +2,17 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
-import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.backends import _merge as merges
 from workspace_tools.core.backends.base import (
-    Compacts,
-    MergesInBackground,
     backfills,
     compacts,
-    merges_in_background,
-    tokenizes_ahead,
 )
 from workspace_tools.core.convert import DOCUMENT_FORMAT_NAMES
 from workspace_tools.core.errors import IndexCorruptError
@@ -30,22 +22,15 @@ from workspace_tools.core.store.database import (
     storage_error,
 )
 from workspace_tools.core.text.hashing import text_hash
-from workspace_tools.core.text.indexed import bm25_text
-from workspace_tools.core.text.token_split import WORKER_MIN_TEXTS
 from workspace_tools.core.types import Chunk, SyncReport
 from workspace_tools.core.workspace._base import WorkspaceBase
 from workspace_tools.core.workspace._compat import check_root, check_settings, root_record
 from workspace_tools.core.workspace._ingest import embed_texts, gc_paused
-from workspace_tools.core.workspace._kinds_ahead import AskKinds, KindRates, kinds_asker
 
 __all__ = ["WritePath"]
 
 logger = logging.getLogger(__name__)
 
-_SNAPSHOT_MINIMUM: Final = 100
-"""An index without a snapshot gets one once it holds this many chunks (was 1,000: without a
-snapshot every open tokenizes every stored text, the database holding no terms; 900 chunks
-opened and answered in 150-190 ms that way, 6-30 ms from a snapshot)."""
 _LOOKUPS: Final = 64
 """A change of up to this many sources reads their old rows one by one, not all rows at once."""
 
@@ -111,41 +96,11 @@ class WritePath(WorkspaceBase):
         caller computed already (a one-chunk text's chunk is its whole text: hashed once).
         """
         with gc_paused():  # the records, the commit and the catch-up: no cycles, many objects
-            self._tokenize_ahead(staged)
             known = digests or {}
             rows = [(record, self._records(record, chunks, known)) for record, chunks in staged]
             self._commit_rows(
                 rows, removed, touched, report, show_progress=show_progress, previous=previous
             )
-
-    def _expect_change(self, chunks: int, *, kinds: bool = False) -> None:
-        """About ``chunks`` chunks are coming (a bulk change's tokenizing worker starts now).
-
-        ``kinds``: the worker is asked for content kinds first (:meth:`_kinds_asker`).
-        """
-        if self.bm25_enabled and tokenizes_ahead(self._state):
-            with self._lock:
-                self._state.expect_change(chunks, kinds=kinds)
-
-    def _kinds_asker(self) -> AskKinds | None:
-        """How staging hands content kinds to the backend's worker (``None``: not at all)."""
-        return kinds_asker(self._state, self._lock) if self.bm25_enabled else None
-
-    @functools.cached_property
-    def _kind_rates(self) -> KindRates:
-        """This process's staging rates, as the last bulk change measured them."""
-        return KindRates()
-
-    def _tokenize_ahead(self, staged: list[tuple[SourceRecord, list[Chunk]]]) -> None:
-        """Hand a bulk change's texts to the backend before writing it (tokenized meanwhile)."""
-        state = self._state
-        if not (self.bm25_enabled and tokenizes_ahead(state)):
-            return
-        if sum(len(chunks) for _, chunks in staged) < WORKER_MIN_TEXTS:
-            return
-        texts = [bm25_text(c.text, c.metadata.get("format")) for _, cs in staged for c in cs]
-        with self._lock:
-            state.tokenize_ahead(texts)
 
     def _records(
         self, record: SourceRecord, chunks: list[Chunk], digests: Mapping[str, str]
@@ -189,17 +144,8 @@ class WritePath(WorkspaceBase):
             return
         vectors: dict[str, npt.NDArray[np.float32]] = {}
         if self.embedder is not None:
-            state = self._state
-            with self._lock:
-                # Loading FAISS costs seconds at 50k chunks: while the saved file will do, the
-                # write only stores its vectors in the database, and the first vector search or
-                # save() loads FAISS and catches up. Else keep FAISS in step, as it always is
-                # once loaded (and embed chunks indexed before vectors were enabled).
-                wait = merges_in_background(state) and state.vectors_can_wait(
-                    self._snapshot_config()
-                )
-            if not wait:
-                self._ensure_vectors()
+            # Only the change's texts are embedded (cache first): the vector index, when this
+            # process has it, follows from the change; else the first vector search loads it.
             chunks = [c for _, records in rows for c in records]
             vectors = self._embed(
                 {c.hash: c.text for c in chunks}, show_progress=self._show(show_progress)
@@ -231,8 +177,7 @@ class WritePath(WorkspaceBase):
             (old := lookup(source_id)) is not None and old.format in DOCUMENT_FORMAT_NAMES
             for source_id in changed
         )
-        follower = self._follower
-        with follower.preparing(), self._db.write("save the change") as writer:
+        with self._db.write("save the change") as writer:
             if self._clear_on_commit:
                 writer.clear(keep_vectors=self._vectors_reusable())
             settings, root = self._meta_values()
@@ -245,8 +190,6 @@ class WritePath(WorkspaceBase):
             for record in touched:
                 writer.touch_source(record)
             writer.put_vectors(vectors)
-            # The backend starts the change's term ids while the COMMIT waits for the disk
-            writer.before_commit = functools.partial(follower.prepare, writer)
         report.commits += 1
         tracker = getattr(self, "_tracker", None)
         if tracker is not None:
@@ -263,77 +206,8 @@ class WritePath(WorkspaceBase):
             state.add_vectors(vectors)
         if writer.removed_chunks:  # replaced or removed texts may leave unused cached vectors
             self._prune_due = True
-        self._last_write = time.monotonic()  # caught up too: a deferred merge waits from here
-        if compacts(state) and state.wants_merge(snapshot_minimum=_SNAPSHOT_MINIMUM):
-            if merges_in_background(state):
-                written = sum(len(records) for _, records in rows) + len(removed)
-                self._merge_soon(bulk=written >= merges.BULK_ROWS)
-            else:
-                self._merge(prune=bool(removed))
         if documents_left:  # a converted document left or changed: its conversion goes too
             self._prune_conversions()
-
-    def _merge_soon(self, *, bulk: bool = False) -> None:
-        """Merge in a background thread (unless one runs): the write does not wait for it.
-
-        After a ``bulk`` write the thread first waits for the writes to stop
-        (``_merge.Deferral``): the next batch of a bulk build would cross the threshold again.
-        The thread is not a daemon, so a process that exits right after a write still leaves
-        the merged snapshot behind (the interpreter waits for it). ``save()`` waits for it too.
-        """
-        thread = self._merge_thread
-        if thread is not None and thread.is_alive():
-            return
-        deferral = (
-            merges.Deferral(busy=self._writing, last_write=self._last_written) if bulk else None
-        )
-        self._merge_deferral = deferral
-        thread = threading.Thread(
-            target=self._merge_in_background, args=(deferral,), name="workspace-tools-merge"
-        )
-        self._merge_thread = thread
-        thread.start()
-
-    def _writing(self) -> bool:
-        """Whether another thread holds the write lock (a write of this process is running)."""
-        if not self._write_lock.acquire(blocking=False):
-            return True
-        self._write_lock.release()
-        return False
-
-    def _last_written(self) -> float:
-        return self._last_write
-
-    def _merge_in_background(self, deferral: merges.Deferral | None = None) -> None:
-        state = self._state
-        assert isinstance(state, MergesInBackground)
-        assert isinstance(state, Compacts)
-        try:
-            if deferral is not None:
-                deferral.wait()
-            with self._lock:
-                if self._follower.empty or not state.wants_merge(
-                    snapshot_minimum=_SNAPSHOT_MINIMUM
-                ):
-                    return
-                config = self._snapshot_config()
-            state.merge_in_background(save=not self.read_only, config=config, lock=self._lock)
-        except Exception:  # a failed merge loses nothing: the next write or save() retries
-            logger.warning(
-                "Background merge of the index in %s failed", self.index_dir, exc_info=True
-            )
-
-    def _wait_for_merge(self) -> None:
-        """Let a background merge finish (called without holding the locks it needs).
-
-        A merge still waiting for bulk writes to stop starts at once.
-        """
-        thread = self._merge_thread
-        if thread is not None and thread is not threading.current_thread():
-            deferral = self._merge_deferral
-            if deferral is not None:
-                deferral.release()
-            thread.join()
 
     def _merge(self, *, prune: bool) -> None:
         """Merge and save now; with ``prune``, drop cached vectors no text uses any more."""

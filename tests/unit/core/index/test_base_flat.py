@@ -9,15 +9,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from workspace_tools.core.index._sparse_build import count_pairs
-from workspace_tools.core.index.segments import build_base, build_base_flat
+from workspace_tools.core.backends.embedded.segments import build_base, build_base_flat
+from workspace_tools.core.index.bm25_build import count_pairs
 from workspace_tools.core.index.sparse import BM25Config
 
 
 @pytest.mark.parametrize("count", [0, 1, 7, 300])
 @pytest.mark.parametrize("method", ["lucene", "bm25+", "atire"])
 def test_the_flat_build_equals_the_build_from_row_arrays(count: int, method: str) -> None:
-    from workspace_tools.core.index.segments import SparseSegments
+    from workspace_tools.core.backends.embedded.segments import SparseSegments
 
     rng = np.random.default_rng(count)
     rows = [rng.integers(0, 60, int(rng.integers(0, 25))).astype(np.int32) for _ in range(count)]

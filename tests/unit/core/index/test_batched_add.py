@@ -9,7 +9,7 @@ import pytest
 
 from workspace_tools import Workspace
 from workspace_tools.core.backends.embedded import EmbeddedBackend
-from workspace_tools.core.index.segments import SparseSegments
+from workspace_tools.core.backends.embedded.segments import SparseSegments
 from workspace_tools.core.index.sparse import BM25Config
 from workspace_tools.core.store._rows import ChangedChunk, Changes
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workspace_tools.core.index.dense import DenseIndex
+from workspace_tools.core.backends.embedded.dense import DenseIndex
 
 faiss = pytest.importorskip("faiss")
 

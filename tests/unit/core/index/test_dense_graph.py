@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from workspace_tools.core.backends.embedded import hnsw_build as _hnsw_build
+from workspace_tools.core.backends.embedded.dense import DenseIndex, read_graph
+from workspace_tools.core.backends.embedded.dense_fill import with_graph
 from workspace_tools.core.errors import IndexCorruptError
-from workspace_tools.core.index import _hnsw_build
-from workspace_tools.core.index._dense_fill import with_graph
-from workspace_tools.core.index.dense import DenseIndex, read_graph
 
 faiss = pytest.importorskip("faiss")
 

@@ -7,8 +7,8 @@ import pytest
 
 from tests.support.fakes import FakeEmbedder
 from workspace_tools import Workspace
+from workspace_tools.core.backends.embedded.dense import DenseIndex
 from workspace_tools.core.errors import IndexMismatchError
-from workspace_tools.core.index.dense import DenseIndex
 from workspace_tools.core.ranking.fusion import reciprocal_rank_fusion, weighted_fusion
 
 
@@ -186,8 +186,8 @@ def test_dense_index_flat_and_hnsw_remove_and_filter() -> None:
 
 
 def test_hnsw_removals_are_tombstones_that_survive_save(tmp_path: Path) -> None:
-    from workspace_tools.core.index._dense_fill import with_graph
-    from workspace_tools.core.index.dense import read_graph
+    from workspace_tools.core.backends.embedded.dense import read_graph
+    from workspace_tools.core.backends.embedded.dense_fill import with_graph
 
     rng = np.random.default_rng(1)
     vectors = rng.normal(size=(60, 8)).astype(np.float32)

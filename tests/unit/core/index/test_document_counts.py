@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from workspace_tools.core.index._document_counts import (
+from workspace_tools.core.backends.embedded.document_counts import (
     add_counts,
     count_documents,
     count_terms,

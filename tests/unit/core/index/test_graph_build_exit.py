@@ -28,8 +28,7 @@ _SCRIPT = textwrap.dedent(
     atexit.register(after_the_library)
 
     import numpy as np
-    from workspace_tools.core.index import _hnsw_build
-
+    from workspace_tools.core.backends.embedded import hnsw_build as _hnsw_build
     added = threading.Event()
 
     class SlowGraph:

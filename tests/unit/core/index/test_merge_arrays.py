@@ -18,11 +18,12 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from workspace_tools.core.backends import _merge
-from workspace_tools.core.index import _pair_counts, _tfc_grid
-from workspace_tools.core.index._pair_counts import count_postings
-from workspace_tools.core.index._sparse_build import block_terms, count_pairs
-from workspace_tools.core.index.segments import SparseSegments
+from workspace_tools.core.backends.embedded import merge as _merge
+from workspace_tools.core.backends.embedded.segments import SparseSegments
+from workspace_tools.core.index import pair_counts as _pair_counts
+from workspace_tools.core.index import tfc_grid as _tfc_grid
+from workspace_tools.core.index.bm25_build import block_terms, count_pairs
+from workspace_tools.core.index.pair_counts import count_postings
 from workspace_tools.core.index.sparse import BM25Config
 from workspace_tools.core.text.tokenizer import Tokenizer
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from workspace_tools.core.index.segments import SparseSegments
+from workspace_tools.core.backends.embedded.segments import SparseSegments
 from workspace_tools.core.index.sparse import BM25Config
 
 

@@ -9,8 +9,8 @@ import bm25s
 import numpy as np
 import pytest
 
-from workspace_tools.core.index import _sparse_build as sparse_build
-from workspace_tools.core.index._sparse_build import make_bm25
+from workspace_tools.core.index import bm25_build as sparse_build
+from workspace_tools.core.index.bm25_build import make_bm25
 from workspace_tools.core.index.sparse import BM25Config, SparseIndex
 
 METHODS = ["lucene", "robertson", "atire", "bm25l", "bm25+"]

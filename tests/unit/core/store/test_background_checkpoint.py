@@ -23,6 +23,7 @@ import pytest
 from tests.support.failing_commit import CommitFails
 from tests.support.fakes import FakeEmbedder
 from workspace_tools import Workspace
+from workspace_tools.core.background import BackgroundWorker
 from workspace_tools.core.errors import StorageError
 from workspace_tools.core.store import _checkpoint
 from workspace_tools.core.store._checkpoint import BULK_ROWS, BackgroundCheckpoint
@@ -116,11 +117,11 @@ def test_a_failed_bulk_commit_turns_the_automatic_checkpoint_back_on(workspace: 
 GUARD = 30.0  # hang guard, not a timing claim
 
 
-def _joins(ident: int, thread: threading.Thread) -> bool:
-    """The thread ``ident`` waits in ``thread.join()``."""
+def _waits(ident: int, worker: BackgroundWorker) -> bool:
+    """The thread ``ident`` waits in ``worker.wait()``."""
     frame: FrameType | None = sys._current_frames().get(ident)
     while frame is not None:
-        if frame.f_code is threading.Thread.join.__code__ and frame.f_locals["self"] is thread:
+        if frame.f_code is BackgroundWorker.wait.__code__ and frame.f_locals["self"] is worker:
             return True
         frame = frame.f_back
     return False
@@ -149,7 +150,7 @@ def test_save_compact_and_close_wait_for_the_checkpoint(
         while not outcome:
             if own or (action == "close" and db._conn is None):
                 outcome.append(f"{action} went on while the checkpoint ran")
-            elif _joins(caller, threading.current_thread()):
+            elif _waits(caller, db.checkpoints._worker):
                 outcome.append(f"{action} waited")
             elif time.monotonic() > deadline:
                 outcome.append("timed out")

@@ -14,9 +14,9 @@ from tests.support.fakes import FakeEmbedder
 from tests.support.fresh import fresh_workspace
 from tests.unit.core.store.test_storage_engine import _rankings, _text
 from workspace_tools import Workspace
-from workspace_tools.core.backends import _merge
-from workspace_tools.core.index import segments
-from workspace_tools.core.store.snapshot import read_pointer
+from workspace_tools.core.backends.embedded import merge as _merge
+from workspace_tools.core.backends.embedded import segments
+from workspace_tools.core.backends.embedded.snapshot import read_pointer
 
 
 @pytest.fixture
@@ -109,9 +109,8 @@ def test_a_process_that_exits_after_a_bulk_write_merges_before_it_ends(tmp_path:
     script = textwrap.dedent(
         f"""
         from workspace_tools import Workspace
-        from workspace_tools.core.backends import _merge
-        from workspace_tools.core.index import segments
-
+        from workspace_tools.core.backends.embedded import merge as _merge
+        from workspace_tools.core.backends.embedded import segments
         segments.MERGE_MINIMUM, segments.MERGE_FRACTION = 25, 0.0
         _merge.BULK_ROWS, _merge.QUIET_SECONDS, _merge.DEFER_LIMIT = 20, 3600.0, 3600.0
         ws = Workspace({str(tmp_path)!r}, embedder=None)

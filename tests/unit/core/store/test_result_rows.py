@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from workspace_tools import Workspace
+from workspace_tools.core.backends.embedded.snapshot import read_pointer
 from workspace_tools.core.errors import IndexCorruptError
-from workspace_tools.core.store.snapshot import read_pointer
 
 _ODD_TEXT = 'caf\u00e9 \U0001f600 nul\x00 byte\nline two \\ "quoted" end'
 

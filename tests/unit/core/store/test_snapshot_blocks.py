@@ -19,15 +19,15 @@ import pytest
 
 from tests.support.fakes import FakeEmbedder
 from workspace_tools import Workspace
-from workspace_tools.core.errors import IndexCorruptError
-from workspace_tools.core.store import _snapshot_checks
-from workspace_tools.core.store._snapshot_checks import (
+from workspace_tools.core.backends.embedded import snapshot_checks as _snapshot_checks
+from workspace_tools.core.backends.embedded.snapshot import read_pointer
+from workspace_tools.core.backends.embedded.snapshot_checks import (
     BLOCK_BYTES,
     SPAN_BYTES,
     BlockChecks,
     block_crcs,
 )
-from workspace_tools.core.store.snapshot import read_pointer
+from workspace_tools.core.errors import IndexCorruptError
 
 _QUERY = "marker7 searching delta epsilon alpha beta gamma part doc"
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from workspace_tools import Workspace
-from workspace_tools.core.store.snapshot import read_pointer
+from workspace_tools.core.backends.embedded.snapshot import read_pointer
 
 
 def _crc(path: Path) -> str:

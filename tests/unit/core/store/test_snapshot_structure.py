@@ -21,9 +21,9 @@ import pytest
 
 from tests.support.fakes import FakeEmbedder
 from workspace_tools import Workspace
+from workspace_tools.core.backends.embedded.snapshot import _digest
+from workspace_tools.core.backends.embedded.snapshot_checks import BLOCKED, BlockChecks, block_crcs
 from workspace_tools.core.errors import IndexCorruptError
-from workspace_tools.core.store._snapshot_checks import BLOCKED, BlockChecks, block_crcs
-from workspace_tools.core.store.snapshot import _digest
 
 
 def _build(root: Path) -> Path:

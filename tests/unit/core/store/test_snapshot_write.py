@@ -16,8 +16,9 @@ import pytest
 
 from tests.support.fakes import FakeEmbedder
 from workspace_tools import Workspace
-from workspace_tools.core.store import _snapshot_io, snapshot
-from workspace_tools.core.store.snapshot import read_pointer, write_snapshot
+from workspace_tools.core.backends.embedded import snapshot
+from workspace_tools.core.backends.embedded import snapshot_io as _snapshot_io
+from workspace_tools.core.backends.embedded.snapshot import read_pointer, write_snapshot
 
 
 def _workspace(root: Path) -> Workspace:

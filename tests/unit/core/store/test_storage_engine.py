@@ -225,7 +225,7 @@ def test_enospc_while_saving_a_snapshot_is_a_clear_error(
 ) -> None:
     ws = Workspace(tmp_path, embedder=None)
     ws.index("a.md", "Alpha text about rivers.")
-    from workspace_tools.core.store import snapshot
+    from workspace_tools.core.backends.embedded import snapshot
 
     def full(*args: Any, **kwargs: Any) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")

@@ -17,8 +17,8 @@ from tests.support.fakes import FakeEmbedder
 from tests.support.fresh import fresh_workspace
 from tests.unit.core.store.test_storage_engine import _rankings, _text
 from workspace_tools import Workspace
-from workspace_tools.core.index import _hnsw_build
-from workspace_tools.core.store.snapshot import read_pointer
+from workspace_tools.core.backends.embedded import hnsw_build as _hnsw_build
+from workspace_tools.core.backends.embedded.snapshot import read_pointer
 
 pytest.importorskip("faiss")
 

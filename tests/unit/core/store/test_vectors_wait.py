@@ -12,8 +12,8 @@ from tests.support.fresh import fresh_workspace
 from tests.unit.core.store.test_background_merge import merge_often  # noqa: F401
 from tests.unit.core.store.test_storage_engine import _rankings, _text
 from workspace_tools import Workspace
-from workspace_tools.core.backends import _merge
-from workspace_tools.core.store.snapshot import read_pointer
+from workspace_tools.core.backends.embedded import merge as _merge
+from workspace_tools.core.backends.embedded.snapshot import read_pointer
 
 
 def _saved(tmp_path: Path, rng: random.Random, live: dict[str, str]) -> Path:

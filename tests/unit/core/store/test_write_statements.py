@@ -19,7 +19,7 @@ from tests.support.fakes import FakeEmbedder
 from tests.unit.core.store.test_storage_engine import _text
 from tests.unit.core.store.test_vectors_wait import _saved
 from workspace_tools import Workspace
-from workspace_tools.core.backends import _merge
+from workspace_tools.core.backends.embedded import merge as _merge
 
 
 @contextmanager

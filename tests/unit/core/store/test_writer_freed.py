@@ -6,7 +6,7 @@ import gc
 from pathlib import Path
 
 from workspace_tools import Workspace
-from workspace_tools.core.index.segments import SparseSegments
+from workspace_tools.core.backends.embedded.segments import SparseSegments
 from workspace_tools.core.store._writer import Writer
 
 

@@ -9,8 +9,8 @@ import pytest
 from tests.support.bulk import bm25_results, opened_workspaces, random_docs, small_bulk
 from workspace_tools import Workspace
 from workspace_tools.core.backends.embedded import EmbeddedBackend
-from workspace_tools.core.text import token_split
-from workspace_tools.core.text.token_split import SplitTokenizer
+from workspace_tools.core.backends.embedded import tokenizing as token_split
+from workspace_tools.core.backends.embedded.tokenizing import SplitTokenizer
 
 _WORDS = [f"w{n}" for n in range(400)] + ["alpha", "beta", "gamma", "parseHttp", "the", "東京"]
 _QUERIES = ["w1 w2", "alpha w7", "gamma beta", "w399 w3", "parse http", "東京 w10", "w42"]

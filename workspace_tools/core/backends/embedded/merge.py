@@ -2,8 +2,8 @@
 
 A merge folds the recent segment and the deletions into a new base (vocabulary compacted) and
 saves a snapshot of it. Building a base costs seconds at 50k chunks, so a write that crosses the
-merge threshold no longer pays for it: like Lucene's merge scheduler, a background thread does the
-work in three steps, and only the first and the last hold the workspace lock:
+merge threshold does not pay for it: like Lucene's merge scheduler, the backend's background
+worker does the work in three steps, and only the first and the last hold the backend's lock:
 
 1. :func:`freeze` (lock held, milliseconds): a copy of the segments' bookkeeping as it is now
    (the arrays themselves are never changed in place, so they are shared), the vocabulary, the
@@ -19,9 +19,9 @@ work in three steps, and only the first and the last hold the workspace lock:
 ``save()`` runs the same three steps in a row under the lock.
 
 A merge after a bulk write (:data:`BULK_ROWS` or more chunk rows) waits for the writes to stop
-first (:class:`Deferral`): a build of 50,000 chunks in batches of 10,000 then merges once, at
-the end, instead of after every batch, each merge larger than the last and each competing with
-the next batch for the cores. Small writes merge as soon as they cross the threshold.
+first (:func:`wait_for_quiet`): a build of 50,000 chunks in batches of 10,000 then merges once,
+at the end, instead of after every batch, each merge larger than the last and each competing
+with the next batch for the cores. Small writes merge as soon as they cross the threshold.
 """
 
 from __future__ import annotations
@@ -35,18 +35,19 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.index import segments
-from workspace_tools.core.index._base_segment import build_base_compacted
-from workspace_tools.core.index._live_rows import live_flat
-from workspace_tools.core.index.segments import BaseArrays, SparseSegments
-from workspace_tools.core.store.snapshot import read_pointer, snapshot_draft
+from workspace_tools.core.backends.embedded import segments
+from workspace_tools.core.backends.embedded.base_segment import build_base_compacted
+from workspace_tools.core.backends.embedded.live_rows import live_flat
+from workspace_tools.core.backends.embedded.segments import BaseArrays, SparseSegments
+from workspace_tools.core.backends.embedded.snapshot import read_pointer, snapshot_draft
+from workspace_tools.core.background import EXITING
 
 if TYPE_CHECKING:
-    from workspace_tools.core.index.dense import DenseIndex, FrozenDense
+    from workspace_tools.core.backends.embedded.dense import DenseIndex, FrozenDense
     from workspace_tools.core.store.database import IndexDatabase
     from workspace_tools.core.text.tokenizer import Tokenizer
 
-__all__ = ["Deferral", "MergeJob", "adopt", "build", "dense_reusable", "freeze"]
+__all__ = ["MergeJob", "adopt", "build", "dense_reusable", "freeze", "wait_for_quiet"]
 
 VACUUM_PAGES = 2048
 """Freed database pages (16 MiB of 8 KiB pages) a background merge gives back to the file system
@@ -59,55 +60,34 @@ a process that loads it catches the rest up from the database."""
 BULK_ROWS = 1_000
 """Chunk rows (written or deleted) from which a write is a bulk write: its merge is deferred."""
 QUIET_SECONDS = 0.5
-"""A deferred merge starts once no write has run for this long..."""
+"""A deferred merge starts once no change has come for this long..."""
+QUIET_MOST = 5.0
+"""...or for one and a half times the gap between the last two changes, at most this long..."""
 DEFER_LIMIT = 30.0
 """...or once it has waited this long (writes that never stop still get merged)."""
 _POLL: Final = 0.05
 """Seconds between two looks at the writes while a merge waits (it holds no lock)."""
 
 
-class Deferral:
-    """When a merge that follows a bulk write may start: once the writes stop.
+def wait_for_quiet(hurry: threading.Event, last_apply: Callable[[], tuple[float, float]]) -> None:
+    """Block until the writes stop: no change applied for a while (see below), or ``hurry``.
 
-    The merge thread calls :meth:`wait` before it freezes anything. It returns when no write is
-    running (``busy()`` is false) and the last one ended :data:`QUIET_SECONDS` ago, when
-    :meth:`release` was called (``save()``, or anyone waiting for the merge), when the main
-    thread has ended (the interpreter is exiting and waits for this thread: it merges now), or
-    after :data:`DEFER_LIMIT` seconds.
-
-    Args:
-        busy: Whether a write is running now.
-        last_write: ``time.monotonic()`` when the last write ended.
+    "A while" is :data:`QUIET_SECONDS`, or one and a half times the gap between the last two
+    changes when they come slower (a bulk build's batches), at most :data:`QUIET_MOST`. It also
+    returns when the interpreter exits (``background.EXITING``) and after :data:`DEFER_LIMIT`
+    seconds (writes that never stop still get merged). It first imports what the snapshot will
+    need (``filelock``), so the ``save()`` that ends a build does not wait for that import.
     """
+    import filelock  # noqa: F401  (imported here, where the time is free)
 
-    def __init__(self, *, busy: Callable[[], bool], last_write: Callable[[], float]) -> None:
-        self._busy = busy
-        self._last_write = last_write
-        self._go = threading.Event()
-
-    def release(self) -> None:
-        """Let the merge start now."""
-        self._go.set()
-
-    def wait(self) -> None:
-        """Block until the merge may start (see the class docstring).
-
-        The wait first imports what the snapshot will need (``filelock``: ~15 ms, once per
-        process), so the ``save()`` that ends a bulk build does not wait for that import.
-        """
-        import filelock  # noqa: F401  (imported here, where the time is free)
-
-        deadline = time.monotonic() + DEFER_LIMIT
-        main = threading.main_thread()
-        while not self._go.is_set() and main.is_alive():
-            now = time.monotonic()
-            if now >= deadline:
-                return
-            if not self._busy():
-                left = self._last_write() + QUIET_SECONDS - now
-                if left <= 0:
-                    return
-            self._go.wait(_POLL)
+    deadline = time.monotonic() + DEFER_LIMIT
+    while not (hurry.is_set() or EXITING.is_set()):
+        last, gap = last_apply()
+        now = time.monotonic()
+        quiet = min(max(QUIET_SECONDS, 1.5 * gap), QUIET_MOST)
+        if now >= deadline or now >= last + quiet:
+            return
+        hurry.wait(min(_POLL, last + quiet - now))
 
 
 class MergeState(Protocol):
@@ -174,10 +154,9 @@ def freeze(state: MergeState, *, save: bool, config: dict[str, Any], background:
             dense = None if reuse else state.dense.frozen()
     elif save and state.dense is None and config.get("embedder") is not None:
         # This process has not loaded FAISS (writes leave it to the first vector search): the
-        # snapshot links the previous file while it lags little, else there is no snapshot
-        # this time (the vectors stay in the database; save() writes one).
-        reuse = background and dense_reusable(state, config)
-        save = reuse
+        # snapshot links the previous graph while it lags little, else it holds none (a process
+        # that opens it fills a flat index from the database and builds a graph beside it).
+        reuse = dense_reusable(state, config)
     return MergeJob(
         rows=state.sparse.frozen(),
         vocab=dict(state.tokenizer.vocab),

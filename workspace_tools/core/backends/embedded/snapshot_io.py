@@ -1,4 +1,4 @@
-"""File steps of a snapshot write: fsyncs, checksums, narrowed arrays, work on a small pool."""
+"""File steps of a snapshot write: fsyncs, checksums, narrowed arrays, linked files."""
 
 from __future__ import annotations
 
@@ -6,30 +6,16 @@ import contextlib
 import os
 import shutil
 import zlib
-from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["digest", "fsync_dir", "fsync_file", "link_files", "narrowed", "submit"]
+__all__ = ["digest", "fsync_dir", "fsync_file", "link_files", "narrowed"]
 
 T = TypeVar("T")
-
-
-def submit(pool: ThreadPoolExecutor, fn: Callable[..., T], *args: Any) -> Future[T]:
-    """``pool.submit``, or the call made here when the pool takes no new work.
-
-    That is once the interpreter is exiting: a merge deferred until the process ends runs then.
-    """
-    try:
-        return pool.submit(fn, *args)
-    except RuntimeError:
-        done: Future[T] = Future()
-        done.set_result(fn(*args))
-        return done
 
 
 def fsync_file(path: Path) -> None:

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 if TYPE_CHECKING:
-    from workspace_tools.core.index.segments import SparseSegments
+    from workspace_tools.core.backends.embedded.segments import SparseSegments
 
 __all__ = ["live_flat"]
 

@@ -13,9 +13,9 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from workspace_tools.core.text import token_pipe, token_split
-from workspace_tools.core.text.token_split import SplitTokenizer, worker_allowed
-from workspace_tools.core.text.token_worker import pack_strings, unpack_strings
+from workspace_tools.core.backends.embedded import tokenizing as token_split
+from workspace_tools.core.backends.embedded.token_worker import pack_strings, unpack_strings
+from workspace_tools.core.backends.embedded.tokenizing import SplitTokenizer, worker_allowed
 from workspace_tools.core.text.tokenizer import Tokenizer
 
 _SYLLABLES = ["ka", "lo", "mi", "ne", "ru", "ta", "vi", "zo", "pe", "qu", "the", "and", "of"]
@@ -66,8 +66,6 @@ def test_worker_ids_equal_sequential_ids_across_batches_and_a_renumbering(
     reference = Tokenizer()
     batches = [_texts(300, seed=n) for n in range(6)]
     for number, batch in enumerate(batches):
-        if number % 2:  # handed over before the write, as a bulk change is
-            split.ahead(batch)
         _same(split.term_ids(batch), [reference.term_ids(t) for t in batch])
         assert list(split.tokenizer.vocab.items()) == list(reference.vocab.items())
         if number == 2:  # a merge compacts the vocabulary: half the terms go, ids change
@@ -79,47 +77,36 @@ def test_worker_ids_equal_sequential_ids_across_batches_and_a_renumbering(
     assert split.failures == 0
 
 
-def test_a_change_other_than_the_one_handed_over_keeps_the_ids_right(
-    split: SplitTokenizer,
-) -> None:
-    reference = Tokenizer()
-    first, other, last = _texts(200, seed=1), _texts(200, seed=2), _texts(200, seed=3)
-    split.ahead(first)  # never applied: the worker knows terms the vocabulary lacks
-    _same(split.term_ids(other), [reference.term_ids(t) for t in other])
-    _same(split.term_ids(first), [reference.term_ids(t) for t in first])
-    _same(split.term_ids(last), [reference.term_ids(t) for t in last])
-    before = _texts(50, seed=4)  # another process's rows, then this process's change
-    split.ahead(last)
-    _same(split.term_ids(before + last), [reference.term_ids(t) for t in before + last])
-    assert list(split.tokenizer.vocab) == list(reference.vocab)
-
-
 def test_small_changes_stay_in_this_process() -> None:
     split = SplitTokenizer(Tokenizer())
     texts = _texts(token_split.BULK_TEXTS - 1, seed=5)
-    split.ahead(texts)
     split.term_ids(texts)
     assert split.worker is None
     assert split.worker_texts == 0
 
 
 def test_a_worker_killed_mid_change_falls_back_to_the_same_ids(
-    split: SplitTokenizer, caplog: pytest.LogCaptureFixture
+    split: SplitTokenizer, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     reference = Tokenizer()
     warm = _texts(100, seed=6)
     _same(split.term_ids(warm), [reference.term_ids(t) for t in warm])
-    batch = _texts(300, seed=7)
     assert split.worker is not None
     worker = split.worker
-    os.kill(worker.pid, signal.SIGSTOP)  # it cannot answer before it dies
-    split.ahead(batch)
-    os.kill(worker.pid, signal.SIGKILL)
+    real_submit = token_split.TokenWorker.submit
+
+    def submit_then_die(self: token_split.TokenWorker, texts: list[str]) -> None:
+        real_submit(self, texts)
+        os.kill(self.pid, signal.SIGKILL)
+
+    monkeypatch.setattr(token_split.TokenWorker, "submit", submit_then_die)
+    batch = _texts(300, seed=7)
     with caplog.at_level(logging.DEBUG, logger=token_split.__name__):
         _same(split.term_ids(batch), [reference.term_ids(t) for t in batch])
-    assert "tokenizing worker given up (the worker exited)" in caplog.text
-    assert worker.process.poll() is not None
+    assert "tokenizing worker given up" in caplog.text
+    assert worker.helper.process.poll() is not None
     assert split.failures == 1
+    monkeypatch.undo()
     again = _texts(300, seed=8)  # a new worker, with a new vocabulary of its own
     _same(split.term_ids(again), [reference.term_ids(t) for t in again])
     assert split.worker is not None
@@ -135,7 +122,6 @@ def test_a_worker_that_cannot_start_falls_back(
     with caplog.at_level(logging.DEBUG, logger=token_split.__name__):
         for seed in range(3):
             batch = _texts(100, seed=seed)
-            split.ahead(batch)
             _same(split.term_ids(batch), [reference.term_ids(t) for t in batch])
     assert "/nonexistent/python" in caplog.text
     assert split.failures == 2  # then it stops trying
@@ -146,19 +132,18 @@ def test_a_worker_that_hangs_is_given_up(
     split: SplitTokenizer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     reference = Tokenizer()
-    monkeypatch.setattr(token_pipe, "_DEADLINE", 0.3)
-    monkeypatch.setattr(token_pipe, "_PER_TEXT", 0.0)
     warm = _texts(100, seed=6)
     _same(split.term_ids(warm), [reference.term_ids(t) for t in warm])
+    monkeypatch.setattr(token_split, "_DEADLINE", 0.3)
+    monkeypatch.setattr(token_split, "_PER_TEXT", 0.0)
     batch = _texts(300, seed=9)
     assert split.worker is not None
     worker = split.worker
     os.kill(worker.pid, signal.SIGSTOP)
-    split.ahead(batch)
     with caplog.at_level(logging.DEBUG, logger=token_split.__name__):
         _same(split.term_ids(batch), [reference.term_ids(t) for t in batch])
-    assert "the worker did not answer in time" in caplog.text
-    assert worker.process.poll() is not None  # killed, not left stopped
+    assert "the worker exited or did not answer in time" in caplog.text
+    assert worker.helper.process.poll() is not None  # killed, not left stopped
 
 
 def test_a_worker_with_other_settings_is_not_used(
@@ -185,7 +170,7 @@ def test_close_stops_the_worker_and_a_later_bulk_change_starts_another(
     assert split.worker is not None
     first = split.worker
     split.close()
-    assert first.process.poll() is not None
+    assert first.helper.process.poll() is not None
     assert split.worker is None
     batch = _texts(100, seed=12)
     _same(split.term_ids(batch), [reference.term_ids(t) for t in batch])
@@ -206,7 +191,6 @@ def test_the_off_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     split = SplitTokenizer(Tokenizer(), enabled=False, bulk=10)
     reference = Tokenizer()
     batch = _texts(100, seed=13)
-    split.ahead(batch)
     _same(split.term_ids(batch), [reference.term_ids(t) for t in batch])
     assert split.worker is None
 
@@ -218,7 +202,6 @@ def test_a_forked_child_neither_uses_nor_stops_its_parents_worker(split: SplitTo
     assert split.worker is not None
     parent_worker = split.worker
     batch = _texts(100, seed=15)
-    split.ahead(batch)  # a job of the parent's in flight when it forks
     child = os.fork()
     if child == 0:  # pragma: no cover - runs in the child
         code = 1
@@ -234,7 +217,7 @@ def test_a_forked_child_neither_uses_nor_stops_its_parents_worker(split: SplitTo
     _, status = os.waitpid(child, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert parent_worker.alive()  # the child's close stopped its own worker only
-    _same(split.term_ids(batch), [reference.term_ids(t) for t in batch])  # the parent's job
+    _same(split.term_ids(batch), [reference.term_ids(t) for t in batch])
     assert split.worker is parent_worker
 
 
@@ -249,7 +232,7 @@ def test_a_worker_whose_vocabulary_grew_too_large_is_replaced(
     assert worker is not None
     again = _texts(100, seed=17)
     _same(split.term_ids(again), [reference.term_ids(t) for t in again])
-    assert worker.process.poll() is not None
+    assert worker.helper.process.poll() is not None
     assert split.worker is not None
     assert split.worker is not worker
 

@@ -105,6 +105,7 @@ def read_graph(folder: Path, *, dimension: int) -> SavedGraph:
 
 
 def load_ids(path: Path) -> npt.NDArray[np.int64]:
+    """The FAISS ids saved beside a graph (checked to be a 1-d int64 array)."""
     try:
         ids = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError, SyntaxError) as exc:

@@ -20,9 +20,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.index import dense as _dense
-from workspace_tools.core.index._dense_files import SavedGraph, faiss_module
-from workspace_tools.core.index._hnsw_build import GraphBuild, codes_to_float32
+from workspace_tools.core.backends.embedded import dense as _dense
+from workspace_tools.core.backends.embedded.dense_files import SavedGraph, faiss_module
+from workspace_tools.core.backends.embedded.hnsw_build import GraphBuild, codes_to_float32
+from workspace_tools.core.background import BackgroundWorker
 
 __all__ = ["FlatFill", "GraphFill", "with_graph"]
 
@@ -49,8 +50,12 @@ def _set_ids(wrapper: Any, ids: npt.NDArray[np.int64]) -> None:
 class FlatFill:
     """A flat index filled in key order (see the module docstring)."""
 
-    def __init__(self, dimension: int, *, hnsw_threshold: int) -> None:
-        self.dense = _dense.DenseIndex(dimension, hnsw_threshold=hnsw_threshold)
+    def __init__(
+        self, dimension: int, *, hnsw_threshold: int, background: BackgroundWorker | None = None
+    ) -> None:
+        self.dense = _dense.DenseIndex(
+            dimension, hnsw_threshold=hnsw_threshold, background=background
+        )
         self._keys = np.zeros(0, dtype=np.int64)
 
     def place(
@@ -80,10 +85,18 @@ class FlatFill:
 class GraphFill:
     """A saved graph's storage filled node by node (see the module docstring)."""
 
-    def __init__(self, graph: SavedGraph, *, hnsw_threshold: int) -> None:
+    def __init__(
+        self,
+        graph: SavedGraph,
+        *,
+        hnsw_threshold: int,
+        background: BackgroundWorker | None = None,
+    ) -> None:
         faiss = faiss_module()
         self.graph = graph
-        self.dense = _dense.DenseIndex(graph.dimension, hnsw_threshold=hnsw_threshold)
+        self.dense = _dense.DenseIndex(
+            graph.dimension, hnsw_threshold=hnsw_threshold, background=background
+        )
         self.storage = faiss.IndexScalarQuantizer(
             graph.dimension, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT
         )
@@ -145,7 +158,7 @@ class GraphFill:
         dense._build = build  # set first: the flat adds below start no build of their own
         dense.add_codes(ids[live], view[live].copy())
         dense.add_codes(added, new_codes)
-        build.start()
+        build.start(dense.background)
         return dense
 
 

@@ -7,16 +7,15 @@ answered from, never a raw ``IndexError``.
 
 The large postings arrays (:data:`BLOCKED`: 60-80 MB at 50,000 chunks) are not read at open:
 the record holds one CRC-32 per :data:`BLOCK_BYTES` block of each, and :class:`BlockChecks`
-checks a block (its CRC-32, then its values' ranges) the first time a query, a merge or the
-background rescore reads it. A damaged block is an :class:`IndexCorruptError` naming
-``rebuild=True`` then, and nothing is answered from it.
+checks a block (its CRC-32, then its values' ranges) the first time a query or a merge reads it:
+a first query after opening checks the few blocks it reads, not 60 MB (docs/storage.md). A
+damaged block is an :class:`IndexCorruptError` naming ``rebuild=True`` then, and nothing is
+answered from it.
 """
 
 from __future__ import annotations
 
-import logging
 import threading
-import time
 import zlib
 from pathlib import Path
 from typing import Any, Final
@@ -24,8 +23,8 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from workspace_tools.core.backends.embedded.segments import BaseArrays
 from workspace_tools.core.errors import IndexCorruptError
-from workspace_tools.core.index.segments import BaseArrays
 
 __all__ = [
     "BLOCKED",
@@ -36,25 +35,12 @@ __all__ = [
     "refuse",
 ]
 
-logger = logging.getLogger(__name__)
-
-BACKGROUND_DELAY: Final = 0.02
-"""Seconds after a load before the remaining blocks are checked in the background (the first
-query goes first)."""
 BLOCK_BYTES: Final = 1 << 14
 """Bytes of array data per checksum block of a new snapshot (a multiple of every item size).
 
 16 KiB: a query's first read checks about half the bytes 64 KiB blocks made it check (the
 postings of a rare term are a few hundred bytes), 0.1-0.2 ms less on each first query at 50,000
 chunks, for 4x the CRCs in the record (2,400 at 50,000 chunks, read at open in ~0.3 ms)."""
-BLOCK_SIZES: Final = frozenset({1 << 14, 1 << 16})
-"""Block sizes a snapshot record may name (64 KiB: snapshots written before 16 KiB blocks)."""
-SPAN_BYTES: Final = 1 << 20
-"""Bytes per CRC-32 of the spans the background thread checks (a multiple of every block size).
-
-One CRC-32 call a MiB instead of one per 16 KiB block: the thread takes the GIL 40 times at
-50,000 chunks, not 2,400 times, so the queries it runs beside wait for it less; a span that
-fails is left to its blocks' own checks, which name the damaged block."""
 RUN_BLOCKS: Final = 16
 """Most blocks checked together (their CRC-32s, then one pass over their values): what one run
 marks checked at once, so the background thread's progress reaches the queries soon."""
@@ -108,11 +94,11 @@ def _bad_values(name: str, values: Any, *, rows: int, terms: int) -> bool:
     return False
 
 
-def check_base(base: BaseArrays, vocab: Any, *, folder: Path, lazy: bool = False) -> None:
+def check_base(base: BaseArrays, vocab: Any, *, folder: Path) -> None:
     """Every array of a BM25 base of the right dtype and shape, every index in range.
 
-    With ``lazy``, the values of the :data:`BLOCKED` arrays are left to :class:`BlockChecks`
-    (checked block by block when first read); their dtypes and lengths are checked here.
+    The values of the :data:`BLOCKED` arrays are left to :class:`BlockChecks` (checked block by
+    block when first read); their dtypes and lengths are checked here.
 
     Raises:
         IndexCorruptError: the first problem found, naming the array.
@@ -126,11 +112,8 @@ def check_base(base: BaseArrays, vocab: Any, *, folder: Path, lazy: bool = False
             found = "missing" if array is None else f"{array.dtype} of shape {array.shape}"
             problem = f"{name}.npy is {found}, not 1-D {allowed}"
             raise refuse(folder, problem)
-    # vocab.txt (lazy) is split into strings: only vocab.json's parsed values need a look
-    if not isinstance(vocab, list) or (not lazy and not all(isinstance(t, str) for t in vocab)):
-        raise refuse(folder, "vocab.json is not a list of terms")
-    if not lazy and len(set(vocab)) != len(vocab):
-        raise refuse(folder, "the vocabulary repeats a term")  # lazy: the caller's dict tells
+    if not isinstance(vocab, list):  # vocab.txt's lines (a repeated term: the caller's dict)
+        raise refuse(folder, "vocab.txt is not a list of terms")
     rows, terms = len(base.keys), len(vocab)
     postings = len(base.docs)
     keys = base.keys
@@ -153,12 +136,6 @@ def check_base(base: BaseArrays, vocab: Any, *, folder: Path, lazy: bool = False
         (len(base.tf) != postings, "tf.npy"),
         (len(base.scores) != postings, "scores.npy"),
     ]
-    if not lazy:
-        problems += [
-            (_bad_values(name, getattr(base, name), rows=rows, terms=terms), f"{name}.npy")
-            for name in BLOCKED
-            if getattr(base, name) is not None
-        ]
     for wrong, name in problems:
         if wrong:
             raise refuse(
@@ -175,11 +152,10 @@ def block_crcs(array: npt.NDArray[Any], block_bytes: int = BLOCK_BYTES) -> list[
 
 
 class _Blocks:
-    __slots__ = ("array", "crcs", "data", "done", "item", "left", "name", "spans")
+    __slots__ = ("array", "crcs", "data", "done", "item", "left", "name")
 
-    def __init__(self, name: str, array: Any, crcs: list[int], spans: list[int] | None) -> None:
+    def __init__(self, name: str, array: Any, crcs: list[int]) -> None:
         self.name = name
-        self.spans = spans
         self.array = array
         self.data = np.asarray(array).reshape(-1).view(np.uint8).data
         self.item = int(array.dtype.itemsize)
@@ -208,12 +184,9 @@ class BlockChecks:
         folder: Path,
         vocabulary: int,
         block_bytes: int = BLOCK_BYTES,
-        spans: dict[str, list[int] | None] | None = None,
-        span_bytes: int = SPAN_BYTES,
     ) -> None:
         self.folder = folder
         self.block_bytes = block_bytes
-        self.span_bytes = span_bytes
         self._rows = len(base.keys)
         self._terms = vocabulary
         self._lock = threading.Lock()
@@ -224,12 +197,7 @@ class BlockChecks:
             count = -(-int(array.nbytes) // block_bytes)
             if expected is None or len(expected) != count:
                 raise refuse(folder, f"the block checksums of {file} do not fit its size")
-            wide = (spans or {}).get(file)
-            if wide is not None and (
-                span_bytes % block_bytes or len(wide) != -(-int(array.nbytes) // span_bytes)
-            ):
-                wide = None  # not usable: the blocks' own checks do it all
-            self._blocks[name] = _Blocks(name, array, expected, wide)
+            self._blocks[name] = _Blocks(name, array, expected)
         self.left = sum(b.left for b in self._blocks.values())
         """Blocks not checked yet (0: every read is trusted)."""
 
@@ -252,57 +220,11 @@ class BlockChecks:
             self._check(blocks, number, end)
             number = end
 
-    def verify_in_background(self) -> None:
-        """Check the blocks no query has read yet in a background thread, then stop.
-
-        Queries then find their blocks checked (no CRC-32 on the query path after the first
-        ~0.1 s at 50k chunks); CRC-32 and numpy's reductions release the GIL. A damaged block
-        is only logged here: it stays unchecked, so the read that needs it raises.
-        """
-
-        def run() -> None:
-            time.sleep(BACKGROUND_DELAY)
-            for name in list(self._blocks):
-                try:
-                    self.all(name)
-                except IndexCorruptError as exc:
-                    logger.warning("%s", exc)
-
-        threading.Thread(target=run, name="snapshot-block-checks", daemon=True).start()
-
     def all(self, name: str) -> None:
-        """Check every block of array ``name`` (a merge or a rescore reads all of it)."""
+        """Check every block of array ``name`` (a merge reads all of it)."""
         blocks = self._blocks.get(name)
         if blocks is not None and blocks.left:
-            if blocks.spans is not None:
-                self._check_spans(blocks)
-            self(name, 0, len(blocks.array))  # what no span check covered
-
-    def _check_spans(self, blocks: _Blocks) -> None:
-        """Check whole spans (:data:`SPAN_BYTES`): a span that passes marks its blocks checked.
-
-        A span that fails its CRC-32 or holds values out of range is skipped: its blocks are
-        then checked one by one, and the damaged one raises with its own number.
-        """
-        size, per = self.span_bytes, self.span_bytes // self.block_bytes
-        done, data = blocks.done, blocks.data
-        for span, expected in enumerate(blocks.spans or ()):
-            first = span * per
-            end = min(first + per, len(done))
-            if all(done[first:end]):
-                continue
-            piece = data[span * size : (span + 1) * size]
-            if zlib.crc32(piece) != expected:
-                continue
-            values = np.frombuffer(piece, dtype=blocks.array.dtype)
-            if _bad_values(blocks.name, values, rows=self._rows, terms=self._terms):
-                continue
-            with self._lock:
-                for number in range(first, end):
-                    if not done[number]:
-                        done[number] = 1
-                        blocks.left -= 1
-                        self.left -= 1
+            self(name, 0, len(blocks.array))
 
     def _check(self, blocks: _Blocks, first: int, end: int) -> None:
         """Check blocks ``first .. end - 1``: each one's CRC-32, then their values at once."""

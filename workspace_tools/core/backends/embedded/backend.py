@@ -1,60 +1,67 @@
 """The embedded backend: what one process holds of an index in memory, in step with the database.
 
 The database (``store/database.py``) is the truth. This process holds what search needs: the BM25
-segments (``index/segments.py``), the FAISS index (loaded on the first vector search) and chunk
+segments (``segments.py``), the FAISS index (loaded on the first vector search) and chunk
 metadata (loaded on the first filtered search). Each part records the database version it
 reflects; the change-log follower (``backends/follow.py``) hands :meth:`EmbeddedBackend.apply`
 the rows written and deleted since, by this process or any other, so a change another process
 committed is seen on the next search or write without reopening. Chunk texts stay in the
 database until a result needs them (read by key, kept in a small cache: a key's row never
-changes). The Workspace holds the locks; this class is not
-thread-safe on its own.
+changes).
+
+Whole-index work never runs in a caller's thread: when :meth:`~EmbeddedBackend.apply` leaves the
+segments past their merge threshold (or a saving index without a snapshot), a merge is queued on
+the backend's background worker (``core/background.py``), which also builds HNSW graph rounds
+(``hnsw_build.py``); ``merge.py`` says how a merge goes on beside writes. The backend's own lock
+guards its state against that worker; the Workspace serialises its own calls.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Mapping
-from contextlib import AbstractContextManager
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.backends import _merge
-from workspace_tools.core.backends._ahead import Ahead
-from workspace_tools.core.backends._term_ids import Prepared, TermIds
 from workspace_tools.core.backends.base import BackendHits, BackendQuery, Hit
-from workspace_tools.core.backends.follow import ChangeFollower, TokenizerCheck
-from workspace_tools.core.index._dense_fill import FlatFill, GraphFill
-from workspace_tools.core.index.dense import DenseIndex
-from workspace_tools.core.index.segments import SparseSegments
-from workspace_tools.core.index.sparse import BM25Config, query_tf_weights
-from workspace_tools.core.ranking.filters import Filter, rows_holding
-from workspace_tools.core.ranking.source_filter import SourceColumn, split_source_conditions
-from workspace_tools.core.store._snapshot_checks import refuse
-from workspace_tools.core.store.database import Changes
-from workspace_tools.core.store.snapshot import (
+from workspace_tools.core.backends.embedded import merge as _merge
+from workspace_tools.core.backends.embedded.dense import DenseIndex
+from workspace_tools.core.backends.embedded.dense_fill import FlatFill, GraphFill
+from workspace_tools.core.backends.embedded.segments import SparseSegments
+from workspace_tools.core.backends.embedded.snapshot import (
     ChunkFields,
     load_base,
-    load_dense,
     load_graph,
     read_pointer,
 )
-from workspace_tools.core.text.token_split import SplitTokenizer, worker_allowed
+from workspace_tools.core.backends.embedded.snapshot_checks import refuse
+from workspace_tools.core.backends.embedded.term_ids import TermIds
+from workspace_tools.core.backends.follow import ChangeFollower, TokenizerCheck
+from workspace_tools.core.background import BackgroundWorker
+from workspace_tools.core.index.sparse import BM25Config, query_tf_weights
+from workspace_tools.core.ranking.filters import Filter, rows_holding
+from workspace_tools.core.ranking.source_filter import SourceColumn, split_source_conditions
+from workspace_tools.core.store.database import Changes
 from workspace_tools.core.text.tokenizer import Tokenizer
 from workspace_tools.core.types import Chunk
 
-__all__ = ["EmbeddedBackend"]
+__all__ = ["SNAPSHOT_MINIMUM", "EmbeddedBackend"]
 
 logger = logging.getLogger(__name__)
 _RESULTS_KEPT: Final = 4096
 """Result rows :meth:`EmbeddedBackend.cached_chunks` keeps in memory."""
+SNAPSHOT_MINIMUM: Final = 100
+"""A saving index without a snapshot gets one (a merge) once it holds this many chunks: without
+one, every open tokenizes every stored text (docs/storage.md)."""
 _hit: Final = tuple.__new__
 """``_hit(Hit, (key, score))``: a :class:`Hit` without its ``__new__`` (result lists are long)."""
 
 
-class EmbeddedBackend(TermIds):
+class EmbeddedBackend:
     """In-memory views of an index database: bm25s segments and FAISS (see the module docstring).
 
     The default :class:`~workspace_tools.core.backends.base.SearchBackend`.
@@ -67,8 +74,10 @@ class EmbeddedBackend(TermIds):
         index_terms: Tokenize the texts of chunks read from the database (``False``: a
             workspace without BM25, whose rows hold no terms).
         token_worker: Tokenize part of a bulk change in a worker process
-            (``text/token_split.py``); ``None``: unless the environment variable
+            (``tokenizing.py``); ``None``: unless the environment variable
             ``WORKSPACE_TOOLS_TOKEN_WORKER`` is ``0``.
+        embedder: ``(model_id, dimension)`` of the workspace's embedder (``None``: no vectors).
+        read_only: Merge in memory only (no snapshot is written).
     """
 
     def __init__(
@@ -80,14 +89,37 @@ class EmbeddedBackend(TermIds):
         hnsw_threshold: int,
         index_terms: bool = True,
         token_worker: bool | None = None,
+        embedder: tuple[str, int] | None = None,
+        read_only: bool = False,
     ) -> None:
         self.follower = follower
         self.db = follower.db
         self.tokenizer = tokenizer
-        self.split = SplitTokenizer(tokenizer, enabled=worker_allowed(option=token_worker))
-        """Term ids of bulk changes, part of them from a worker process."""
-        self.index_terms = index_terms
         self._tokenizer_check = TokenizerCheck(tokenizer, follower.db.directory)
+        self.terms = TermIds(
+            tokenizer,
+            check=self._tokenizer_check,
+            index_terms=index_terms,
+            token_worker=token_worker,
+        )
+        self.index_terms = index_terms
+        self.read_only = read_only
+        self.config: dict[str, Any] = {
+            "bm25": bm25_config.to_dict(),
+            "embedder": None
+            if embedder is None
+            else {"model_id": embedder[0], "dimension": embedder[1]},
+        }
+        """What snapshots record they were built with (BM25 parameters, embedder)."""
+        self.lock = threading.RLock()
+        """Guards this state against the background worker (merges, graph rounds)."""
+        self.worker = BackgroundWorker("workspace-tools-index", finish_at_exit=True)
+        self._merge_queued = False
+        self._hurry = threading.Event()
+        """Set while a caller waits for the worker: a merge waiting for quiet starts now."""
+        self._last_apply = 0.0
+        self._apply_gap = 0.0
+        """Seconds between the last two applies (a bulk build's batches come this far apart)."""
         self.bm25_config = bm25_config
         self.hnsw_threshold = hnsw_threshold
         self.sparse = SparseSegments(bm25_config)
@@ -111,14 +143,6 @@ class EmbeddedBackend(TermIds):
         """The rows' sorted source ids, for the row keys and metadata version they were read at."""
         self.generation = 0
         """Bumped whenever the BM25 state is replaced (a merge in progress then gives up)."""
-        self.rows_applied = 0
-        """Chunk rows added and deleted through :meth:`apply` (bounds :meth:`vectors_can_wait`)."""
-        self._can_wait: tuple[tuple[int, int, str], int] | None = None
-        """``((generation, catch-ups, embedder), rows_applied - lag)`` of the last exact check."""
-        self._ahead: tuple[int, list[int], int, Ahead[Prepared]] | None = None
-        """``(version, chunk keys, vocabulary size before, job)`` of the term ids :meth:`prepare`
-        started; until :meth:`apply` takes them (or :meth:`abandon` drops them and the terms the
-        job added), nothing else may use the tokenizer's vocabulary."""
         follower.follow(self)
 
     name = "embedded"
@@ -143,14 +167,15 @@ class EmbeddedBackend(TermIds):
 
     def rebuild(self) -> None:
         """Load the BM25 segments: the snapshot's base, else every row of the database."""
-        self._load_sparse()
+        with self.lock:
+            self._load_sparse()
 
     def reset(self) -> None:
         """Forget everything loaded (the follower rebuilds it next time)."""
-        self._reset()
+        with self.lock:
+            self._reset()
 
     def _reset(self) -> None:
-        self.abandon()
         self.generation += 1
         self.sparse = SparseSegments(self.bm25_config)
         self.version = self.snapshot_version = -1
@@ -159,7 +184,6 @@ class EmbeddedBackend(TermIds):
         self._source_column = None
 
     def _load_sparse(self) -> None:
-        self.abandon()
         if self.index_terms:  # a snapshot's terms and the stored texts' are this tokenizer's
             self._tokenizer_check(self.db.meta("settings"))
         info = read_pointer(self.db)
@@ -177,20 +201,27 @@ class EmbeddedBackend(TermIds):
         rows = self.db.snapshot_of_rows()
         self.tokenizer.set_vocabulary([])
         keys = [chunk.key for chunk in rows.chunks]
-        terms = self._term_ids_of(rows)
+        terms = self.terms.of(rows)
         self.sparse.build(keys, terms, len(self.tokenizer.vocab))
         self.version = rows.version
         self.snapshot_version = -1
 
     def apply(self, changes: Changes) -> None:
-        """Apply each part what was committed after its own version."""
+        """Apply each part what was committed after its own version; merge soon if due."""
+        with self.lock:
+            self._apply(changes)
+            now = time.monotonic()
+            self._apply_gap, self._last_apply = now - self._last_apply, now
+            if self._wants_merge():
+                self._merge_soon(bulk=len(changes.chunks) + len(changes.removed_chunks))
+
+    def _apply(self, changes: Changes) -> None:
         if self.version < changes.version:  # BM25 rows
             fresh = changes.after(self.version)
             for removed in fresh.removed_chunks:
                 self.sparse.remove(removed.key)
-            ids, counted = self._term_ids_ahead(fresh)
-            self.sparse.add_many([chunk.key for chunk in fresh.chunks], ids, counted=counted)
-            self.rows_applied += len(fresh.removed_chunks) + len(fresh.chunks)
+            ids = self.terms.of(fresh)
+            self.sparse.add_many([chunk.key for chunk in fresh.chunks], ids)
             self.version = changes.version
         if self.dense is not None and self._dense_version < changes.version:  # vectors
             fresh = changes.after(self._dense_version)
@@ -276,6 +307,10 @@ class EmbeddedBackend(TermIds):
 
     def search(self, query: BackendQuery) -> BackendHits:
         """BM25 and vector hits (see :meth:`SearchBackend.search`); the query text is unused."""
+        with self.lock:
+            return self._search(query)
+
+    def _search(self, query: BackendQuery) -> BackendHits:
         mask = self.filter_mask(query.filter) if query.filter is not None else None
         hits = BackendHits()
         if query.terms:
@@ -315,52 +350,48 @@ class EmbeddedBackend(TermIds):
 
     def vector_count(self) -> int | None:
         """Vectors in the FAISS index (``None`` while it is not loaded)."""
-        return None if self.dense is None else len(self.dense)
+        with self.lock:
+            return None if self.dense is None else len(self.dense)
 
     def ensure_vectors(self, dimension: int, model_id: str) -> dict[int, str]:
         """Load the vector index: its codes from the embedding cache, its graph from the snapshot.
 
         The database holds the only copy of the vectors: a flat index is filled from it in one
         read (``IndexDatabase.vector_table``), and a saved HNSW graph gets its storage from the
-        same read (``_dense_fill.GraphFill``). A whole FAISS file of the layout before still
-        loads as it is and catches up from the database.
+        same read (``dense_fill.GraphFill``).
 
         Returns:
             ``key -> hash`` of the chunks still without a vector (the caller embeds them and
             calls :meth:`add_vectors`).
         """
-        if self.dense is not None:
-            return dict(self._dense_pending)
-        embedder = {"model_id": model_id, "dimension": dimension}
-        info = read_pointer(self.db) if self.db.exists() and not self.empty else None
-        if info is not None and info.config.get("embedder") != embedder:
-            info = None
-        old = None
-        if info is not None and not info.has_graph:
-            old = load_dense(info, dimension=dimension, hnsw_threshold=self.hnsw_threshold)
-        if old is not None and info is not None:
-            self.dense, self._dense_version = old, info.dense_version
+        with self.lock:
+            if self.dense is not None:
+                return dict(self._dense_pending)
             self._dense_pending = {}
+            if self.empty or not self.db.exists():
+                self.dense = self._new_dense(dimension)
+                self._dense_version = max(self.version, 0)
+                return {}
+            info = read_pointer(self.db)
+            embedder = {"model_id": model_id, "dimension": dimension}
+            graph = None
+            if info is not None and info.config.get("embedder") == embedder:
+                graph = load_graph(info, dimension=dimension)
+            fill: FlatFill | GraphFill = (
+                FlatFill(dimension, hnsw_threshold=self.hnsw_threshold, background=self.worker)
+                if graph is None
+                else GraphFill(graph, hnsw_threshold=self.hnsw_threshold, background=self.worker)
+            )
+            table = self.db.vector_table(dimension=dimension, place=fill.place)
+            self.dense = fill.finish(table.found, table.extra)
+            self._dense_version = table.version
+            self._dense_pending = dict(table.missing)
+            del table
             self.follower.refresh(force=True)
             return dict(self._dense_pending)
-        self._dense_pending = {}
-        if self.empty or not self.db.exists():
-            self.dense = DenseIndex(dimension, hnsw_threshold=self.hnsw_threshold)
-            self._dense_version = max(self.version, 0)
-            return {}
-        graph = load_graph(info, dimension=dimension) if info is not None else None
-        fill: FlatFill | GraphFill = (
-            FlatFill(dimension, hnsw_threshold=self.hnsw_threshold)
-            if graph is None
-            else GraphFill(graph, hnsw_threshold=self.hnsw_threshold)
-        )
-        table = self.db.vector_table(dimension=dimension, place=fill.place)
-        self.dense = fill.finish(table.found, table.extra)
-        self._dense_version = table.version
-        self._dense_pending = dict(table.missing)
-        del table
-        self.follower.refresh(force=True)
-        return dict(self._dense_pending)
+
+    def _new_dense(self, dimension: int) -> DenseIndex:
+        return DenseIndex(dimension, hnsw_threshold=self.hnsw_threshold, background=self.worker)
 
     def _add_vectors(
         self, hashes: dict[int, str], known: Mapping[str, npt.NDArray[np.float32]]
@@ -391,6 +422,10 @@ class EmbeddedBackend(TermIds):
 
     def add_vectors(self, vectors: Mapping[str, npt.NDArray[np.float32]]) -> None:
         """Add vectors for pending chunks (computed by the caller)."""
+        with self.lock:
+            self._add_pending(vectors)
+
+    def _add_pending(self, vectors: Mapping[str, npt.NDArray[np.float32]]) -> None:
         if self.dense is None:
             return
         keys = [k for k, h in self._dense_pending.items() if h in vectors and k in self.sparse]
@@ -409,76 +444,81 @@ class EmbeddedBackend(TermIds):
             and not self._dense_pending
         )
 
-    def wants_merge(self, *, snapshot_minimum: int) -> bool:
-        """Whether the write that just committed should merge (segments grew, or no snapshot)."""
+    def _wants_merge(self) -> bool:
+        """Whether the segments grew past their threshold, or a saving index lacks a snapshot."""
         return self.sparse.wants_merge() or (
-            self.snapshot_version < 0 and len(self) >= snapshot_minimum
+            not self.read_only and self.snapshot_version < 0 and len(self) >= SNAPSHOT_MINIMUM
         )
 
     def has_unsaved(self) -> bool:
         """Whether :meth:`merge` has anything to fold in or save (a lagging FAISS file too)."""
-        saved = self.sparse.changes == 0 and self.snapshot_version == self.version
-        return not saved or (not self.snapshot_dense_current and self.dense_current())
+        with self.lock:
+            saved = self.sparse.changes == 0 and self.snapshot_version == self.version
+            return not saved or (not self.snapshot_dense_current and self.dense_current())
 
     def close(self) -> None:
         """Stop the tokenizing worker, if one runs (a later bulk change starts another)."""
-        self.split.close()
+        self.terms.close()
 
     def merge(self, *, save: bool, config: dict[str, Any]) -> None:
         """Fold recent rows and deletions into a new BM25 base now (vocabulary compacted).
 
-        With ``save``, also write a snapshot of it and of the vectors (the caller holds the
-        lock throughout; see :meth:`merge_in_background` for merges beside writes).
+        With ``save``, also write a snapshot of it and of the vectors. A merge the background
+        worker has queued or runs is let finish first.
         """
-        self.abandon()
-        job = _merge.freeze(self, save=save, config=config, background=False)
-        _merge.build(job, self.db)
-        _merge.adopt(self, job)
-
-    def vectors_can_wait(self, config: dict[str, Any]) -> bool:
-        """FAISS is not loaded, and the last snapshot's file is one a background merge may link.
-
-        Then a write need not load it (seconds at 50k chunks): its vectors go to the embedding
-        cache only, and whoever loads FAISS later (a vector search, ``save()``) catches up from
-        the database. Once the saved file lags by more than ``_merge.DENSE_LAG`` merge
-        thresholds this is ``False`` and the next write loads FAISS, so snapshots keep coming.
-        """
-        if self.dense is not None or self.empty or not self.db.exists():
-            return False
-        # The exact answer reads the snapshot record and counts the rows since its FAISS file
-        # (three queries per write). While only this process's own writes came since a check
-        # that said yes, the lag grew by at most the rows applied since: no need to ask again
-        # until that bound reaches the limit (then the exact check decides).
-        key = (self.generation, self.follower.catch_ups, repr(config.get("embedder")))
-        known = self._can_wait
-        if known is not None and known[0] == key:
-            bound = self.rows_applied - known[1]
-            if bound <= _merge.DENSE_LAG * _merge.merge_threshold(self):
-                return True
-        lag = _merge.dense_lag(self, config)
-        if lag is None:
-            self._can_wait = None
-            return False
-        self._can_wait = (key, self.rows_applied - lag)
-        return lag <= _merge.DENSE_LAG * _merge.merge_threshold(self)
-
-    def merge_in_background(
-        self, *, save: bool, config: dict[str, Any], lock: AbstractContextManager[Any]
-    ) -> None:
-        """Merge while writes go on: only the freeze and the swap hold ``lock`` (``_merge.py``).
-
-        Called from a background thread that does not hold ``lock``.
-        """
-        with lock:
-            self.abandon()  # nothing prepared for a write stays unconfirmed past the lock
-            # A snapshot without the vectors would make the next process rebuild them: with an
-            # embedder, save only while FAISS holds every vector, or, when this process has not
-            # loaded FAISS, while the previous snapshot's file can be linked (``_merge.freeze``).
-            save = save and (
-                config.get("embedder") is None or self.dense_current() or self.dense is None
-            )
-            job = _merge.freeze(self, save=save, config=config, background=True)
-        _merge.build(job, self.db)
-        with lock:
-            self.abandon()
+        self.wait_for_background()
+        with self.lock:
+            job = _merge.freeze(self, save=save, config=config, background=False)
+            _merge.build(job, self.db)
             _merge.adopt(self, job)
+
+    def wait_for_background(self) -> None:
+        """Let the background worker finish what it has (a waiting merge starts now)."""
+        with self.lock:
+            if self.dense is not None:
+                self.dense.hurry()
+        self._hurry.set()
+        try:
+            self.worker.wait()
+        finally:
+            self._hurry.clear()
+
+    def _merge_soon(self, *, bulk: int) -> None:
+        """Queue a merge on the background worker (unless one is queued already).
+
+        After a bulk change (:data:`merge.BULK_ROWS` rows or more) the merge first waits for the
+        writes to stop (:func:`merge.wait_for_quiet`): a build in batches then merges once.
+        """
+        if self._merge_queued:
+            return
+        self._merge_queued = True
+        self.worker.submit(lambda: self._merge_in_background(bulk=bulk >= _merge.BULK_ROWS))
+
+    def _merge_in_background(self, *, bulk: bool) -> None:
+        """On the worker: freeze and adopt under the lock, build without it (``merge.py``)."""
+        try:
+            if bulk:
+                _merge.wait_for_quiet(self._hurry, self._quiet_since)
+            with self.lock:
+                self._merge_queued = False
+                if self.empty or not self._wants_merge():
+                    return
+                # A snapshot without the vectors makes the next process rebuild them: with an
+                # embedder, save only while FAISS holds every vector, or when this process has
+                # not loaded FAISS (the previous snapshot's graph is linked while it lags little).
+                save = not self.read_only and (
+                    self.config["embedder"] is None or self.dense_current() or self.dense is None
+                )
+                job = _merge.freeze(self, save=save, config=self.config, background=True)
+            _merge.build(job, self.db)
+            with self.lock:
+                _merge.adopt(self, job)
+        except Exception:  # a failed merge loses nothing: a later write or save() merges
+            self._merge_queued = False
+            logger.warning(
+                "Background merge of the index in %s failed", self.db.directory, exc_info=True
+            )
+
+    def _quiet_since(self) -> tuple[float, float]:
+        """``(monotonic time of the last apply, seconds between the last two)``."""
+        return self._last_apply, self._apply_gap

@@ -1,10 +1,10 @@
-"""An HNSW graph built in a background thread while the flat index answers (``dense.py``).
+"""An HNSW graph built on the background worker while the flat index answers (``dense.py``).
 
-Building a graph of 50,000 vectors took 7-21 s on the shared 2-core machine, and it used to run
-inside the write that crossed the threshold. Now :class:`DenseIndex` keeps searching its exact
-flat index and hands a copy of the codes to a :class:`GraphBuild`: one thread adds them to a
-graph of its own (FAISS releases the GIL while it works), and nothing else touches that graph
-until the thread is done. The index adopts the graph at its next call (an add, a remove, a search
+Building a graph of 50,000 vectors takes seconds (docs/benchmarks.md), so no write pays for it:
+:class:`DenseIndex` keeps searching its exact flat index and hands a copy of the codes to a
+:class:`GraphBuild`, which the backend's background worker (``core/background.py``) adds to a
+graph of its own (FAISS releases the GIL while it works); nothing else touches that graph until
+the round is done. The index adopts the graph at its next call (an add, a remove, a search
 or a save): what was removed since is tombstoned, and what was added since is inserted into the
 graph right there when it is a few rows, else by another round of the same thread, which goes on
 from the graph it built (each round has fewer rows to add than the last, unless writes outpace
@@ -13,7 +13,6 @@ it, and then the flat index keeps answering, exactly).
 
 from __future__ import annotations
 
-import atexit
 import logging
 import os
 import threading
@@ -21,6 +20,8 @@ from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
+
+from workspace_tools.core.background import EXITING, BackgroundWorker
 
 __all__ = ["GraphBuild", "codes_to_float32"]
 
@@ -31,28 +32,6 @@ INLINE_GRAPH_MAX: Final = 1000
 is 50,000) is built in the caller's thread: a few tens of milliseconds, and deterministic."""
 _BATCH: Final = 8192
 """Vectors decoded to float32 at a time for a graph add (12 MB at 384 dimensions)."""
-
-_RUNNING: set[GraphBuild] = set()
-"""The rounds whose thread is running (stopped and waited for at exit)."""
-_RUNNING_LOCK = threading.Lock()
-
-
-def stop_running_builds() -> None:
-    """Stop every running round after its current batch, and wait for it (run at exit).
-
-    A thread still inside FAISS while the interpreter tears down aborts the process ("terminate
-    called without an active exception", exit code 134, seen at the end of a 200,000-chunk
-    build). A stopped round loses only its graph: derived data, built again when needed.
-    """
-    with _RUNNING_LOCK:
-        running = list(_RUNNING)
-    for build in running:
-        build.stop.set()
-    for build in running:
-        build.done.wait()
-
-
-atexit.register(stop_running_builds)
 
 
 def codes_to_float32(codes: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
@@ -89,23 +68,20 @@ class GraphBuild:
         self.done = threading.Event()
         self.hurry = threading.Event()
         """Set by a caller that waits (``save()``): the next batches use every core."""
-        self.stop = threading.Event()
-        """Set at exit: the round ends after its current batch, without a graph."""
         self._work: tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8]] | None = (ids, codes)
-        self._thread = threading.Thread(target=self._run, name="workspace-tools-hnsw", daemon=True)
+        self._background: BackgroundWorker | None = None
 
-    def start(self) -> None:
-        """Start the round: in a thread, or here for a graph of few vectors.
+    def start(self, background: BackgroundWorker | None) -> None:
+        """Start the round on ``background``, or here for a graph of few vectors (or none).
 
-        The thread is a daemon: an exit mid-build loses only the graph, which is derived data.
-        A graph of at most :data:`INLINE_GRAPH_MAX` vectors is built in the caller's thread.
+        A graph of at most :data:`INLINE_GRAPH_MAX` vectors is built in the caller's thread. At
+        exit a round stops after its current batch: it loses only the graph (derived data).
         """
-        if len(self.ids) <= INLINE_GRAPH_MAX:
+        if background is None or len(self.ids) <= INLINE_GRAPH_MAX:
             self._run()
             return
-        with _RUNNING_LOCK:
-            _RUNNING.add(self)
-        self._thread.start()
+        self._background = background
+        background.submit(self._run)
 
     def wait(self) -> None:
         """Block until the round is done."""
@@ -115,14 +91,14 @@ class GraphBuild:
         assert self._work is not None
         ids, codes = self._work
         self._work = None  # the copy of the codes goes as soon as the graph has them
-        from workspace_tools.core.index._dense_files import faiss_module
+        from workspace_tools.core.backends.embedded.dense_files import faiss_module
 
         faiss = faiss_module()
         cores = os.cpu_count() or 2
-        background = threading.current_thread() is self._thread
+        background = self._background is not None and self._background.on_thread()
         try:
             for start in range(0, len(ids), _BATCH):
-                if self.stop.is_set():
+                if EXITING.is_set():
                     self.error = InterruptedError("the process is exiting")
                     return
                 if background:
@@ -136,6 +112,4 @@ class GraphBuild:
             self.error = exc
             logger.warning("Building the HNSW graph failed; searching flat", exc_info=True)
         finally:
-            with _RUNNING_LOCK:
-                _RUNNING.discard(self)
             self.done.set()

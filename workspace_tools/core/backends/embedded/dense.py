@@ -16,13 +16,12 @@ vector's float16 bytes, so the cache's rows become the index's codes as they are
 from the embedding cache when the dense side is first needed. Above the threshold only the HNSW
 graph is saved (FAISS's ``IO_FLAG_SKIP_STORAGE``: the graph without its vectors, ``dense.graph``)
 with the id of each node (``dense.ids.npy``); loading it attaches a storage filled from the
-database (``_dense_fill.GraphFill``). Tombstoned nodes' vectors are no longer in the database,
+database (``dense_fill.GraphFill``). Tombstoned nodes' vectors are no longer in the database,
 so their codes are saved beside their ids (``dense.dead.npy``, ``dense.deadcodes.npy``: at most a
-fifth of the graph). An index saved whole before (``dense.faiss``, float32 or float16) still loads
-as it is (:meth:`DenseIndex.load`).
+fifth of the graph).
 
-**The graph is built beside the writes** (``_hnsw_build.py``): crossing the threshold starts a
-background thread and the exact flat index keeps answering until the graph is adopted. HNSW
+**The graph is built beside the writes** (``hnsw_build.py``): crossing the threshold starts a
+round on the background worker and the exact flat index keeps answering until it is adopted. HNSW
 graphs cannot delete in place, so removed ids become tombstones hidden from every search by an
 ``IDSelectorNot``; once tombstones pass a fifth of the graph the index goes back to flat (the
 live codes, no rebuild cost) and builds a new graph in the background.
@@ -37,8 +36,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.errors import IndexCorruptError
-from workspace_tools.core.index._dense_files import (
+from workspace_tools.core.backends.embedded.dense_files import (
     DEAD,
     DEAD_CODES,
     GRAPH,
@@ -47,10 +45,10 @@ from workspace_tools.core.index._dense_files import (
     FrozenDense,
     SavedGraph,
     faiss_module,
-    load_ids,
     read_graph,
 )
-from workspace_tools.core.index._hnsw_build import GraphBuild, codes_to_float32
+from workspace_tools.core.backends.embedded.hnsw_build import GraphBuild, codes_to_float32
+from workspace_tools.core.background import BackgroundWorker
 
 __all__ = ["GRAPH_FILES", "HNSW_THRESHOLD", "DenseIndex", "FrozenDense", "SavedGraph", "read_graph"]
 _INLINE_ROWS: Final = 256
@@ -90,9 +88,17 @@ at 50k vectors), which the hybrid candidate pool (k=100) reads."""
 class DenseIndex:
     """Vectors with int64 ids and top-k inner-product search."""
 
-    def __init__(self, dimension: int, *, hnsw_threshold: int = HNSW_THRESHOLD) -> None:
+    def __init__(
+        self,
+        dimension: int,
+        *,
+        hnsw_threshold: int = HNSW_THRESHOLD,
+        background: BackgroundWorker | None = None,
+    ) -> None:
         self.dimension = dimension
         self.hnsw_threshold = hnsw_threshold
+        self.background = background
+        """Where graph rounds run (``None``: in the caller's thread)."""
         self._index: Any = self._new_flat()
         self._hnsw = False
         self._dead: set[int] = set()
@@ -143,13 +149,14 @@ class DenseIndex:
         codes: npt.NDArray[np.uint8],
         *,
         hnsw_threshold: int = HNSW_THRESHOLD,
+        background: BackgroundWorker | None = None,
     ) -> DenseIndex:
         """A flat index of float16 codes (the embedding cache's bytes), copied in one call.
 
         Past ``hnsw_threshold`` a graph build starts in the background. (A load from the
-        database writes the codes into FAISS's array as they are read: ``_dense_fill.py``.)
+        database writes the codes into FAISS's array as they are read: ``dense_fill.py``.)
         """
-        dense = cls(dimension, hnsw_threshold=hnsw_threshold)
+        dense = cls(dimension, hnsw_threshold=hnsw_threshold, background=background)
         dense.add_codes(ids, codes)
         return dense
 
@@ -238,6 +245,11 @@ class DenseIndex:
 
     # -- the graph -----------------------------------------------------------------------------
 
+    def hurry(self) -> None:
+        """A caller waits for the graph being built: its next batches use every core."""
+        if self._build is not None:
+            self._build.hurry.set()
+
     def wait_for_graph(self) -> None:
         """Let a background graph build finish, and adopt its graph (``save()`` does)."""
         while self._build is not None:
@@ -252,7 +264,7 @@ class DenseIndex:
         ids = self._all_ids()
         build = GraphBuild(self._new_graph(), np.zeros(0, np.int64), ids, self._codes().copy(), [])
         self._build = build
-        build.start()
+        build.start(self.background)
 
     def _adopt(self, *, inline: int | None = _INLINE_ROWS) -> None:
         """Swap in a finished graph: tombstone what left since, add what came (or go on).
@@ -273,7 +285,7 @@ class DenseIndex:
         codes = self._codes()[self._rows(added)] if len(added) else None
         if codes is not None and inline is not None and len(added) > inline:
             self._build = GraphBuild(build.graph, build.ids, added, codes, build.keep)
-            self._build.start()
+            self._build.start(self.background)
             return
         if codes is not None:
             build.graph.add_with_ids(codes_to_float32(codes), added)
@@ -324,9 +336,6 @@ class DenseIndex:
         size = int(inner.ntotal) * int(inner.code_size)
         if size == 0:
             return np.zeros((0, self.code_size), dtype=np.uint8)
-        if int(inner.code_size) != self.code_size:  # float32, saved before: rounded as add() does
-            every = np.asarray(inner.reconstruct_n(0, int(inner.ntotal)), dtype="<f2")
-            return every.view(np.uint8).reshape(-1, self.code_size)
         view = faiss.rev_swig_ptr(inner.codes.data(), size)
         return np.asarray(view).reshape(-1, int(inner.code_size))
 
@@ -368,36 +377,3 @@ class DenseIndex:
         if dead_codes is not None:
             arrays[DEAD_CODES] = dead_codes
         return FrozenDense(arrays, live=len(self))
-
-    @classmethod
-    def load(
-        cls, path: Path, *, dimension: int, hnsw_threshold: int = HNSW_THRESHOLD
-    ) -> DenseIndex:
-        """Read an index saved whole (``dense.faiss``, the layout before the graph-only one)."""
-        faiss = _faiss()
-
-        try:
-            index = faiss.read_index(str(path))
-        except RuntimeError as exc:
-            msg = (
-                f"The vector index file {path} is unreadable ({str(exc).splitlines()[0][-200:]}). "
-                "Rebuild the index with rebuild=True."
-            )
-            raise IndexCorruptError(msg) from exc
-        if index.d != dimension:
-            msg = (
-                f"The vector index file {path} holds {index.d}-dimensional vectors, "
-                f"expected {dimension}. Rebuild the index with rebuild=True."
-            )
-            raise IndexCorruptError(msg)
-        dense = cls(dimension, hnsw_threshold=hnsw_threshold)
-        dense._index = index
-        inner = faiss.downcast_index(index.index)
-        dense._hnsw = "HNSW" in type(inner).__name__
-        dead_path = path.with_name(DEAD)
-        if dead_path.exists():
-            dense._dead = {int(i) for i in load_ids(dead_path)}
-        storage = faiss.downcast_index(inner.storage) if dense._hnsw else inner
-        if type(storage).__name__ != "IndexScalarQuantizer":  # float32: now float16, flat
-            dense._to_flat()
-        return dense

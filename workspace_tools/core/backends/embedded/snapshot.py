@@ -8,17 +8,14 @@ in the database's embedding cache only, and a flat index is not saved at all).
 Chunk texts are not in it: results read them from the database by key (``result_chunks``). The
 database's ``meta`` row ``snapshot`` names the folder, its version, the size and CRC-32 of every
 small file and, for the large postings arrays, one CRC-32 per 16 KiB block, checked when a query
-first reads the block (``_snapshot_checks.BlockChecks``): open reads only what the first query
+first reads the block (``snapshot_checks.BlockChecks``): open reads only what the first query
 needs. Nothing is trusted blindly: a file that is missing or of another size is ignored and the
 data is rebuilt from the database (the source of truth); a block that fails its checksum is an
 :class:`IndexCorruptError` naming ``rebuild=True``. Snapshots are written to a temporary folder
 (a merge adds arrays as it makes them: :func:`snapshot_draft`), fsynced and renamed into place,
 one writer at a time (a ``filelock`` lock, which works on every platform), then older folders
-are deleted.
-
-A snapshot of the previous layout (``vocab.json``, float32 term frequencies, a result payload
-``results.npy``, whole-file checksums) is still read: its files are checked whole at open, its
-payload is ignored.
+are deleted. A snapshot of another layout is not read: it is derived data, rebuilt from the
+database (and replaced by the next merge).
 """
 
 from __future__ import annotations
@@ -31,37 +28,33 @@ import shutil
 import time
 import tokenize
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.errors import IndexCorruptError
-from workspace_tools.core.index.segments import BaseArrays
-from workspace_tools.core.store._rows import ChunkFields
-from workspace_tools.core.store._snapshot_checks import (
+from workspace_tools.core.backends.embedded.segments import BaseArrays
+from workspace_tools.core.backends.embedded.snapshot_checks import (
     BLOCK_BYTES,
-    BLOCK_SIZES,
     BLOCKED,
-    SPAN_BYTES,
     BlockChecks,
     block_crcs,
     check_base,
 )
-from workspace_tools.core.store._snapshot_io import digest as _digest
-from workspace_tools.core.store._snapshot_io import (
+from workspace_tools.core.backends.embedded.snapshot_io import digest as _digest
+from workspace_tools.core.backends.embedded.snapshot_io import (
     fsync_dir,
     fsync_file,
     link_files,
     narrowed,
-    submit,
 )
+from workspace_tools.core.errors import IndexCorruptError
+from workspace_tools.core.store._rows import ChunkFields
 
 if TYPE_CHECKING:
-    from workspace_tools.core.index.dense import DenseIndex, FrozenDense, SavedGraph
+    from workspace_tools.core.backends.embedded.dense import DenseIndex, FrozenDense, SavedGraph
     from workspace_tools.core.store.database import IndexDatabase
 
 __all__ = [
@@ -69,7 +62,6 @@ __all__ = [
     "SnapshotDraft",
     "SnapshotInfo",
     "load_base",
-    "load_dense",
     "load_graph",
     "read_pointer",
     "snapshot_draft",
@@ -79,23 +71,16 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _PREFIX: Final = "snapshot-"
-_THREADS: Final = "workspace-tools-snapshot"
 _ARRAYS: Final = ("keys", "indptr", "docs", "tf", "scores", "lengths")
 _UNREADABLE_ARRAY: Final = (OSError, ValueError, SyntaxError, tokenize.TokenError, EOFError)
 """What ``np.load`` raises on a damaged ``.npy`` file (its header is parsed as a Python literal,
 and the large arrays are not checked whole before they are mapped)."""
-_OLD_ARRAYS: Final = ("keys", "terms", "offsets", "indptr", "docs", "tf", "scores")
-"""The previous layout's arrays: per-row term lists (``terms``, ``offsets``), no ``lengths``."""
-_DENSE: Final = "dense.faiss"
-"""The FAISS index saved whole (vectors included), the layout before the graph-only one."""
 _GRAPH: Final = "dense.graph"
 _GRAPH_FILES: Final = (_GRAPH, "dense.ids.npy", "dense.dead.npy", "dense.deadcodes.npy")
 """``dense._dense_files.GRAPH_FILES`` (not imported: that would load the dense module)."""
 _VOCAB: Final = "vocab.txt"
-_OLD_VOCAB: Final = "vocab.json"
 _BLOCKED_FILE: Final = "blocks"
-"""The whole-file CRC-32 recorded for a file checked by blocks: it never matches, so code of the
-previous layout (which checks whole files) rebuilds from the database instead of misreading."""
+"""The whole-file CRC-32 recorded for a file checked by blocks (never compared)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,18 +97,13 @@ class SnapshotInfo:
     """Database version the FAISS file reflects (older than :attr:`version` when a background
     merge kept the previous snapshot's file instead of serializing the index again)."""
     blocks: dict[str, list[int]]
-    """Relative path -> the CRC-32 of each :attr:`block_bytes` block of its array data (checked
-    when first read); empty for a snapshot of the previous layout (whole files checked)."""
-    block_bytes: int = BLOCK_BYTES
-    """Bytes per block of :attr:`blocks` (16 KiB; 64 KiB in snapshots written before)."""
-    spans: dict[str, list[int]] = field(default_factory=dict)
-    """Relative path -> the CRC-32 of each :data:`SPAN_BYTES` span (what the background
-    thread checks); empty in snapshots written before."""
+    """Relative path -> the CRC-32 of each :data:`BLOCK_BYTES` block of its array data (checked
+    when first read)."""
 
     @property
     def has_dense(self) -> bool:
-        """A FAISS file was saved (a graph, or a whole index of the layout before)."""
-        return _GRAPH in self.files or _DENSE in self.files
+        """A FAISS graph was saved."""
+        return _GRAPH in self.files
 
     @property
     def has_graph(self) -> bool:
@@ -159,23 +139,15 @@ def _parse_pointer(db: IndexDatabase, raw: str) -> SnapshotInfo | None:
         name = str(data["folder"])
         if not name.startswith(_PREFIX) or "/" in name or "\\" in name or ".." in name:
             return None
+        if int(data.get("block_bytes", 0)) != BLOCK_BYTES:  # another layout: rebuilt
+            return None
         return SnapshotInfo(
             folder=db.directory / name,
             version=int(data["version"]),
             files={str(k): list(v) for k, v in dict(data["files"]).items()},
             config=dict(data.get("config") or {}),
             dense_version=int(data.get("dense_version", data["version"])),
-            blocks={
-                str(k): [int(c) for c in v]
-                for k, v in dict(data.get("blocks") or {}).items()
-                if int(data.get("block_bytes", 0)) in BLOCK_SIZES
-            },
-            block_bytes=int(data.get("block_bytes", 0)),
-            spans={
-                str(k): [int(c) for c in v]
-                for k, v in dict(data.get("spans") or {}).items()
-                if int(data.get("span_bytes", 0)) == SPAN_BYTES
-            },
+            blocks={str(k): [int(c) for c in v] for k, v in dict(data["blocks"]).items()},
         )
     except (ValueError, KeyError, TypeError):
         logger.warning(
@@ -204,11 +176,11 @@ def _verified(info: SnapshotInfo, name: str) -> Path | None:
 def load_base(info: SnapshotInfo) -> tuple[BaseArrays, list[str]] | None:
     """The BM25 base segment and its vocabulary, memory-mapped; ``None`` if anything is off.
 
-    Small files are checked whole here; the postings arrays of the current layout only for
+    The vocabulary and the small arrays are checked whole here; the postings arrays only for
     their size and dtype: each block's CRC-32 (and value ranges) when a query first reads it.
     """
     arrays: dict[str, Any] = {}
-    for name in _ARRAYS if "lengths.npy" in info.files else _OLD_ARRAYS:
+    for name in _ARRAYS:
         path = _verified(info, f"{name}.npy")
         if path is None:
             return None
@@ -218,36 +190,25 @@ def load_base(info: SnapshotInfo) -> tuple[BaseArrays, list[str]] | None:
         except _UNREADABLE_ARRAY as exc:  # a damaged header too: numpy parses it as a literal
             _report(path, exc)
             return None
-    vocab_name = _VOCAB if _VOCAB in info.files else _OLD_VOCAB
-    path = _verified(info, vocab_name)
+    path = _verified(info, _VOCAB)
     if path is None:
         return None
     try:
         raw = path.read_bytes()
-        if vocab_name == _OLD_VOCAB:
-            vocab = json.loads(raw)
-        else:
-            vocab = raw.decode("utf-8", "surrogatepass").split("\n") if raw else []
+        vocab = raw.decode("utf-8", "surrogatepass").split("\n") if raw else []
     except (OSError, ValueError) as exc:
         _report(path, exc)
         return None
-    if "lengths" not in arrays:
-        arrays["lengths"] = np.diff(arrays["offsets"]) if arrays["offsets"].ndim == 1 else None
     base = BaseArrays(**arrays)
     # Sizes and hashes matched: what is wrong now was written wrong (a bug, or someone who also
     # rewrote the record), so it is refused, not rebuilt quietly.
-    check_base(base, vocab, folder=info.folder, lazy=bool(info.blocks))
-    if info.blocks:
-        checks = BlockChecks(
-            base,
-            {f"{n}.npy": info.blocks.get(f"{n}.npy") for n in BLOCKED if n in arrays},
-            folder=info.folder,
-            vocabulary=len(vocab),
-            block_bytes=info.block_bytes,
-            spans={f"{n}.npy": info.spans.get(f"{n}.npy") for n in BLOCKED if n in arrays},
-        )
-        base.verify = checks
-        checks.verify_in_background()  # the rest, once the first query has gone
+    check_base(base, vocab, folder=info.folder)
+    base.verify = BlockChecks(
+        base,
+        {f"{n}.npy": info.blocks.get(f"{n}.npy") for n in BLOCKED},
+        folder=info.folder,
+        vocabulary=len(vocab),
+    )
     return base, vocab
 
 
@@ -256,7 +217,7 @@ def load_graph(info: SnapshotInfo, *, dimension: int) -> SavedGraph | None:
 
     Every graph file is checked whole against its CRC-32 first.
     """
-    from workspace_tools.core.index.dense import read_graph
+    from workspace_tools.core.backends.embedded.dense import read_graph
 
     if not info.has_graph:
         return None
@@ -267,25 +228,6 @@ def load_graph(info: SnapshotInfo, *, dimension: int) -> SavedGraph | None:
         return read_graph(info.folder, dimension=dimension)
     except IndexCorruptError as exc:
         logger.warning("%s", exc)
-        return None
-
-
-def load_dense(info: SnapshotInfo, *, dimension: int, hnsw_threshold: int) -> DenseIndex | None:
-    """A FAISS index saved whole (the layout before); ``None`` when absent or damaged."""
-    from workspace_tools.core.index.dense import DenseIndex
-
-    if _DENSE not in info.files:
-        return None
-    path = _verified(info, _DENSE)
-    if path is None:
-        return None
-    dead = info.folder / "dense.dead.npy"
-    if dead.exists() and _verified(info, dead.name) is None:
-        return None
-    try:
-        return DenseIndex.load(path, dimension=dimension, hnsw_threshold=hnsw_threshold)
-    except IndexCorruptError as exc:
-        logger.warning("%s; rebuilding it", exc)
         return None
 
 
@@ -341,8 +283,7 @@ def snapshot_draft(
                 return
             staging, final = _staging(directory, current, version)
             try:
-                with ThreadPoolExecutor(max_workers=2, thread_name_prefix=_THREADS) as pool:
-                    yield SnapshotDraft(db, pool, current, version, staging, final)
+                yield SnapshotDraft(db, current, version, staging, final)
             finally:
                 if staging.exists():
                     shutil.rmtree(staging, ignore_errors=True)
@@ -376,24 +317,21 @@ def _staging(directory: Path, current: SnapshotInfo | None, version: int) -> tup
 class SnapshotDraft:
     """The files of a snapshot being written into its staging folder (see :func:`snapshot_draft`).
 
-    Each file's fsync and each array's checksums run on the pool (they release the GIL) while
-    the next file is written or the next array made: the disk flushes one file as the next is
-    made. All are done before the folder is renamed into place.
+    Each file is fsynced before the folder is renamed into place.
     """
 
     def __init__(
         self,
         db: IndexDatabase,
-        pool: ThreadPoolExecutor,
         current: SnapshotInfo | None,
         version: int,
         staging: Path,
         final: Path,
     ) -> None:
-        self._db, self._pool, self._current = db, pool, current
+        self._db, self._current = db, current
         self._version, self._staging, self._final = version, staging, final
-        self._syncs: dict[str, Future[None]] = {}
-        self._checks: dict[str, tuple[Future[list[int]], Future[list[int]]]] = {}
+        self._written: set[str] = set()
+        self._blocks: dict[str, list[int]] = {}
 
     def add(self, name: str, array: npt.NDArray[Any]) -> None:
         """Write base array ``name`` (one of the snapshot's arrays) now."""
@@ -401,11 +339,9 @@ class SnapshotDraft:
         array = narrowed(name, np.ascontiguousarray(array))
         path = self._staging / f"{name}.npy"
         np.save(path, array, allow_pickle=False)
-        pool = self._pool
-        self._syncs[path.name] = submit(pool, fsync_file, path)
+        self._written.add(path.name)
         if name in BLOCKED:
-            crcs = submit(pool, block_crcs, array), submit(pool, block_crcs, array, SPAN_BYTES)
-            self._checks[path.name] = crcs
+            self._blocks[path.name] = block_crcs(array)
 
     def finish(
         self,
@@ -420,7 +356,7 @@ class SnapshotDraft:
         staging, final, current, version = self._staging, self._final, self._current, self._version
         if base is not None:
             for name in _ARRAYS:
-                if f"{name}.npy" not in self._syncs:
+                if f"{name}.npy" not in self._written:
                     self.add(name, getattr(base, name))
             text = "\n".join(vocab)
             if text.count("\n") != max(len(vocab) - 1, 0):  # the tokenizer yields none
@@ -434,22 +370,18 @@ class SnapshotDraft:
             dense.save(staging)
         elif reuse_dense and current is not None and _same_embedder(current, config):
             vectors = True
-            kept = link_files(current.folder, current.files, (_DENSE, *_GRAPH_FILES), staging)
+            kept = link_files(current.folder, current.files, _GRAPH_FILES, staging)
             if kept:
                 dense_version = current.dense_version
         paths = sorted(staging.iterdir())
-        for path in paths:
-            if path.name not in self._syncs:
-                self._syncs[path.name] = submit(self._pool, fsync_file, path)
-        blocks = {name: crcs.result() for name, (crcs, _) in self._checks.items()}
-        spans = {name: crcs.result() for name, (_, crcs) in self._checks.items()}
+        blocks = self._blocks
         files = {
             p.name: kept.get(p.name)
             or [p.stat().st_size, _BLOCKED_FILE if p.name in blocks else _digest(p)]
             for p in paths
         }
-        for sync in self._syncs.values():
-            sync.result()
+        for path in paths:
+            fsync_file(path)
         directory = self._db.directory
         fsync_dir(staging)
         if final.exists():
@@ -465,8 +397,6 @@ class SnapshotDraft:
             "files": files,
             "block_bytes": BLOCK_BYTES,
             "blocks": blocks,
-            "span_bytes": SPAN_BYTES,
-            "spans": spans,
             "config": config,
         }
         with self._db.write("save a snapshot") as writer:

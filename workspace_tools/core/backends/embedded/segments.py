@@ -23,19 +23,19 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.index._base_segment import (
+from workspace_tools.core.backends.embedded.base_segment import (
     BaseArrays,
     build_base,
     build_base_flat,
     empty_base,
 )
-from workspace_tools.core.index._document_counts import (
+from workspace_tools.core.backends.embedded.document_counts import (
     DocumentCounts,
     count_documents,
     grow_frequencies,
 )
-from workspace_tools.core.index._posting_sums import PostingColumns, posting_sums
-from workspace_tools.core.index._sparse_build import count_pairs, make_bm25
+from workspace_tools.core.backends.embedded.posting_sums import PostingColumns, posting_sums
+from workspace_tools.core.index.bm25_build import count_pairs, make_bm25
 from workspace_tools.core.index.sparse import BM25Config, top_positive
 
 __all__ = ["BaseArrays", "SparseSegments", "build_base", "build_base_flat"]

@@ -1,4 +1,4 @@
-"""The base segment of :mod:`workspace_tools.core.index.segments`: its arrays and their build.
+"""The base segment of the BM25 segments (``segments.py``): its arrays and their build.
 
 Pure functions over numpy arrays (no shared state), so a merge builds a base outside every lock.
 """
@@ -12,8 +12,8 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.index._pair_counts import count_postings
-from workspace_tools.core.index._sparse_build import build_scores_from_pairs
+from workspace_tools.core.index.bm25_build import build_scores_from_pairs
+from workspace_tools.core.index.pair_counts import count_postings
 
 __all__ = ["BaseArrays", "build_base", "build_base_compacted", "empty_base", "narrow_counts"]
 
@@ -252,6 +252,7 @@ def narrow_counts(tf: npt.NDArray[Any]) -> npt.NDArray[Any]:
 
 
 def empty_base() -> BaseArrays:
+    """A base of no rows."""
     return BaseArrays(
         keys=np.zeros(0, dtype=np.int64),
         indptr=np.zeros(1, dtype=np.int64),

@@ -22,8 +22,8 @@ from typing import Any, Final
 
 import numpy as np
 
-from workspace_tools.core.index._pair_counts import count_pairs
-from workspace_tools.core.index._tfc_grid import grid_of, grid_values, looked_up
+from workspace_tools.core.index.pair_counts import count_pairs
+from workspace_tools.core.index.tfc_grid import grid_of, grid_values, looked_up
 
 __all__ = ["block_terms", "build_scores", "build_scores_from_pairs", "count_pairs", "make_bm25"]
 

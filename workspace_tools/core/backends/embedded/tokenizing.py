@@ -12,22 +12,16 @@ tokenizing would), and one ``numpy`` take maps the worker's ids to the vocabular
 worker's term list stays here, so the map survives across batches (made again when the
 vocabulary is renumbered: :attr:`Tokenizer.vocab_generation`).
 
-A change's texts can be handed over before it is written (:meth:`SplitTokenizer.ahead`), so the
-worker tokenizes while this process writes the database; :meth:`SplitTokenizer.term_ids` then
-takes the worker's part back when the texts it is asked for end with those. The same worker
-computes the content kinds of a bulk ``index_many``'s last texts while the change is staged
-(:attr:`SplitTokenizer.kinds`, :mod:`.kind_split`); its pipes are :mod:`.token_pipe`'s (numbered
-jobs, tagged replies). Anything wrong with
-the worker (it cannot start, it has another tokenizer, it died or hangs) makes this process
-tokenize those texts itself: the same ids, only slower. A change of :data:`BULK_TEXTS` texts (or
-a caller expecting that many, :meth:`SplitTokenizer.expect`) starts the worker; once it runs,
-changes of :data:`WORKER_MIN_TEXTS` use it too (a ``sync`` commits batches of up to 1,024 new
-chunks); smaller ones never do. The environment variable :data:`WORKER_ENV` set to ``0`` turns
-it off.
+Anything wrong with the worker (it cannot start, it has another tokenizer, it died or hangs)
+makes this process tokenize those texts itself: the same ids, only slower. A change of
+:data:`BULK_TEXTS` texts starts the worker; once it runs, changes of :data:`WORKER_MIN_TEXTS` use
+it too (a ``sync`` commits batches of up to 1,024 new chunks); smaller ones never do. The
+environment variable :data:`WORKER_ENV` set to ``0`` turns it off.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import struct
@@ -38,8 +32,15 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.text.kind_split import KindSplit
-from workspace_tools.core.text.token_pipe import TokenWorker
+from workspace_tools.core.backends.embedded.token_worker import (
+    CONFIG,
+    HELLO,
+    REPLY,
+    TOKENS,
+    pack_strings,
+    unpack_strings,
+)
+from workspace_tools.core.helper_process import HelperProcess
 from workspace_tools.core.text.tokenizer import Tokenizer
 
 __all__ = [
@@ -65,20 +66,13 @@ _FAILURES: Final = 2
 _TERMS_KEPT: Final = 2_000_000
 """A worker whose vocabulary grew past this many terms is replaced (a long-lived process that
 indexed many distinct words: the terms of texts since replaced stay in a worker's vocabulary)."""
-_GAP_PER_TEXT: Final = 40e-6
-"""Seconds per text this process is busy between :meth:`SplitTokenizer.ahead` and the ids, until
-measured: a chunk's record, its row in ``put_sources`` and its part of the ``COMMIT`` (SciFact
-and the 50k build, quiet: 38-45 us per chunk)."""
-_COLD_PER_CHAR: Final = 100e-9
-"""Seconds per character of tokenizing with a new vocabulary, until measured (SciFact cold:
-0.51-0.55 s for 7.8 M characters, ~68 ns, more on the first texts, where every word is new; as a
-first share's model, 75 and 130 ns both gave slower SciFact builds than 100 in alternating runs)."""
-_BUILD: Final = 0.07
-"""Seconds a lazy worker takes to load its tokenizer (numpy, PyStemmer: ~70 ms of its start)."""
-_READY: Final = 0.13
-"""Seconds from a worker's start until it can tokenize (Python, this package, numpy, PyStemmer)."""
+_DEADLINE: Final = 60.0
+"""Seconds a reply may take beyond :data:`_PER_TEXT` per text before the worker is given up."""
+_PER_TEXT: Final = 0.005
+_PUMP_EVERY: Final = 64
+"""Texts tokenized here between two writes of the job to a worker that is still starting."""
 _SHARE_NOW: Final = 0.5
-"""Its share of texts it gets only when their ids are needed (a rebuild, a catch-up)."""
+"""The worker's share of a change's texts while the two rates are not measured yet."""
 
 
 def worker_allowed(*, option: bool | None = None) -> bool:
@@ -92,6 +86,87 @@ def worker_allowed(*, option: bool | None = None) -> bool:
         return option
     value = os.environ.get(WORKER_ENV, "").strip().lower()
     return value not in {"0", "false", "off", "no"}
+
+
+class TokenWorker:
+    """One tokenizing worker process (:mod:`.token_worker`): jobs out, replies in, one at a time.
+
+    Raises:
+        OSError: the process could not be started.
+    """
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        self.helper = HelperProcess("workspace_tools.core.backends.embedded.token_worker")
+        self.owner = self.helper.owner
+        self._expected = tokenizer.fingerprint()
+        self.greeted = False
+        """Whether it has said which tokenizer it built."""
+        self.helper.queue(CONFIG + json.dumps(tokenizer.config.to_dict()).encode())
+
+    @property
+    def pid(self) -> int:
+        """The worker's process id."""
+        return self.helper.pid
+
+    def alive(self) -> bool:
+        """Whether the process still runs, and this process started it."""
+        return self.helper.alive()
+
+    def submit(self, texts: list[str]) -> None:
+        """Queue one job; :meth:`pump` and :meth:`result` write it while this process works."""
+        self.helper.queue(pack_strings(texts, tag=TOKENS))
+
+    def pump(self) -> None:
+        """Write what the pipe takes of the job now (a worker still starting reads nothing).
+
+        Raises:
+            OSError: the worker exited.
+        """
+        self.helper.pump()
+
+    def result(self, count: int) -> tuple[list[str], npt.NDArray[np.int32], bytes, float]:
+        """The reply to the job of ``count`` texts.
+
+        Returns:
+            ``(new terms, terms per text, local ids as int32 bytes, seconds busy)``.
+
+        Raises:
+            RuntimeError: the worker died, hangs, or tokenizes otherwise than this process.
+            OSError: the worker stopped reading.
+        """
+        deadline = time.monotonic() + _DEADLINE + _PER_TEXT * count
+        self.helper.flush(deadline)
+        reply = self._frame(deadline)
+        if reply[:1] == HELLO:
+            fingerprint = json.loads(reply[1:]).get("fingerprint")
+            if fingerprint != self._expected:
+                msg = f"the worker tokenizes with {fingerprint}, not {self._expected}"
+                raise RuntimeError(msg)
+            self.greeted = True
+            reply = self._frame(deadline)
+        if not self.greeted or reply[:1] != TOKENS:
+            msg = f"the worker answered a {reply[:1]!r} frame before its greeting or its ids"
+            raise RuntimeError(msg)
+        terms_size, lengths_size, busy = REPLY.unpack_from(reply, 1)
+        lengths_at = 1 + REPLY.size + terms_size
+        new_terms = unpack_strings(reply[1 + REPLY.size : lengths_at])
+        counts = np.frombuffer(reply[lengths_at : lengths_at + lengths_size], dtype=np.int32)
+        ids = reply[lengths_at + lengths_size :]
+        if counts.size != count or int(counts.sum()) * 4 != len(ids):
+            msg = f"the worker answered {counts.size} texts for {count}"
+            raise RuntimeError(msg)
+        return list(new_terms), counts, ids, float(busy)
+
+    def _frame(self, deadline: float) -> bytes:
+        frame = self.helper.receive(deadline)
+        if frame is None:
+            msg = "the worker exited or did not answer in time"
+            raise RuntimeError(msg)
+        return frame
+
+    def stop(self, *, kill: bool = False) -> None:
+        """End the process (killed at once with ``kill``: it failed)."""
+        self.helper.stop(kill=kill)
 
 
 class _Job:
@@ -136,47 +211,13 @@ class SplitTokenizer:
         self._generation = tokenizer.vocab_generation
         self._rates: tuple[float, float] | None = None
         """Seconds per text here and in the worker, as last measured."""
-        self._gap = 0.0
-        """Seconds per text this process spent elsewhere between :meth:`ahead` and the ids."""
-        self.kinds = KindSplit(self)
-        """The content kinds of a bulk change's last texts, from the same worker."""
-
-    def expect(self, count: int, *, kinds: bool = False) -> None:
-        """A change of about ``count`` texts is being prepared: start a bulk one's worker now.
-
-        Its start-up (~50 ms: Python, this package, PyStemmer; numpy once it builds its
-        tokenizer) then overlaps the preparation. With
-        ``kinds`` (:attr:`kinds` gets a job first), a new worker loads its tokenizer after it.
-        """
-        self.disown_forked()
-        if count < self.bulk or not self.enabled or self.failures >= _FAILURES:
-            return
-        if self.worker is None or not self.worker.alive():
-            try:
-                self._forget_worker()
-                self.worker = TokenWorker(self.tokenizer, lazy=kinds)
-            except (OSError, RuntimeError) as exc:
-                self.fail(exc)
-
-    def ahead(self, texts: Sequence[str]) -> None:
-        """Start the worker on the last part of a change's texts, before the change is written."""
-        self.disown_forked()
-        self._drop_job()
-        if self._wanted(len(texts)):
-            share = self._first_share(texts) if self._rates is None else self._share(self._gap)
-            self._submit(list(texts[len(texts) - int(len(texts) * share) :]))
 
     def term_ids(self, texts: Sequence[str]) -> list[npt.NDArray[np.int32]]:
         """The ids ``[tokenizer.term_ids(t) for t in texts]`` gives (vocabulary grown the same)."""
         self.disown_forked()
-        job = self._job
-        if job is not None and not _ends_with(texts, job.texts):
-            self._drop_job()
-            job = None
-        if job is not None:
-            self._gap = (time.perf_counter() - job.sent) / len(texts)
-        elif self._wanted(len(texts)):
-            share = _SHARE_NOW if self._rates is None else self._share(0.0)
+        job = None
+        if self._wanted(len(texts)):
+            share = _SHARE_NOW if self._rates is None else self._share()
             self._submit(list(texts[len(texts) - int(len(texts) * share) :]))
             job = self._job
         term_ids = self.tokenizer.term_ids
@@ -185,7 +226,10 @@ class SplitTokenizer:
         self._job = None
         head = len(texts) - len(job.texts)
         started = time.perf_counter()
-        out = [term_ids(text) for text in texts[:head]]
+        out = []
+        for start in range(0, head, _PUMP_EVERY):
+            out += [term_ids(text) for text in texts[start : min(start + _PUMP_EVERY, head)]]
+            self._pump()
         mine = time.perf_counter() - started
         tail = self._collect(job)
         if tail is None:  # the worker failed: the same ids, tokenized here after the head
@@ -217,30 +261,13 @@ class SplitTokenizer:
             return True
         return count >= self.least and self.worker is not None and self.worker.alive()
 
-    def _share(self, gap: float) -> float:
-        """The worker's share that makes both finish together (this process busy ``gap`` more)."""
+    def _share(self) -> float:
+        """The worker's share that makes both finish together, from the rates last measured."""
         assert self._rates is not None
         here, there = self._rates
         if here + there <= 0:
             return _SHARE_NOW
-        return min(1.0, max(0.1, (here + gap) / (here + there)))
-
-    def _first_share(self, texts: Sequence[str]) -> float:
-        """The worker's share of a change handed over before its write, rates not yet measured.
-
-        Both tokenize at :data:`_COLD_PER_CHAR` (both vocabularies new); this process is busy
-        :data:`_GAP_PER_TEXT` more per text before it starts, the worker for the rest of its
-        start-up (:data:`_BUILD` while it has not said which tokenizer it has).
-        """
-        count = len(texts)
-        rate = max(sum(map(len, texts)) / count * _COLD_PER_CHAR, 1e-6)
-        worker = self.worker
-        lag = 0.0
-        if worker is not None and worker.alive() and not worker.greeted:
-            ready = time.perf_counter() + _BUILD if worker.answered else worker.started + _READY
-            lag = max(0.0, ready - time.perf_counter())
-        share = (count * (_GAP_PER_TEXT + rate) - lag) / (2 * count * rate)
-        return min(1.0, max(0.1, share))
+        return min(0.9, max(0.1, here / (here + there)))
 
     def _submit(self, texts: list[str]) -> None:
         if not (self.enabled and texts) or self.failures >= _FAILURES:
@@ -252,10 +279,19 @@ class SplitTokenizer:
                 self._forget_worker()
                 self.worker = TokenWorker(self.tokenizer)
             self.worker.submit(texts)
+            self.worker.pump()
         except (OSError, RuntimeError) as exc:
             self.fail(exc)
             return
         self._job = _Job(texts)
+
+    def _pump(self) -> None:
+        worker = self.worker
+        if worker is not None:
+            try:
+                worker.pump()
+            except OSError as exc:  # collected as a failure: the texts are tokenized here
+                logger.debug("tokenizing worker stopped reading (%s)", exc)
 
     def _collect(self, job: _Job) -> tuple[list[npt.NDArray[np.int32]], float] | None:
         """The job's ids in the vocabulary's numbers, and the worker's seconds per text."""
@@ -322,16 +358,6 @@ class SplitTokenizer:
         remap[missing] = [setdefault(terms[i], len(vocab)) for i in missing.tolist()]
         return remap
 
-    def _drop_job(self) -> None:
-        """Read and forget the reply to a job whose ids are no longer wanted (keeps the terms)."""
-        job, self._job = self._job, None
-        if job is not None and self.worker is not None:
-            try:
-                new_terms, _, _, _ = self.worker.result(len(job.texts))
-                self._absorb(new_terms)
-            except (OSError, RuntimeError, ValueError, struct.error) as exc:
-                self.fail(exc)
-
     def fail(self, exc: BaseException) -> None:
         """Give the worker up after ``exc`` (this process does its jobs; a later one may start)."""
         logger.debug("tokenizing worker given up (%s); tokenizing in this process", exc)
@@ -345,11 +371,3 @@ class SplitTokenizer:
         """A new worker starts with an empty vocabulary: so does the map."""
         self._terms = []
         self._remap = np.zeros(0, dtype=np.int32)
-
-
-def _ends_with(texts: Sequence[str], tail: list[str]) -> bool:
-    """Whether ``texts`` ends with the texts of ``tail`` (the same objects, or equal)."""
-    start = len(texts) - len(tail)
-    if start < 0:
-        return False
-    return all(a is b or a == b for a, b in zip(texts[start:], tail, strict=True))

@@ -1,0 +1,59 @@
+"""The BM25 term ids of chunks: their texts tokenized with the workspace tokenizer.
+
+The database stores no terms: every chunk applied (this process's own, another process's, or
+any chunk when rebuilding from the database) is tokenized from its text, after a check that the
+tokenizer is the one the index records (:class:`TokenizerCheck`), so its terms are the writer's.
+A text goes to ids directly (``Tokenizer.term_ids``: no term string is made for a word seen
+before); new terms get their ids in the order the chunks, one after the other, first use them.
+A bulk change is tokenized on two cores (:class:`SplitTokenizer`: the same ids).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from workspace_tools.core.backends.embedded.tokenizing import SplitTokenizer, worker_allowed
+from workspace_tools.core.backends.follow import TokenizerCheck
+from workspace_tools.core.store.database import Changes
+from workspace_tools.core.text.tokenizer import Tokenizer
+
+__all__ = ["TermIds"]
+
+
+class TermIds:
+    """Term ids of the chunks of a change (the backend's lock serialises every call).
+
+    Args:
+        tokenizer: The workspace tokenizer (its vocabulary numbers the terms).
+        check: Refuses an index tokenized with other settings.
+        index_terms: ``False`` for a workspace without BM25: chunks get no ids.
+        token_worker: Tokenize part of a bulk change in a worker process; ``None``: unless the
+            environment variable ``WORKSPACE_TOOLS_TOKEN_WORKER`` is ``0``.
+    """
+
+    def __init__(
+        self,
+        tokenizer: Tokenizer,
+        *,
+        check: TokenizerCheck,
+        index_terms: bool = True,
+        token_worker: bool | None = None,
+    ) -> None:
+        self.tokenizer = tokenizer
+        self.check = check
+        self.index_terms = index_terms
+        self.split = SplitTokenizer(tokenizer, enabled=worker_allowed(option=token_worker))
+        """Term ids of bulk changes, part of them from a worker process."""
+
+    def of(self, changes: Changes) -> list[npt.NDArray[np.int32]]:
+        """The term ids of each chunk of ``changes``, in order."""
+        chunks = changes.chunks
+        if not self.index_terms:
+            return [np.zeros(0, dtype=np.int32) for _ in chunks]
+        self.check(changes.settings)
+        return self.split.term_ids([chunk.text for chunk in chunks])
+
+    def close(self) -> None:
+        """Stop the tokenizing worker, if one runs (a later bulk change starts another)."""
+        self.split.close()

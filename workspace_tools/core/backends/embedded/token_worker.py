@@ -1,0 +1,109 @@
+"""The tokenizing worker process: the term ids of many texts, on another core.
+
+Started by :class:`~workspace_tools.core.backends.embedded.tokenizing.TokenWorker` as a
+:class:`~workspace_tools.core.helper_process.HelperProcess`. It speaks frames with its parent in
+plain bytes (no pickle: strings as UTF-8 with their lengths, ids as int32 arrays). Each frame's
+first byte is its tag:
+
+1. :data:`CONFIG` + JSON ``TokenizerConfig.to_dict()``. The worker builds the tokenizer and
+   writes :data:`HELLO` + JSON ``{"fingerprint": ...}`` (the parent checks it is its own).
+2. :data:`TOKENS` + the texts (:func:`pack_strings`) -> :data:`TOKENS` + :data:`REPLY` ``(terms
+   bytes, lengths bytes, seconds busy)`` then the new terms, the terms per text and the ids: the
+   texts' term ids in the worker's own vocabulary (native int32, one text after the other), with
+   the terms that vocabulary gained since the last reply in the order they were numbered.
+
+It exits at the end of its input (the parent closed the pipe, or died) or on a frame it does not
+know.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import sys
+import time
+from array import array
+from collections.abc import Sequence
+from itertools import accumulate
+from typing import Final
+
+from workspace_tools.core.helper_process import read_frame, write_frame
+
+__all__ = ["CONFIG", "HELLO", "REPLY", "TOKENS", "main", "pack_strings", "unpack_strings"]
+
+CONFIG: Final = b"C"
+"""Tag of the first frame: the tokenizer's settings."""
+HELLO: Final = b"H"
+"""Tag of the worker's greeting: the fingerprint of the tokenizer it built."""
+TOKENS: Final = b"T"
+"""Tag of a term-ids job and of its reply."""
+REPLY: Final = struct.Struct("=QQd")
+"""A reply's head: bytes of its packed new terms, bytes of its lengths, seconds busy."""
+_COUNT: Final = struct.Struct("=Q")
+_UINT32: Final = "I" if array("I").itemsize == 4 else "L"
+
+
+def pack_strings(strings: Sequence[str], *, tag: bytes = b"") -> bytes:
+    """Strings as bytes: their count, their lengths (uint32, in code points), then UTF-8.
+
+    Any ``str`` round-trips (lone surrogates too: ``surrogatepass``). ``tag`` goes first.
+    """
+    lengths = array(_UINT32, map(len, strings))
+    text = "".join(strings).encode("utf-8", "surrogatepass")
+    return b"".join([tag, _COUNT.pack(len(strings)), lengths.tobytes(), text])
+
+
+def unpack_strings(data: bytes, *, spaced: bool = False) -> list[str]:
+    """The inverse of :func:`pack_strings`.
+
+    Args:
+        data: What :func:`pack_strings` made.
+        spaced: Decode the strings with their ``NEVER_IN_WORDS`` characters made spaces
+            (``tokenizer.spaced_utf8``: one ``bytes.translate`` of them all, for their term ids).
+
+    Raises:
+        ValueError: ``data`` is not such bytes.
+    """
+    (count,) = _COUNT.unpack_from(data)
+    lengths = array(_UINT32)
+    start = _COUNT.size + 4 * count
+    lengths.frombytes(data[_COUNT.size : start])
+    utf8 = data[start:]
+    if spaced:  # one character for one: the lengths still hold
+        from workspace_tools.core.text.tokenizer import spaced_utf8
+
+        utf8 = spaced_utf8(utf8)
+    text = utf8.decode("utf-8", "surrogatepass")
+    ends = list(accumulate(lengths))
+    if (ends[-1] if ends else 0) != len(text):
+        msg = "the packed strings do not add up"
+        raise ValueError(msg)
+    return [text[end - size : end] for size, end in zip(lengths, ends, strict=True)]
+
+
+def main() -> None:
+    """Answer the handshake, then every job, until the input ends (or an unknown frame)."""
+    from workspace_tools.core.text.tokenizer import Tokenizer, TokenizerConfig
+
+    source = os.fdopen(sys.stdin.fileno(), "rb", buffering=0, closefd=False)
+    sink = sys.stdout.buffer
+    first = read_frame(source)
+    if first is None or first[:1] != CONFIG:
+        return
+    tokenizer = Tokenizer(TokenizerConfig.from_dict(json.loads(first[1:])))
+    write_frame(sink, HELLO + json.dumps({"fingerprint": tokenizer.fingerprint()}).encode())
+    id_bytes, vocab = tokenizer.term_id_bytes, tokenizer.vocab
+    while (frame := read_frame(source)) is not None and frame[:1] == TOKENS:
+        started = time.perf_counter()
+        texts = unpack_strings(frame[1:], spaced=True)
+        known = len(vocab)
+        blobs = [id_bytes(text, spaced=True) for text in texts]
+        lengths = array("i", [len(blob) >> 2 for blob in blobs]).tobytes()
+        terms = pack_strings(list(vocab)[known:] if len(vocab) > known else [])
+        head = REPLY.pack(len(terms), len(lengths), time.perf_counter() - started)
+        write_frame(sink, b"".join([TOKENS, head, terms, lengths, *blobs]))
+
+
+if __name__ == "__main__":
+    main()
