@@ -61,6 +61,16 @@ def test_every_command_has_a_section_listing_its_arguments(
     assert not missing, f"{title} in docs/cli.md does not mention {missing}"
 
 
+@pytest.mark.parametrize(("path", "parser"), COMMANDS, ids=[" ".join(p) for p, _ in COMMANDS])
+def test_every_argument_has_a_help_line(
+    path: tuple[str, ...], parser: argparse.ArgumentParser
+) -> None:
+    """``search --help`` showed ``query`` and ``remove --help`` ``target`` with no text."""
+    commands = argparse._SubParsersAction  # each of its commands has its help
+    bare = [a.dest for a in parser._actions if not (a.help or isinstance(a, commands))]
+    assert not bare, f"workspace-tools {' '.join(path)}: no help for {bare}"
+
+
 def test_global_options_are_documented() -> None:
     sections = _sections(CLI_DOC.read_text(encoding="utf-8"))
     body = sections["Global options"]

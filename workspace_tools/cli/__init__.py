@@ -280,7 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("search", help="search the index")
-    p.add_argument("query")
+    p.add_argument("query", help="words, a question or code identifiers")
     p.add_argument("-k", type=int, default=10, help="number of results (default 10)")
     p.add_argument(
         "--mode", choices=["bm25", "vector", "hybrid"], help="default: hybrid when vectors exist"
@@ -303,7 +303,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_stats)
 
     p = sub.add_parser("remove", help="remove sources by id, folder or glob")
-    p.add_argument("target")
+    p.add_argument(
+        "target", help="a source id (docs/a.md), a folder prefix (docs) or a glob (**/*.pdf)"
+    )
     add_root_option(p)
     p.set_defaults(func=cmd_remove)
 

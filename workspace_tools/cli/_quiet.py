@@ -2,11 +2,11 @@
 
 The libraries under the embedding model print on their own: Hugging Face and tqdm progress bars,
 NNCF's rich progress bars while the model is quantised on first use, transformers' warnings
-(``loss_type=None was set in the config but it is unrecognised``, which means nothing for an
-embedding model) and bm25s' debug lines. :func:`silence_third_party` turns each off through the
-library's own switch (environment variables read at import, logger levels, rich's global
-console), before any of them is imported, and keeps warnings of this package from the logs
-(errors still show).
+and bm25s' debug lines (transformers' ``loss_type`` warning, meaningless here, is left
+out of every conversion: ``openvino_model._no_loss_type``). :func:`silence_third_party` turns
+each off through the library's own switch (environment variables read at import, logger
+levels, rich's global console), before any of them is imported, and keeps warnings of this
+package from the logs (errors still show).
 """
 
 from __future__ import annotations

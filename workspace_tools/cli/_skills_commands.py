@@ -234,12 +234,12 @@ def cmd_disable(args: argparse.Namespace) -> int:
     if name in disabled:
         print(f"Skill {name!r} is already disabled in {config.path}.")
         return 0
-    names = SkillRegistry.from_project(root, entry_points=True).catalog().names()
+    with _registry_quiet():  # what `skills list` shows (no installed package's skills)
+        names = _registry(args).catalog().names()
     if name not in names:
-        known = ", ".join(names[:20]) or "(none)"
         print(
             f"error: no skill named {name!r} in this project; nothing disabled. "
-            f"Skills: {known}. Run `workspace-tools skills list` to see them all.",
+            f"Skills (as `workspace-tools skills list` shows them): {', '.join(names) or 'none'}.",
             file=sys.stderr,
         )
         return 1

@@ -12,6 +12,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
+from workspace_tools.cli.skills import _usage
 from workspace_tools.core.errors import WorkspaceError
 
 if TYPE_CHECKING:  # imported when a docs command runs: every other command starts without it
@@ -32,7 +33,8 @@ def add_docs_parser(
         The ``docs`` parser.
     """
     docs = subparsers.add_parser("docs", help="search a documentation tree (.md/.mdx pages)")
-    commands = docs.add_subparsers(dest="docs_command", required=True)
+    commands = docs.add_subparsers(dest="docs_command", metavar="COMMAND")
+    docs.set_defaults(func=lambda _args: _usage(docs))  # its help, as `skills` alone prints
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--scope", help="only this subfolder of the root")

@@ -124,10 +124,18 @@ def cmd_grep(args: argparse.Namespace) -> int:
     if not args.quiet:
         for note in _notes(report, pattern=args.pattern, regex=args.regex):
             print(note, file=sys.stderr)
+    if not report.matches:
+        _none_found(args.pattern, report.files_searched)
     quiet_miss = report.matches or args.quiet or args.regex
     if not quiet_miss and looks_like_regex(args.pattern):
         print("(PATTERN was matched literally; add -E to use it as a regex)", file=sys.stderr)
     return 0 if report.matches else 1
+
+
+def _none_found(pattern: str, searched: int) -> None:
+    """Say on stderr that no line matched (stdout keeps only matches, as grep's)."""
+    files = f"{searched} file{'s' if searched != 1 else ''}"
+    print(f"No line matches {pattern!r} ({files} searched).", file=sys.stderr)
 
 
 def _cmd_counts(
@@ -157,6 +165,8 @@ def _cmd_counts(
         print(f"{path}:{count}" if args.count else path)
     if report.truncated and not args.quiet:
         print(f"(stopped after {len(report.counts)} files; give -k N for more)", file=sys.stderr)
+    if not report.counts:
+        _none_found(args.pattern, report.files_searched)
     return 0 if report.counts else 1
 
 

@@ -227,6 +227,7 @@ def _serve(args: argparse.Namespace) -> int:
     )
 
     def build() -> Any:
+        from workspace_tools.mcp._live import STATUS_TOOL
         from workspace_tools.mcp.server import build_tools, create_server
 
         served = build_tools(
@@ -234,7 +235,8 @@ def _serve(args: argparse.Namespace) -> int:
         )
         for note in served.notes:
             log.info(note)
-        log.info("serving %d tools: %s", len(served.tools), ", ".join(t.name for t in served.tools))
+        names = [*(t.name for t in served.tools), STATUS_TOOL]  # every server adds the status
+        log.info("serving %d tools: %s", len(names), ", ".join(names))
         server = create_server(served)
         if served.background is not None:
             served.background.start()

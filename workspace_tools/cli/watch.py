@@ -91,11 +91,11 @@ def _watch(args: argparse.Namespace) -> int:
         watcher.stop()
         if tty:
             sys.stdout.write("\n")
-        stats = watcher.stats
-        progress = ws.sync_progress
+        stats, progress = watcher.stats, ws.sync_progress
+        held = f"index: {plural(len(ws.source_ids()), 'source')}, {plural(len(ws), 'chunk')}"
         print(
             f"Stopped: {plural(stats.syncs, 'sync')}, {plural(stats.commits, 'commit')}; "
-            f"{progress.line()}.",
+            f"{progress.line() if progress.error else held}.",  # not the last sync's count
             file=sys.stderr,
         )
         raise

@@ -5,7 +5,7 @@ workspace root, the docs root, the skills folders. A client that offers roots
 (``capabilities.roots``) narrows them: the served directories are the parts of its roots that lie
 inside an allowed folder (a client root around an allowed folder serves that folder). A root
 that meets no allowed folder, or is not a local ``file://`` URI, is ignored and logged; it never
-widens what is served.
+widens what is served. A roots list that cannot be read serves nothing.
 
 Every result is confined to the served directories: :meth:`RootsScope.within` gives a tool the
 folders of its own root it may see (``within``, see :mod:`workspace_tools.core.text.within`),
@@ -27,6 +27,7 @@ from urllib.parse import unquote, urlparse
 
 import anyio
 from mcp import types
+from pydantic import BaseModel
 
 from workspace_tools.core.text.scan import is_glob
 from workspace_tools.core.text.within import is_within, normalise_within
@@ -76,6 +77,12 @@ def serve_within(client_roots: Sequence[Path], allowed: Sequence[Path]) -> list[
     return list(dict.fromkeys(out))
 
 
+class _AnyRoots(BaseModel):
+    """A ``roots/list`` answer with each root left unchecked."""
+
+    roots: list[Any]
+
+
 class RootsScope:
     """The directories one server session serves, refreshed when the client's roots change."""
 
@@ -120,18 +127,20 @@ class RootsScope:
         if session is None or not session.check_client_capability(capability):
             self.client_roots, self.served, self.ignored = None, list(self.allowed), []
             return
-        try:
-            result = await session.list_roots()
-        except Exception as exc:  # the client broke its promise: keep what was served
-            await _warn(session, f"Could not read the client's roots ({exc}); serving as before.")
-            self._stale = True
+        try:  # each root checked below: one bad URI fails the SDK's model of the whole list
+            request = types.ServerRequest(types.ListRootsRequest())
+            result = await session.send_request(request, _AnyRoots)
+        except Exception as exc:  # the client broke its promise: narrow to nothing, never widen
+            self.client_roots, self.served, self.ignored, self._stale = [], [], [], True
+            await _warn(session, f"Could not read the client's roots ({exc}); serving nothing.")
             return
         roots: list[Path] = []
         ignored: list[tuple[str, str]] = []
         allowed = ", ".join(str(p) for p in self.allowed) or "none"
         for root in result.roots:
-            uri = str(root.uri)
-            path = uri_path(uri)
+            uri = root.get("uri") if isinstance(root, dict) else None
+            path = uri_path(uri) if isinstance(uri, str) else None
+            uri = uri if isinstance(uri, str) else repr(root)
             if path is None:
                 ignored.append((uri, "not a local file:// URI"))
             elif not serve_within([path], self.allowed):

@@ -3,13 +3,15 @@
 Over stdio, file descriptor 1 carries only JSON-RPC: :func:`protect_stdout` moves the protocol to
 a private copy of it and points fd 1 and ``sys.stdout`` at stderr, so a stray ``print``, a
 progress bar or a C library writing to stdout cannot corrupt the framing. SIGINT and SIGTERM end
-the server cleanly, as does the client closing stdin.
+the server cleanly, as does the client closing stdin: each request read before is answered first,
+or cancelled with an error when it does not finish within a grace period.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import json
 import logging
 import os
 import queue
@@ -17,7 +19,7 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 import anyio
 
@@ -31,6 +33,9 @@ from workspace_tools.mcp._http_guard import HttpGuard, HttpPolicy, http_policy
 __all__ = ["parse_address", "protect_stdout", "run_http", "run_stdio"]
 
 _LOG = logging.getLogger("workspace_tools.mcp")
+ANSWER_GRACE: Final = 30.0
+"""Seconds the requests still running when stdin closes have to answer before they are
+cancelled (each gets an error response)."""
 
 
 def protect_stdout() -> io.TextIOWrapper:
@@ -55,9 +60,10 @@ class _StdinLines:
     and :meth:`close` releases a waiting reader.
     """
 
-    def __init__(self, fd: int = 0) -> None:
+    def __init__(self, fd: int, out: _ProtocolOut) -> None:
         self._lines: queue.Queue[str] = queue.Queue()
         self._fd = fd
+        self._out = out
         threading.Thread(target=self._pump, name="mcp-stdin", daemon=True).start()
 
     def _pump(self) -> None:
@@ -87,7 +93,9 @@ class _StdinLines:
     async def __anext__(self) -> str:
         line = await anyio.to_thread.run_sync(self._lines.get, abandon_on_cancel=True)
         if not line:
+            await self._out.settle()  # the SDK cancels what is still running at end of input
             raise StopAsyncIteration
+        self._out.received(line)
         return line
 
 
@@ -99,21 +107,73 @@ class _ProtocolOut:
     blocks a thread, never the event loop.
     """
 
-    def __init__(self, stream: io.TextIOWrapper, *, on_closed: Any = None) -> None:
+    def __init__(self, stream: io.TextIOWrapper, *, on_closed: Any, grace: float) -> None:
         self._stream = stream
-        self._writer = ProtocolWriter(stream, on_closed=on_closed or (lambda: None))
+        self._writer = ProtocolWriter(stream, on_closed=on_closed)
         self._pending: list[str] = []
+        self._grace = grace
+        self._open: dict[str | int, None] = {}
+        """Ids of the client's requests not answered yet."""
+        self._cancelled: set[str | int] = set()
+        self._answered: anyio.Event | None = None
+
+    def received(self, line: str) -> None:
+        """Note a request (or a cancellation) read from the client."""
+        message = _message(line)
+        key, params = message.get("id"), message.get("params")
+        if message.get("method") == "notifications/cancelled":
+            key = params.get("requestId") if isinstance(params, dict) else None
+            if isinstance(key, (str, int)):
+                self._open.pop(key, None)
+        elif isinstance(key, (str, int)) and "method" in message:
+            self._open[key] = None
+
+    async def settle(self) -> None:
+        """At end of input: wait for the open requests, then answer the rest with an error."""
+        with anyio.move_on_after(self._grace):
+            while self._open and not self._writer.closed:
+                self._answered = anyio.Event()
+                await self._answered.wait()
+        if self._open and not self._writer.closed:
+            _LOG.warning(
+                "stdin closed: %d request(s) not answered within %g s cancelled.",
+                len(self._open),
+                self._grace,
+            )
+        left = list(self._open)
+        error = {"code": 0, "message": "Request cancelled: the client closed stdin."}
+        for key in left:
+            await self.write(json.dumps({"jsonrpc": "2.0", "id": key, "error": error}) + "\n")
+        self._cancelled.update(left)  # a late answer is not sent after the error
+        await self.flush()
 
     async def write(self, text: str) -> None:
+        message = _message(text)
+        key = message.get("id") if "method" not in message else None
+        if isinstance(key, (str, int)):
+            if key in self._cancelled:
+                return  # answered as cancelled already
+            self._open.pop(key, None)
         self._pending.append(text)
 
     async def flush(self) -> None:
         text = "".join(self._pending)
         self._pending.clear()
         await anyio.to_thread.run_sync(self._write, text)
+        if self._answered is not None and (not self._open or self._writer.closed):
+            self._answered.set()
 
     def _write(self, text: str) -> None:
         self._writer.write(text)  # a client gone away ends the session, not the process
+
+
+def _message(text: str) -> dict[str, Any]:
+    """One JSON-RPC message as a mapping (empty when it is not one)."""
+    try:
+        message = json.loads(text)
+    except ValueError:
+        return {}
+    return message if isinstance(message, dict) else {}
 
 
 async def _cancel_on_signal(scope: anyio.CancelScope) -> None:
@@ -124,19 +184,24 @@ async def _cancel_on_signal(scope: anyio.CancelScope) -> None:
             return
 
 
-def run_stdio(server: Any, *, stdout: io.TextIOWrapper | None = None) -> None:
+def run_stdio(
+    server: Any, *, stdout: io.TextIOWrapper | None = None, grace: float = ANSWER_GRACE
+) -> None:
     """Serve one client over stdin/stdout until stdin closes or SIGINT/SIGTERM arrives.
 
     Args:
         server: The MCP server.
         stdout: The protocol stream :func:`protect_stdout` returned, when it was called before
             start-up work that might print; by default it is called now.
+        grace: Seconds the requests still running when stdin closes have to answer; each one
+            left then is answered with a "Request cancelled" error.
     """
     from mcp.server.stdio import stdio_server
 
     stream = stdout if stdout is not None else protect_stdout()
-    lines = _StdinLines(sys.stdin.fileno())
-    out = _ProtocolOut(stream, on_closed=lines.close)
+    lines: _StdinLines  # the output, when the client closes it, ends the input
+    out = _ProtocolOut(stream, on_closed=lambda: lines.close(), grace=grace)
+    lines = _StdinLines(sys.stdin.fileno(), out)
 
     async def main() -> None:
         async with anyio.create_task_group() as group:

@@ -185,10 +185,15 @@ class SearchDocumentsTool(ThreadedTool):
             sync_with_progress(ws, list(files))
         missing = set(files) - set(ws.source_ids())
         if missing:
+            how = (  # a read-only server offers no workspace_index
+                ". The workspace is read-only here: ask the user to index them "
+                f"(`workspace-tools --root {ws.root} index`)."
+                if self.read_only or ws.read_only
+                else ", or index them with workspace_index."
+            )
             notes.append(
                 f"{len(missing)} file(s) in scope are not indexed (new since the last indexing, "
-                "or not convertible); search them with mode='grep', or index them with "
-                "workspace_index."
+                f"or not convertible); search them with mode='grep'{how}"
             )
         scope = None if paths is None and recursive else sorted(files)
         # the folders this call may see (MCP roots): a pre-filter, so top_k hits come back

@@ -17,6 +17,14 @@ def run(argv: list[str]) -> int:
     return main(argv)
 
 
+def test_docs_without_a_subcommand_shows_them(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["docs"]) == 2
+    out, err = capsys.readouterr()
+    assert "docs_command" not in out + err  # was: "the following arguments are required: ..."
+    assert out.startswith("usage: workspace-tools docs [-h] COMMAND ...")
+    assert "    search    ranked sections for a query\n    list      every page" in out
+
+
 def test_search_prints_ranked_sections(docs_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["docs", "search", "registry", "--root", str(docs_root), "-k", "1"]) == 0
     out = capsys.readouterr().out

@@ -115,6 +115,34 @@ def test_skipped_and_removed_files_do_not_count_until_they_change(
     assert "docs/guide.md:" in out
 
 
+def test_a_file_skipped_just_after_it_was_written_is_not_a_change(
+    tree: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A PDF skipped for a missing extra right after it was written counted as new at the next
+    searches (its mtime was too recent to record), so each synced it and said so again."""
+    from workspace_tools.core.convert import _pdf
+    from workspace_tools.core.convert.limits import ConversionLimits
+    from workspace_tools.core.errors import ConversionError
+    from workspace_tools.core.workspace import _workspace
+
+    def missing(module: str, *, suffix: str) -> object:
+        raise ConversionError(f"missing extra: pip install ... to read {suffix} files")
+
+    monkeypatch.setattr(_pdf, "require", missing)  # in this process: no worker processes
+    monkeypatch.setattr(_workspace, "DEFAULT_LIMITS", ConversionLimits(isolate=False))
+    report = tree / "report.pdf"
+    report.write_bytes(b"%PDF-1.4\n%%EOF\n")
+    assert run(capsys, tree, "-q", "index")[0] == 0  # all written just now: racy mtimes
+    for _ in range(2):
+        code, _, err = run(capsys, tree, "search", "keyword")
+        assert (code, err) == (0, "")
+    stat = report.stat()  # the same size and mtime, other bytes: still a change
+    report.write_bytes(b"%PDF-1.4\n%%EOG\n")
+    os.utime(report, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    code, _, err = run(capsys, tree, "search", "keyword")
+    assert code == 0 and "(1 new: report.pdf;" in err
+
+
 def test_an_edit_within_the_timestamp_granularity_is_found(
     tree: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -60,7 +60,10 @@ def test_paths_are_relative_to_the_current_folder(
 
 def test_nothing_found_exits_1(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "--root", str(tree), "grep", "zebra")
-    assert (code, out, err) == (1, "", "")
+    assert (code, out, err) == (1, "", "No line matches 'zebra' (4 files searched).\n")
+    for flag in ("-l", "-c", "-q"):  # said on stderr: stdout keeps only what matched
+        code, out, err = run(capsys, "--root", str(tree), "grep", "zebra", flag)
+        assert (code, out, err) == (1, "", "No line matches 'zebra' (4 files searched).\n")
     code, out, err = run(capsys, "--root", str(tree), "grep", r"\d+x")
     assert code == 1 and "(PATTERN was matched literally; add -E to use it as a regex)" in err
     code, out, _ = run(capsys, "--root", str(tree), "grep", "zebra", "--json")

@@ -11,6 +11,7 @@ import pytest
 from workspace_tools.cli.skills import add_skills_parser
 from workspace_tools.core.config import ProjectConfig
 from workspace_tools.core.errors import InvalidInputError
+from workspace_tools.core.skills import registry as registry_module
 
 
 def run(root: Path, *argv: str) -> int:
@@ -163,3 +164,32 @@ def test_disable_unknown_skill_fails(tmp_path: Path, make_skill, capsys) -> None
     err = capsys.readouterr().err
     assert err.startswith("error: no skill named 'alpah' in this project; nothing disabled.")
     assert ProjectConfig.load(tmp_path).disabled_skills == ()
+
+
+def test_disable_refuses_an_installed_packages_skill(
+    tmp_path: Path, make_skill, monkeypatch, capsys
+) -> None:
+    make_skill("alpha")
+    make_skill("plugged", parent=tmp_path / "plugin")
+
+    class EntryPoint:
+        name = "plugin"
+
+        def load(self) -> object:
+            return lambda: str(tmp_path / "plugin")
+
+    monkeypatch.setattr(
+        registry_module.importlib.metadata,
+        "entry_points",
+        lambda group: [EntryPoint()] if group == registry_module.ENTRY_POINT_GROUP else [],
+    )
+    run(tmp_path, "add", "skills")
+    capsys.readouterr()
+    assert run(tmp_path, "disable", "plugged") == 1  # it was disabled: `skills list` omits it
+    assert capsys.readouterr().err == (
+        "error: no skill named 'plugged' in this project; nothing disabled. "
+        "Skills (as `workspace-tools skills list` shows them): alpha.\n"
+    )
+    assert ProjectConfig.load(tmp_path).disabled_skills == ()
+    assert run(tmp_path, "list") == 0
+    assert "plugged" not in capsys.readouterr().out

@@ -38,6 +38,8 @@ def test_watch_prints_each_sync_and_stops_on_ctrl_c(tmp_path: Path) -> None:
         assert "1 added" in lines.get(timeout=GUARD)  # the first sync
         (tmp_path / "b.md").write_text("bravo words\n", encoding="utf-8")
         assert "1 added" in lines.get(timeout=GUARD)  # the event
+        (tmp_path / "a.md").unlink()
+        assert "1 removed" in lines.get(timeout=GUARD)  # a sync that reads no file
         child.send_signal(signal.SIGINT)
         child.wait(timeout=GUARD)
     finally:
@@ -46,7 +48,10 @@ def test_watch_prints_each_sync_and_stops_on_ctrl_c(tmp_path: Path) -> None:
             child.wait()
     assert child.returncode == 130
     assert child.stderr is not None
-    assert "Stopped: 2 syncs" in child.stderr.read()
+    # the whole session and what the index holds (it said "indexed: 0 files checked")
+    assert child.stderr.read().startswith(
+        "Stopped: 3 syncs, 3 commits; index: 1 source, 1 chunk.\n"
+    )
 
 
 def test_watch_refuses_bad_numbers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,6 +1,7 @@
 """A test MCP server process: the real server code over a fake embedder (no model load).
 
-Run as ``python _server.py --root DIR [--http HOST:PORT] [--read-only] [--noisy] [--scope S]``.
+Run as ``python _server.py --root DIR [--http HOST:PORT] [--read-only] [--noisy] [--scope S]
+[--grace SECONDS]``.
 With ``--noisy``, start-up and every ``workspace_search`` call print to stdout, write to file
 descriptor 1 directly, warn and draw a progress bar, to show none of it reaches the protocol.
 """
@@ -49,6 +50,7 @@ def main() -> None:
     parser.add_argument("--noisy", action="store_true")
     parser.add_argument("--scope", action="append", default=[])
     parser.add_argument("--skills", action="append", help="skills paths (default: skills)")
+    parser.add_argument("--grace", type=float, default=30.0, help="see run_stdio(grace=)")
     args = parser.parse_args()
     protocol = None if args.http else protect_stdout()
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(name)s: %(message)s")
@@ -78,7 +80,7 @@ def main() -> None:
         host, port = parse_address(args.http)
         run_http(server, host=host, port=port)
     else:
-        run_stdio(server, stdout=protocol)
+        run_stdio(server, stdout=protocol, grace=args.grace)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ def server_env(**extra: str) -> dict[str, str]:
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
         "PYTHONWARNINGS": "always",
+        "PYTHONPATH": str(REPO),  # this checkout's package, not another one installed
     }
     env.update(extra)
     return env

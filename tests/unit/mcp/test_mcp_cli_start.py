@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import queue
 import subprocess
 import sys
@@ -14,11 +15,11 @@ from tests.unit.mcp.conftest import free_port, server_env
 CLI = [sys.executable, "-m", "workspace_tools.cli"]
 
 
-def _start_and_stop(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """The server with stdin closed: it starts, finds end of input and stops."""
+def _start_and_stop(*args: str, cwd: Path, input: str = "") -> subprocess.CompletedProcess[str]:
+    """The server with stdin closed: it starts, answers ``input``, finds end of input and stops."""
     return subprocess.run(
         [*CLI, *args],
-        input="",
+        input=input,
         capture_output=True,
         text=True,
         timeout=300,
@@ -42,6 +43,27 @@ def test_a_root_whose_workspace_is_not_served_is_named(project: Path) -> None:
     assert "is not served" in quiet.stderr  # a warning: -q keeps it
     plain = _start_and_stop("mcp", "--docs", "docs", cwd=project)  # no --root: nothing dropped
     assert "is not served" not in plain.stderr
+
+
+def test_the_start_up_line_counts_the_tools_listed(project: Path) -> None:
+    """A docs-only server said 'serving 4 tools' and listed 5 (workspace_status left out)."""
+    hello = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    }
+    messages = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+    ]
+    text = "".join(json.dumps(m) + "\n" for m in messages)
+    done = _start_and_stop("mcp", "--docs", "docs", cwd=project, input=text)
+    assert done.returncode == 0, done.stderr
+    answer = next(a for a in map(json.loads, done.stdout.splitlines()) if a.get("id") == 1)
+    listed = [tool["name"] for tool in answer["result"]["tools"]]
+    assert "workspace_status" in listed
+    assert f"serving {len(listed)} tools: {', '.join(listed)}\n" in done.stderr
 
 
 def test_no_library_debug_lines_at_start(project: Path) -> None:

@@ -110,6 +110,61 @@ def test_a_stdio_client_killed_with_calls_in_flight(project: Path) -> None:
     assert not [word for word in NOISE if word in err], err[-3000:]
 
 
+def test_requests_pending_when_stdin_closes_are_each_answered(project: Path) -> None:
+    """Before: the server answered the first and exited, the others got nothing."""
+    calls = [
+        ("tools/call", {"name": "workspace_search", "arguments": {"query": "install search"}}),
+        ("tools/call", {"name": "search_documents", "arguments": {"query": "parse"}}),
+        ("tools/call", {"name": "workspace_read", "arguments": {"path": "notes.txt"}}),
+        ("tools/list", None),
+        ("ping", None),
+    ]
+    with _stdio_server(project) as server:
+        assert server.stdin is not None and server.stdout is not None
+        for i, (method, params) in enumerate(calls, start=1):
+            server.stdin.write(_message(i, method, params))
+        server.stdin.close()
+        answers = [json.loads(line) for line in server.stdout.read().splitlines()]
+        assert server.wait(timeout=120) == 0
+    answered = {a["id"]: a for a in answers if "id" in a and "method" not in a}
+    assert sorted(answered) == [1, 2, 3, 4, 5]
+    assert all("result" in a for a in answered.values())  # each finished, none cancelled
+
+
+def test_a_request_still_running_after_the_grace_is_cancelled(project: Path) -> None:
+    """A call waiting for the client's roots, which can no longer come, gets an error."""
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {"roots": {}}}
+    hello["clientInfo"] = {"name": "roots-never-answered", "version": "0"}
+    search = {"name": "workspace_search", "arguments": {"query": "install"}}
+    process = subprocess.Popen(
+        [sys.executable, str(SERVER), "--root", str(project), "--grace", "0.5"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=server_env(),
+    )
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(_message(0, "initialize", hello))
+        process.stdin.write(_message(None, "notifications/initialized"))
+        process.stdin.write(_message(1, "tools/call", search) + _message(2, "ping"))
+        process.stdin.close()
+        messages = [json.loads(line) for line in process.stdout.read().splitlines()]
+        assert process.wait(timeout=120) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+    asked = [m["method"] for m in messages if "method" in m and "id" in m]
+    assert asked == ["roots/list"]  # never answered: the call waits for it
+    answers = {m["id"]: m for m in messages if "method" not in m and "id" in m}
+    assert sorted(answers) == [0, 1, 2] and "result" in answers[2]
+    assert answers[1]["error"] == {
+        "code": 0,
+        "message": "Request cancelled: the client closed stdin.",
+    }
+    assert "stdin closed: 1 request(s) not answered within 0.5 s cancelled." in _stderr(process)
+
+
 def test_a_client_closing_stdout_before_stdin(project: Path) -> None:
     with _stdio_server(project) as server:
         assert server.stdin is not None and server.stdout is not None

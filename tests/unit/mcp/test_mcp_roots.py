@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import ClientSession, types
 from mcp.client.stdio import stdio_client
 from pydantic import FileUrl
@@ -13,12 +14,14 @@ from tests.unit.mcp.conftest import stdio_params
 from workspace_tools.mcp.roots import RootsScope, allowed_directories, serve_within, uri_path
 
 
-async def _run(root: Path, body: Any, roots: list[Path] | None) -> Any:
-    async def list_roots(_: Any) -> types.ListRootsResult:
+async def _run(root: Path, body: Any, roots: list[Path] | None, *, answer: Any = None) -> Any:
+    async def list_roots(_: Any) -> types.ListRootsResult | types.ErrorData:
+        if answer is not None:
+            return answer  # type: ignore[no-any-return]
         assert roots is not None
         return types.ListRootsResult(roots=[types.Root(uri=FileUrl(p.as_uri())) for p in roots])
 
-    callback = list_roots if roots is not None else None
+    callback = list_roots if roots is not None or answer is not None else None
     async with (
         stdio_client(stdio_params(root)) as (read, write),
         ClientSession(read, write, list_roots_callback=callback) as session,
@@ -55,6 +58,28 @@ async def test_without_client_roots_the_command_line_decides(project: Path) -> N
     assert not any(r.isError for r in results.values())
 
 
+@pytest.mark.filterwarnings("ignore:Pydantic serializer warnings")  # the client's http root
+async def test_a_mixed_or_unreadable_roots_list_narrows(project: Path) -> None:
+    """An ``http://`` root beside a ``file://`` one is ignored alone (the SDK's result model
+    refused the whole list, and the server served the project); an unreadable list serves
+    nothing."""
+    web = types.Root.model_construct(uri="http://example.com/repo")
+    src = types.Root(uri=FileUrl((project / "src").as_uri()))
+    mixed = types.ListRootsResult(roots=[web, src])
+    results = await _run(project, _calls, None, answer=mixed)
+    assert not results["inside"].isError
+    text = results["outside"].content[0].text
+    assert text.startswith("Path 'docs' is outside the directories this session serves")
+    broken = types.ErrorData(code=-32603, message="roots unavailable")
+    results = await _run(project, _calls, None, answer=broken)
+    assert all(r.isError for r in results.values())
+    assert results["inside"].content[0].text == (
+        "Path 'src' is outside the directories this session serves (the client's roots within "
+        "what the server allows): none. Use a path inside one of them."
+    )
+    assert "This session serves no part of" in results["docs"].content[0].text
+
+
 def test_serve_within_and_allowed_directories(tmp_path: Path) -> None:
     ws, docs, other = tmp_path / "ws", tmp_path / "ws" / "docs", tmp_path / "elsewhere"
     allowed = allowed_directories(workspace=ws, docs=docs, skills=[ws / "skills"])
@@ -78,8 +103,8 @@ class _Client:
     def check_client_capability(self, _: Any) -> bool:
         return True
 
-    async def list_roots(self) -> types.ListRootsResult:
-        return types.ListRootsResult(roots=[types.Root(uri=FileUrl(u)) for u in self.roots])
+    async def send_request(self, _: Any, result_type: Any) -> Any:
+        return result_type.model_validate({"roots": [{"uri": u} for u in self.roots]})
 
     async def send_log_message(self, *, level: str, data: str, logger: str) -> None:
         self.logged.append(f"{level}: {data}")
@@ -132,9 +157,9 @@ async def test_calls_made_while_the_roots_are_asked_for_wait_for_them(tmp_path: 
     answer = anyio.Event()
 
     class Slow(_Client):
-        async def list_roots(self) -> types.ListRootsResult:
+        async def send_request(self, request: Any, result_type: Any) -> Any:
             await answer.wait()
-            return await super().list_roots()
+            return await super().send_request(request, result_type)
 
     client = Slow([(project / "src").as_uri()])
     seen: list[Any] = []

@@ -192,3 +192,15 @@ async def test_read_only_server_has_no_index_tool(project: Path) -> None:
     names = await _session_run(project, body, "--read-only")
     assert "workspace_index" not in names
     assert "workspace_search" in names
+
+    async def search(session: ClientSession) -> str:
+        result = await session.call_tool("search_documents", {"query": "install"})
+        return str(result.content[0].text)  # type: ignore[union-attr]
+
+    (project / "later.md").write_text("# Later\n\nInstall later.\n", encoding="utf-8")
+    text = await _session_run(project, search, "--read-only")  # it pointed to workspace_index
+    assert text.endswith(
+        "1 file(s) in scope are not indexed (new since the last indexing, or not convertible); "
+        "search them with mode='grep'. The workspace is read-only here: ask the user to index "
+        f"them (`workspace-tools --root {project.resolve()} index`)."
+    )

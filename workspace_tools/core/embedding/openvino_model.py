@@ -397,13 +397,20 @@ class OpenVinoEncoder:
 
     def _convert_quietly(self, sample: dict[str, Any]) -> Any:
         # nncf draws progress bars on stdout, which an MCP stdio server uses for messages.
-        with (
-            contextlib.redirect_stdout(sys.stderr),
-            warnings.catch_warnings(),
-            _nncf_bars_hidden_when_quiet(),
-        ):
-            warnings.simplefilter("ignore")  # torch's tracer warnings about the model code
-            return self._convert(sample)
+        # The tracer reads the model's loss_function, and transformers warns that its
+        # `loss_type=None` is unrecognised: meaningless for a model that is not trained here.
+        modeling = logging.getLogger("transformers.modeling_utils")
+        modeling.addFilter(_no_loss_type)
+        try:
+            with (
+                contextlib.redirect_stdout(sys.stderr),
+                warnings.catch_warnings(),
+                _nncf_bars_hidden_when_quiet(),
+            ):
+                warnings.simplefilter("ignore")  # torch's tracer warnings about the model code
+                return self._convert(sample)
+        finally:
+            modeling.removeFilter(_no_loss_type)
 
     def _convert(self, sample: dict[str, Any]) -> Any:
         import openvino
@@ -485,6 +492,11 @@ class OpenVinoEncoder:
         for rows, vectors in rows_out:
             out[rows] = vectors
         return out
+
+
+def _no_loss_type(record: logging.LogRecord) -> bool:
+    """A logging filter: not transformers' ``loss_type`` warning."""
+    return not record.getMessage().startswith("`loss_type=")
 
 
 def _writable_folder(folder: Path) -> bool:

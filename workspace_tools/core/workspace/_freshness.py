@@ -13,7 +13,8 @@ stored for it, as ``sync()`` does before it reads a file:
   with the same size and mtime: one the last complete sync skipped (binary, unreadable, not
   convertible) or one ``remove()`` took out. Those are listed in ``unindexed.json`` in the index
   folder (:func:`record_skipped`, :func:`record_removed`); touching such a file makes it count
-  again.
+  again. One skipped inside the racy-timestamp window is listed with its content hash instead
+  of its mtime, and read and hashed as an indexed one is.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -98,17 +99,24 @@ class PendingChanges:
 # -- the files kept out on purpose -----------------------------------------------------------
 
 
-def _unindexed(index_dir: Path) -> dict[str, tuple[int, int]]:
-    """``id -> (mtime_ns, size)`` of the files kept out of the index on purpose."""
+_Kept = tuple[int, int] | tuple[int, int, str]
+"""``(mtime_ns, size)``, or ``(0, size, content hash)`` for a file recorded while racy."""
+
+
+def _unindexed(index_dir: Path) -> dict[str, _Kept]:
+    """``id -> (mtime_ns, size[, hash])`` of the files kept out of the index on purpose."""
     try:
         raw = json.loads((index_dir / UNINDEXED_FILE).read_text(encoding="utf-8"))
         files = raw["files"] if raw.get("format") == _FORMAT else {}
-        return {str(k): (int(v[0]), int(v[1])) for k, v in files.items()}
+        return {
+            str(k): (int(v[0]), int(v[1]), str(v[2])) if len(v) > 2 else (int(v[0]), int(v[1]))
+            for k, v in files.items()
+        }
     except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError):
         return {}
 
 
-def _write_unindexed(index_dir: Path, files: dict[str, tuple[int, int]]) -> None:
+def _write_unindexed(index_dir: Path, files: Mapping[str, _Kept]) -> None:
     """Replace the list atomically; a folder that cannot be written only loses the list."""
     target = index_dir / UNINDEXED_FILE
     staging = target.with_name(f".{UNINDEXED_FILE}.{os.getpid()}")
@@ -120,21 +128,15 @@ def _write_unindexed(index_dir: Path, files: dict[str, tuple[int, int]]) -> None
         staging.unlink(missing_ok=True)
 
 
-def _stats(root: Path, ids: Iterable[str], *, recent: bool) -> dict[str, tuple[int, int]]:
-    """``(mtime_ns, size)`` of the ids found on disk.
-
-    With ``recent=False``, only those whose mtime is old enough to trust (as ``sync()`` records
-    them); a recent one counts as new once more, and a sync looks at it again.
-    """
-    now = time.time_ns()
+def _stats(root: Path, ids: Iterable[str]) -> dict[str, tuple[int, int]]:
+    """``(mtime_ns, size)`` of the ids found on disk."""
     out: dict[str, tuple[int, int]] = {}
     for rel in ids:
         try:
             stat = (root / rel).stat()
         except (OSError, ValueError):
             continue
-        if recent or now - stat.st_mtime_ns >= RACY_WINDOW_NS:
-            out[rel] = (stat.st_mtime_ns, stat.st_size)  # a recent one is checked again
+        out[rel] = (stat.st_mtime_ns, stat.st_size)
     return out
 
 
@@ -146,7 +148,13 @@ def record_skipped(workspace: WorkspaceBase, skipped: Iterable[str], *, complete
     """
     if not workspace.index_dir.is_dir():
         return
-    found = _stats(workspace.root, skipped, recent=False)
+    now = time.time_ns()
+    found: dict[str, _Kept] = {}
+    for rel, (mtime, size) in _stats(workspace.root, skipped).items():
+        if now - mtime >= RACY_WINDOW_NS:
+            found[rel] = (mtime, size)
+        elif (digest := _digest(workspace, rel)) is not None:  # too recent: content decides
+            found[rel] = (0, size, digest)
     if not complete:
         found = {**_unindexed(workspace.index_dir), **found}
     _write_unindexed(workspace.index_dir, found)
@@ -154,7 +162,7 @@ def record_skipped(workspace: WorkspaceBase, skipped: Iterable[str], *, complete
 
 def record_removed(workspace: WorkspaceBase, removed: Iterable[str]) -> None:
     """After ``remove()``: its files still on disk are kept out until they change."""
-    found = _stats(workspace.root, removed, recent=True)
+    found = _stats(workspace.root, removed)
     if found and workspace.index_dir.is_dir():
         _write_unindexed(workspace.index_dir, {**_unindexed(workspace.index_dir), **found})
 
@@ -162,14 +170,18 @@ def record_removed(workspace: WorkspaceBase, removed: Iterable[str]) -> None:
 # -- the stat walk ---------------------------------------------------------------------------
 
 
-def _same_content(workspace: WorkspaceBase, rel: str, digest: str) -> bool:
-    """Whether the file ``rel`` still hashes to ``digest`` (read through the safe reader)."""
-    cfg = workspace.scan_config
+def _digest(workspace: WorkspaceBase, rel: str) -> str | None:
+    """The content hash of the file ``rel`` (read through the safe reader), if it reads."""
     try:
-        data, _ = cfg.read(workspace.root, rel)
+        data, _ = workspace.scan_config.read(workspace.root, rel)
     except (OSError, InvalidInputError):
-        return False
-    return text_hash(data) == digest
+        return None
+    return text_hash(data)
+
+
+def _same_content(workspace: WorkspaceBase, rel: str, digest: str) -> bool:
+    """Whether the file ``rel`` still hashes to ``digest``."""
+    return _digest(workspace, rel) == digest
 
 
 def pending_changes(workspace: WorkspaceBase) -> PendingChanges:
@@ -199,9 +211,15 @@ def pending_changes(workspace: WorkspaceBase) -> PendingChanges:
         now = (stat.st_mtime_ns, stat.st_size)
         record = sources.get(rel)
         if record is None or record.kind != "file":
-            if kept_out.get(rel) != now:
-                pending.added.append(rel)
-                pending.bytes += stat.st_size
+            kept = kept_out.get(rel)
+            if kept is not None and len(kept) > 2 and kept[1] == stat.st_size:
+                if _same_content(workspace, rel, kept[2]):
+                    pending.touched.append(rel)  # a sync records its mtime once trusted
+                    continue
+            elif kept == now:
+                continue
+            pending.added.append(rel)
+            pending.bytes += stat.st_size
             continue
         if (record.mtime_ns, record.size) == now:
             continue

@@ -32,6 +32,7 @@ stays isolated in worker processes; a caller raises them with ``scan_config=`` a
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -46,7 +47,13 @@ from workspace_tools.core.index.sparse import BM25Config
 from workspace_tools.core.text.chunking import ChunkingConfig
 from workspace_tools.core.text.scan import ScanConfig
 
-__all__ = ["INDEX_DIR_ENV", "SECTION", "UntrustedSettingError", "workspace_options"]
+__all__ = [
+    "INDEX_DIR_ENV",
+    "SECTION",
+    "UntrustedSettingError",
+    "bm25_argument",
+    "workspace_options",
+]
 
 SECTION: Final = "workspace"
 """Top-level key of the workspace settings in ``workspace-tools.yaml``."""
@@ -112,6 +119,44 @@ def workspace_options(config: ProjectConfig) -> tuple[dict[str, Any], list[str] 
     if "conversion" in options:
         options["conversion_limits"] = options.pop("conversion")
     return options, data.get("paths")
+
+
+def bm25_argument(bm25: Any, bm25_config: BM25Config | None) -> tuple[bool, BM25Config | None]:
+    """Whether to keep a BM25 index, and its parameters, from ``Workspace(bm25=...)``.
+
+    ``bm25`` is ``True``/``False``, a :class:`BM25Config` or a mapping of its fields (Mastra's
+    spelling, also nested as ``{"bm25": {...}}``); parameters given here and in ``bm25_config``
+    are refused.
+
+    Raises:
+        InvalidInputError: another type, an unknown field or value, or parameters given twice.
+    """
+    if isinstance(bm25, bool):
+        return bm25, bm25_config
+    fields = [f.name for f in dataclasses.fields(BM25Config)]
+    forms = f"True, False, a BM25Config or a mapping of its fields ({', '.join(fields)})"
+    if isinstance(bm25, Mapping) and set(bm25) == {"bm25"} and isinstance(bm25["bm25"], Mapping):
+        bm25 = bm25["bm25"]
+    if isinstance(bm25, Mapping):
+        unknown = sorted(str(k) for k in bm25 if k not in fields)
+        if unknown:
+            msg = f"bm25 has unknown field(s) {', '.join(unknown)}: got {bm25!r}. Use {forms}."
+            raise InvalidInputError(msg)
+        try:
+            bm25 = BM25Config(**bm25)
+        except (TypeError, ValueError) as exc:
+            msg = f"Invalid bm25 {bm25!r}: {exc}"
+            raise InvalidInputError(msg) from exc
+    if not isinstance(bm25, BM25Config):
+        msg = f"bm25 must be {forms}; got {bm25!r}."
+        raise InvalidInputError(msg)
+    if bm25_config is not None:
+        msg = (
+            f"BM25 parameters were given twice: bm25={bm25!r} and bm25_config={bm25_config!r}. "
+            "Pass one of them."
+        )
+        raise InvalidInputError(msg)
+    return True, bm25
 
 
 def _inside_root(config: ProjectConfig, value: str) -> Path:

@@ -57,7 +57,7 @@ from workspace_tools.core.workspace._progress import (
     SyncTracker,
 )
 from workspace_tools.core.workspace._reads import MAX_QUERY_CHARS, ReadPath
-from workspace_tools.core.workspace._settings import workspace_options
+from workspace_tools.core.workspace._settings import bm25_argument, workspace_options
 from workspace_tools.core.workspace._sync import SyncPath
 
 if TYPE_CHECKING:
@@ -107,14 +107,16 @@ class Workspace(ReadPath, SyncPath, ListingPath):
     Args:
         root: The workspace folder. File ids are POSIX paths relative to it.
         index_dir: Where the index lives; default ``<root>/.workspace_tools/index``.
-        bm25: Keep a BM25 index.
+        bm25: Keep a BM25 index (``True``/``False``), or keep one with these parameters: a
+            :class:`BM25Config` or a mapping of its fields, ``{"k1": 1.2, "b": 0.75}``
+            (Mastra's spelling; ``{"bm25": {...}}`` too).
         embedder: ``"default"`` (packaged all-MiniLM-L6-v2, loaded on first use; BM25 only,
             with a warning, when the ``vector`` extra is not installed), a sentence-transformers
             model name or path, an object with ``embed(texts)``, one with LangChain's
             ``embed_documents``/``embed_query``, or ``None`` for no vectors.
         tokenizer: Tokenizer settings (stored with the index).
         chunking: Chunk sizes (stored with the index).
-        bm25_config: BM25 parameters.
+        bm25_config: BM25 parameters (or give them as ``bm25``, not both).
         scan_config: What ``sync()`` walks into.
         conversion_limits: Time, memory and unpacked-size budgets for converting each rich
             document (default 10 s, 512 MB, 512 MB unpacked, in worker processes).
@@ -148,7 +150,7 @@ class Workspace(ReadPath, SyncPath, ListingPath):
         root: str | os.PathLike[str],
         *,
         index_dir: str | os.PathLike[str] | None = None,
-        bm25: bool = True,
+        bm25: bool | BM25Config | Mapping[str, Any] = True,
         embedder: Any = DEFAULT_EMBEDDER,
         tokenizer: TokenizerConfig | None = None,
         chunking: ChunkingConfig | None = None,
@@ -183,6 +185,7 @@ class Workspace(ReadPath, SyncPath, ListingPath):
         if isinstance(embedder, str) and embedder == DEFAULT_EMBEDDER:
             embedder = file.get("embedder", DEFAULT_EMBEDDER)
         chunking = chunking or file.get("chunking")
+        bm25, bm25_config = bm25_argument(bm25, bm25_config)
         bm25_config = bm25_config or file.get("bm25_config")
         scan_config = scan_config or file.get("scan_config")
         conversion_limits = conversion_limits or file.get("conversion_limits")

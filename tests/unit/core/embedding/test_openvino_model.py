@@ -190,3 +190,28 @@ def test_a_model_without_a_text_transformer_is_refused(monkeypatch: pytest.Monke
 
     with pytest.raises(InvalidInputError, match=r"ImageModule is not\. Pass backend='torch'"):
         OpenVinoEncoder([ImageModule()], model_path=Path("."))
+
+
+def test_the_conversion_leaves_out_transformers_loss_type_line() -> None:
+    """The tracer reads the model's loss_function, and transformers warned that `loss_type=None`
+    is unrecognised on every first conversion (without -q): no training here, so no line."""
+    import logging
+
+    log = logging.getLogger("transformers.modeling_utils")
+    seen: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: seen.append(record.getMessage())  # type: ignore[method-assign]
+    encoder = OpenVinoEncoder.__new__(OpenVinoEncoder)
+
+    def convert(sample: dict[str, Any]) -> str:
+        log.warning("`loss_type=None` was set in the config but it is unrecognized. Using ...")
+        log.warning("another warning")
+        return "converted"
+
+    encoder._convert = convert  # type: ignore[method-assign]
+    log.addHandler(handler)
+    try:
+        assert encoder._convert_quietly({}) == "converted"
+    finally:
+        log.removeHandler(handler)
+    assert seen == ["another warning"]

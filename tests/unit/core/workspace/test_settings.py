@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from workspace_tools import Workspace
 from workspace_tools.core.errors import InvalidInputError
+from workspace_tools.core.index.sparse import BM25Config
 
 
 def write_config(root: Path, text: str) -> None:
@@ -45,6 +47,39 @@ def test_keyword_overrides_win(tree: Path) -> None:
     write_config(tree, "workspace:\n  embedder: none\n  read_only: true\n")
     ws = Workspace.from_project(tree, read_only=False)
     assert ws.read_only is False
+
+
+@pytest.mark.parametrize(
+    "bm25", [{"k1": 1.2, "b": 0.75}, {"bm25": {"k1": 1.2, "b": 0.75}}, BM25Config(k1=1.2, b=0.75)]
+)
+def test_bm25_takes_its_parameters_in_mastras_spelling(tree: Path, bm25: object) -> None:
+    ws = Workspace(tree, embedder=None, bm25=bm25)  # was taken as True, the parameters dropped
+    assert (ws.bm25_config.k1, ws.bm25_config.b, ws.bm25_enabled) == (1.2, 0.75, True)
+
+
+_FORMS = "Use True, False, a BM25Config or a mapping of its fields (k1, b, method, query_tf)."
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"bm25": "yes"}, "bm25 must be True, False, a BM25Config or a mapping of its fields"),
+        ({"bm25": {"k": 1.2}}, f"bm25 has unknown field(s) k: got {{'k': 1.2}}. {_FORMS}"),
+        ({"bm25": {"b": 2}}, "Invalid bm25 {'b': 2}: BM25 needs k1 >= 0 and 0 <= b <= 1, got "),
+        (
+            {"bm25": {"b": 0.5}, "bm25_config": BM25Config()},
+            "BM25 parameters were given twice: bm25=BM25Config(k1=1.35, b=0.5, method='lucene', "
+            "query_tf='saturated') and bm25_config=BM25Config(k1=1.35, b=0.6, method='lucene', "
+            "query_tf='saturated'). Pass one of them.",
+        ),
+    ],
+)
+def test_a_bad_bm25_argument_names_the_accepted_forms(
+    tree: Path, kwargs: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(InvalidInputError) as caught:
+        Workspace(tree, embedder=None, **kwargs)
+    assert str(caught.value).startswith(message)
 
 
 @pytest.mark.parametrize(
