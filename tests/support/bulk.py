@@ -9,14 +9,12 @@ import pytest
 
 from workspace_tools import Workspace
 from workspace_tools.core.backends.embedded import tokenizing as token_split
-from workspace_tools.core.workspace import _writes
 
 
 def small_bulk(monkeypatch: pytest.MonkeyPatch) -> None:
     """A change of 20 texts starts the worker (not thousands); 10 use a running one."""
     monkeypatch.setattr(token_split, "BULK_TEXTS", 20)
     monkeypatch.setattr(token_split, "WORKER_MIN_TEXTS", 10)
-    monkeypatch.setattr(_writes, "WORKER_MIN_TEXTS", 10)
 
 
 def opened_workspaces() -> Iterator[list[Workspace]]:

@@ -20,5 +20,5 @@ def fresh_workspace(
     root.mkdir()
     fresh = Workspace(root, embedder=FakeEmbedder())
     fresh.index_many(sorted(docs.items()) if isinstance(docs, Mapping) else list(docs))
-    fresh._wait_for_merge()
+    fresh._state.wait_for_background()
     return fresh

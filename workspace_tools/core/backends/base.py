@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol, TypeGuard, runtime_checkable
+from typing import NamedTuple, Protocol, TypeGuard, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -159,7 +159,7 @@ class Compacts(Protocol):
         """Whether :meth:`merge` has anything to do."""
         ...
 
-    def merge(self, *, save: bool, config: dict[str, Any]) -> None:
+    def merge(self, *, save: bool) -> None:
         """Compact what this backend holds now; with ``save``, persist it (``save()``)."""
         ...
 

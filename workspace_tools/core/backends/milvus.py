@@ -334,9 +334,8 @@ class MilvusBackend:
         """Whether writes happened since the last :meth:`merge` (``save()``)."""
         return self._saved != self.version
 
-    def merge(self, *, save: bool, config: dict[str, Any]) -> None:
+    def merge(self, *, save: bool) -> None:
         """Flush the collection's writes (Milvus merges its segments itself)."""
-        del config
         if save and self.version >= 0:
             with self._guard("flush"):
                 self.client.flush(self.collection)

@@ -214,6 +214,8 @@ class WritePath(WorkspaceBase):
         state = self._state
         if not compacts(state):
             return
+        if self.embedder is not None:  # the snapshot holds the vector index too
+            self._ensure_vectors()
         unsaved = state.has_unsaved()
         # Cached vectors fall out of use only when chunks go: deleted or replaced by this
         # process, or by another one (seen in the log), or before this process opened the
@@ -225,17 +227,8 @@ class WritePath(WorkspaceBase):
                 writer.prune_vectors()
             self._prune_due = False
             self._removals_pruned = removals
-        if not unsaved:
-            return
-        if self.embedder is not None:
-            self._ensure_vectors()
-        state.merge(save=not self.read_only, config=self._snapshot_config())
-
-    def _snapshot_config(self) -> dict[str, Any]:
-        embedder = None
-        if self.embedder is not None:
-            embedder = {"model_id": self.embedder.model_id, "dimension": self.embedder.dimension}
-        return {"bm25": self.bm25_config.to_dict(), "embedder": embedder}
+        if unsaved:
+            state.merge(save=not self.read_only)
 
     def _vectors_reusable(self) -> bool:
         saved = self._saved_settings

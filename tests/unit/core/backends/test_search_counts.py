@@ -62,7 +62,7 @@ def test_writes_and_searches_ask_a_backend_class_for_its_capabilities_once(
     real = meta.__instancecheck__
 
     def counting(cls: type, instance: Any) -> bool:
-        if cls in {base.VectorBackfill, base.Compacts, base.MergesInBackground, base.ResultCache}:
+        if cls in {base.VectorBackfill, base.Compacts, base.ResultCache}:
             asked.append(cls)
         return bool(real(cls, instance))
 
@@ -71,7 +71,7 @@ def test_writes_and_searches_ask_a_backend_class_for_its_capabilities_once(
         ws.index(f"b{number}.md", f"sun and park {number}")
         assert ws.search("sun park", mode="bm25")
     assert asked == []
-    capable = (base.backfills, base.compacts, base.merges_in_background, base.caches_results)
+    capable = (base.backfills, base.compacts, base.caches_results)
     answers = [check(ws._state) for check in capable]
-    protocols = (base.VectorBackfill, base.Compacts, base.MergesInBackground, base.ResultCache)
+    protocols = (base.VectorBackfill, base.Compacts, base.ResultCache)
     assert answers == [real(p, ws._state) for p in protocols]

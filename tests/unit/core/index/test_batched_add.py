@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from workspace_tools import Workspace
-from workspace_tools.core.backends.embedded import EmbeddedBackend
 from workspace_tools.core.backends.embedded.segments import SparseSegments
 from workspace_tools.core.index.sparse import BM25Config
-from workspace_tools.core.store._rows import ChangedChunk, Changes
 
 
 def _docs(seed: int, count: int, vocabulary: int) -> list[np.ndarray]:
@@ -95,31 +90,3 @@ def test_add_many_replaces_a_key_already_there_and_a_key_given_twice() -> None:
     assert np.array_equal(one.live_keys(), batch.live_keys())
 
 
-def test_term_ids_of_many_chunks_equal_one_call_per_chunk(tmp_path: Path) -> None:
-    lists = [["alpha", "beta"], [], ["beta", "gamma", "delta"], ["alpha"], [], ["epsilon", "zeta"]]
-    one = Workspace(tmp_path, embedder=None)._state
-    assert isinstance(one, EmbeddedBackend)
-    expected = [one._term_ids(terms).tolist() for terms in lists]
-    vocabulary = dict(one.tokenizer.vocab)
-    one.tokenizer.set_vocabulary([])
-    assert [ids.tolist() for ids in one._term_ids_many(lists)] == expected
-    assert one.tokenizer.vocab == vocabulary
-
-
-def test_chunks_with_and_without_terms_get_the_ids_of_their_terms_in_order(
-    tmp_path: Path,
-) -> None:
-    texts = ["Cells divide, cells grow.", "", "The mRNA of IL-6", "cells and mRNA", "new words"]
-    (tmp_path / "one").mkdir()
-    (tmp_path / "other").mkdir()
-    one = Workspace(tmp_path / "one", embedder=None)._state
-    other = Workspace(tmp_path / "other", embedder=None)._state
-    assert isinstance(one, EmbeddedBackend) and isinstance(other, EmbeddedBackend)
-    chunks = [
-        ChangedChunk(1, key, "s", "h", text, other.tokenizer.tokenize(text) if key % 2 else None)
-        for key, text in enumerate(texts)
-    ]
-    mixed = [ids.tolist() for ids in one._term_ids_of(Changes(version=1, chunks=chunks))]
-    lists = [other.tokenizer.tokenize(text) for text in texts]
-    assert mixed == [ids.tolist() for ids in other._term_ids_many(lists)]
-    assert one.tokenizer.vocab == other.tokenizer.vocab

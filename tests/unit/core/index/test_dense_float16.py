@@ -101,27 +101,3 @@ def test_a_flat_index_saves_nothing_and_a_graph_saves_no_vectors(tmp_path: Path)
     assert codes[:128] in whole.read_bytes()
 
 
-@pytest.mark.parametrize("hnsw", [False, True])
-def test_an_index_saved_in_float32_still_loads_and_grows(tmp_path: Path, hnsw: bool) -> None:
-    vectors = _unit(40, 8, 4)
-    vectors[:, 0] = 0.25 + 2**-13  # halfway between two float16 values: numpy rounds to even
-    inner = faiss.IndexHNSWFlat(8, 32, faiss.METRIC_INNER_PRODUCT) if hnsw else faiss.IndexFlatIP(8)
-    old = faiss.IndexIDMap2(inner)
-    old.add_with_ids(vectors[:30], np.arange(30, dtype=np.int64))
-    faiss.write_index(old, str(tmp_path / "dense.faiss"))
-
-    loaded = DenseIndex.load(tmp_path / "dense.faiss", dimension=8, hnsw_threshold=35)
-    # read as float16 (numpy's rounding, as a build from the cache), flat: the graph is built anew
-    assert loaded.kind == "flat" and len(loaded) == 30
-    assert _inner_kind(loaded) == "IndexScalarQuantizer"
-    hit, score = loaded.search(vectors[4], k=1)[0]
-    rounded = vectors.astype(np.float16).astype(np.float32)
-    assert hit == 4 and score == pytest.approx(float(vectors[4] @ rounded[4]), abs=1e-6)
-    loaded.remove(np.asarray([4], dtype=np.int64))
-    assert 4 not in [i for i, _ in loaded.search(vectors[4], k=5)]
-    loaded.add(np.arange(30, 40, dtype=np.int64), vectors[30:])  # 39 > 35
-    loaded.wait_for_graph()
-    assert loaded.kind == "hnsw" and len(loaded) == 39 and _inner_kind(loaded) == "IndexHNSWSQ"
-    assert loaded.search(vectors[35], k=1)[0][0] == 35
-    live = loaded._all_ids()
-    assert np.array_equal(loaded._vectors(live), rounded[live])

@@ -135,7 +135,7 @@ def test_save_compact_and_close_wait_for_the_checkpoint(
     db = workspace._db
     workspace.index_many(_docs(3))  # the file, its schema and the writer's connection exist
     # No background merge (it too waits for the checkpoint): only the caller's wait counts.
-    monkeypatch.setattr(workspace, "_merge_soon", lambda **_: None)
+    monkeypatch.setattr(workspace._state, "_merge_soon", lambda **_: None)
     caller = threading.get_ident()
     own: list[str] = []  # the caller's own checkpoint (or vacuum) statements
     db.connection().set_trace_callback(

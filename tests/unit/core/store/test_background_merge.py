@@ -50,8 +50,7 @@ def test_writes_during_a_merge_do_not_wait_and_are_replayed_on_the_new_base(
     for step in range(30):  # crosses the threshold: a merge starts and holds in build()
         live[f"d{step}.txt"] = _text(rng, step)
         ws.index(f"d{step}.txt", live[f"d{step}.txt"])
-    thread = ws._merge_thread
-    assert thread is not None and thread.is_alive()
+    assert ws._state.worker.busy()  # the merge holds in build()
     for step in range(30, 60):  # while it holds: adds, edits and removals (this thread)
         doc_id = f"d{rng.randrange(45)}.txt"
         if doc_id in live and rng.random() < 0.3:
@@ -60,11 +59,11 @@ def test_writes_during_a_merge_do_not_wait_and_are_replayed_on_the_new_base(
         else:
             live[doc_id] = _text(rng, step)
             ws.index(doc_id, live[doc_id])
-    assert ws._merge_thread is thread  # one merge at a time
+    assert released == []  # still held: one merge at a time, on the backend's worker
     release.set()
-    ws._wait_for_merge()
-    assert released == [True]  # the writes above did not wait for the held merge
-    assert 0 < ws._state.snapshot_version < ws._state.version  # adopted, later writes replayed
+    ws._state.wait_for_background()
+    assert released and all(released)  # the writes above did not wait for the held merge
+    assert 0 < ws._state.snapshot_version <= ws._state.version  # adopted, later writes replayed
     fresh = fresh_workspace(tmp_path, live)
     assert _rankings(ws) == _rankings(fresh)
     assert _rankings(Workspace(root, embedder=FakeEmbedder(), read_only=True)) == _rankings(fresh)
@@ -88,7 +87,7 @@ def test_many_writes_with_merges_in_the_background_rank_like_a_fresh_build(
             live[doc_id] = _text(rng, step)
             ws.index(doc_id, live[doc_id])
         versions.add(ws._state.snapshot_version)
-    ws._wait_for_merge()
+    ws._state.wait_for_background()
     assert len(versions) >= 3  # several merges were adopted along the way
     fresh = fresh_workspace(tmp_path, live)
     assert _rankings(ws) == _rankings(fresh)
@@ -108,7 +107,7 @@ def test_a_merge_dropped_by_a_reload_loses_nothing(
     with ws._lock:
         ws._state.reset()  # what falling behind another process's pruned log does
     release.set()
-    ws._wait_for_merge()
+    ws._state.wait_for_background()
     assert released == [True]
     assert _rankings(ws) == _rankings(fresh_workspace(tmp_path, live))
 
@@ -128,7 +127,7 @@ def test_a_failed_background_merge_is_logged_and_the_index_still_answers(
     live = {f"d{n}.txt": _text(rng, n) for n in range(30)}
     for doc_id, text in live.items():
         ws.index(doc_id, text)
-    ws._wait_for_merge()
+    ws._state.wait_for_background()
     assert "Background merge of the index" in caplog.text
     assert "No space left on device" in caplog.text
     assert _rankings(ws) == _rankings(fresh_workspace(tmp_path, live))
@@ -140,6 +139,7 @@ def test_a_background_merge_reuses_the_saved_vectors_and_a_new_process_catches_u
     root = tmp_path / "ws"
     root.mkdir()
     ws = Workspace(root, embedder=FakeEmbedder(), hnsw_threshold=10)  # a graph is saved
+    ws.search("warm", mode="vector")  # this process holds FAISS: its merges save the graph
     rng = random.Random(8)
     live: dict[str, str] = {}
     for round_ in range(2):
@@ -149,7 +149,7 @@ def test_a_background_merge_reuses_the_saved_vectors_and_a_new_process_catches_u
             ws.index(doc_id, live[doc_id])
         ws.remove(f"r{round_}d3.txt")
         del live[f"r{round_}d3.txt"]
-        ws._wait_for_merge()
+        ws._state.wait_for_background()
     info = read_pointer(ws._db)
     assert info is not None and info.has_dense
     assert info.dense_version < info.version  # the second merge linked the first one's file
@@ -168,14 +168,15 @@ def test_save_writes_the_vectors_of_a_snapshot_whose_faiss_file_lags(
     root = tmp_path / "ws"
     root.mkdir()
     ws = Workspace(root, embedder=FakeEmbedder(), hnsw_threshold=10)  # a graph is saved
+    ws.search("warm", mode="vector")  # this process holds FAISS: its merges save the graph
     rng = random.Random(9)
     live: dict[str, str] = {}
     for number in range(52):  # a merge after 26 changes, another after 26 more
         live[f"d{number}.txt"] = _text(rng, number)
         ws.index(f"d{number}.txt", live[f"d{number}.txt"])
         if number in (25, 51):
-            ws._wait_for_merge()
-    ws._wait_for_merge()
+            ws._state.wait_for_background()
+    ws._state.wait_for_background()
     lagging = read_pointer(ws._db)
     assert lagging is not None and lagging.dense_version < lagging.version
     ws.save()  # nothing new for BM25, but the FAISS file is behind: saved again, same version
@@ -196,13 +197,13 @@ def test_a_background_merge_gives_freed_pages_back(tmp_path: Path, merge_often: 
     ws.save()
     database = root / ".workspace_tools" / "index" / "index.sqlite3"
     freelist = "PRAGMA freelist_count"
-    before, size = ws._merge_thread, database.stat().st_size
+    size = database.stat().st_size
     for n in range(40):
         ws.remove(f"d{n}.txt")
-        if ws._merge_thread is not before:  # past the merge threshold of 25: a merge started
+        if ws._state.worker.busy():  # past the merge threshold of 25: a merge started
             break
     assert n < 39  # 7 chunks a document: the 4th removal crosses it
-    ws._wait_for_merge()
+    ws._state.wait_for_background()
     assert ws._state.snapshot_version == ws._db.version()  # the background merge saved
     left = int(ws._db.connection().execute(freelist).fetchone()[0])
     assert left == 0, left  # the deleted rows' pages went back to the file system

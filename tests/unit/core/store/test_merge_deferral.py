@@ -6,6 +6,7 @@ import random
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,14 @@ def small_bulk(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(_merge, "build", counted)
     return builds
+
+
+def _idle(ws: Workspace, timeout: float = 60.0) -> bool:
+    """Wait (without hurrying it) until the backend's worker has nothing left; a hang guard."""
+    deadline = time.monotonic() + timeout
+    while ws._state.worker.busy() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return not ws._state.worker.busy()
 
 
 def _batches(rng: random.Random, count: int, size: int) -> list[list[tuple[str, str]]]:
@@ -68,10 +77,8 @@ def test_a_deferred_merge_starts_by_itself_once_the_writes_stop(
     monkeypatch.setattr(_merge, "QUIET_SECONDS", 0.05)
     ws = Workspace(tmp_path, embedder=FakeEmbedder())
     ws.index_many(_batches(random.Random(2), 1, 30)[0])
-    thread = ws._merge_thread
-    assert thread is not None
-    thread.join(timeout=60)  # a hang guard: nobody calls save() or waits for it
-    assert not thread.is_alive()
+    assert ws._state._merge_queued
+    assert _idle(ws)  # nobody calls save() or hurries it
     assert small_bulk == [30]
     assert ws._state.snapshot_version == ws._state.version
 
@@ -84,14 +91,13 @@ def test_a_deferred_merge_does_not_wait_forever_for_writes_that_never_stop(
     ws = Workspace(tmp_path, embedder=FakeEmbedder())
     rng = random.Random(3)
     ws.index_many(_batches(rng, 1, 30)[0])
-    thread = ws._merge_thread
-    assert thread is not None
+    assert ws._state._merge_queued
     for number in range(100_000):  # small writes that keep coming
         ws.index(f"w{number}.txt", _text(rng, number))
-        if not thread.is_alive():
+        if small_bulk:
             break
-        thread.join(timeout=0.01)
-    assert not thread.is_alive() and small_bulk and small_bulk[0] >= 30
+        time.sleep(0.01)
+    assert small_bulk and small_bulk[0] >= 30
 
 
 def test_a_small_write_merges_at_once(tmp_path: Path, small_bulk: list[int]) -> None:
@@ -99,9 +105,7 @@ def test_a_small_write_merges_at_once(tmp_path: Path, small_bulk: list[int]) -> 
     rng = random.Random(4)
     for number in range(26):  # one document a write: never a bulk write
         ws.index(f"d{number}.txt", _text(rng, number))
-    thread = ws._merge_thread
-    assert thread is not None and ws._merge_deferral is None
-    thread.join(timeout=60)
+    assert _idle(ws)  # at once: no wait for writes to stop
     assert small_bulk == [26]
 
 
@@ -115,7 +119,7 @@ def test_a_process_that_exits_after_a_bulk_write_merges_before_it_ends(tmp_path:
         _merge.BULK_ROWS, _merge.QUIET_SECONDS, _merge.DEFER_LIMIT = 20, 3600.0, 3600.0
         ws = Workspace({str(tmp_path)!r}, embedder=None)
         ws.index_many([(f"d{{n}}.txt", f"document number {{n}} words") for n in range(40)])
-        print(ws._merge_deferral is not None, ws._state.snapshot_version)
+        print(ws._state._merge_queued, ws._state.snapshot_version)
         """
     )
     done = subprocess.run(

@@ -68,28 +68,6 @@ def _as_previous_layout(ws: Workspace) -> None:
         writer.set_meta("snapshot", json.dumps(record))
 
 
-def test_a_snapshot_of_the_previous_layout_opens_and_ranks_the_same(tmp_path: Path) -> None:
-    ws = _fill(tmp_path)
-    expected = _rankings(ws)
-    _as_previous_layout(ws)
-    old = Workspace(tmp_path, embedder=None)
-    assert _rankings(old) == expected
-    assert old._state.snapshot_version >= 0 and old._state.sparse.base.terms is not None
-    old.remove("d3.md")
-    old.index("d4.md", "w1 w1 w1 changed")
-    (tmp_path / "fresh").mkdir()
-    fresh = Workspace(tmp_path / "fresh", embedder=None)
-    for number in range(40):
-        if number not in (3, 4):
-            fresh.index(f"d{number}.md", old._db.chunks_of(f"d{number}.md")[0].text)
-    fresh.index("d4.md", "w1 w1 w1 changed")
-    assert _rankings(old) == _rankings(fresh)
-    old.save()  # merged into the current layout
-    names = {p.name for p in next(tmp_path.glob(".workspace_tools/index/snapshot-*")).iterdir()}
-    assert "lengths.npy" in names and "terms.npy" not in names and "vocab.json" not in names
-    assert _rankings(Workspace(tmp_path, embedder=None)) == _rankings(fresh)
-
-
 def test_deletions_and_merges_read_terms_from_the_postings(tmp_path: Path) -> None:
     _fill(tmp_path)
     reopened = Workspace(tmp_path, embedder=None)

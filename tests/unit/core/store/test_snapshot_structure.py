@@ -11,7 +11,6 @@ from __future__ import annotations
 import gc
 import json
 import sqlite3
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ import pytest
 from tests.support.fakes import FakeEmbedder
 from workspace_tools import Workspace
 from workspace_tools.core.backends.embedded.snapshot import _digest
-from workspace_tools.core.backends.embedded.snapshot_checks import BLOCKED, BlockChecks, block_crcs
+from workspace_tools.core.backends.embedded.snapshot_checks import BLOCKED, block_crcs
 from workspace_tools.core.errors import IndexCorruptError
 
 
@@ -140,7 +139,6 @@ def test_a_damaged_block_is_refused_when_first_read(tmp_path: Path, name: str) -
 def test_open_reads_no_block_of_the_postings(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(BlockChecks, "verify_in_background", lambda self: None)
     snapshot = _build(tmp_path / "ws")
     for name in ("docs.npy", "tf.npy", "scores.npy"):
         _flip_last_byte(snapshot / name)
@@ -150,13 +148,3 @@ def test_open_reads_no_block_of_the_postings(
     assert checks is not None and checks.left > 0
 
 
-def test_the_other_blocks_are_checked_in_the_background(tmp_path: Path) -> None:
-    _build(tmp_path / "ws")
-    ws = Workspace(tmp_path / "ws", embedder=FakeEmbedder(), read_only=True)
-    assert len(ws) == 8
-    checks = ws._state.sparse.base.verify
-    assert isinstance(checks, BlockChecks)
-    deadline = time.monotonic() + 30
-    while checks.left and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert checks.left == 0  # no query ran: the background thread checked every block

@@ -8,7 +8,6 @@ the interpreter exits (the pool takes no work then) still writes its snapshot.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -76,10 +75,3 @@ def test_a_term_with_a_line_break_is_refused(tmp_path: Path) -> None:
     ws.close()
 
 
-def test_work_the_pool_refuses_is_done_in_the_caller() -> None:
-    pool = ThreadPoolExecutor(max_workers=1)
-    pool.shutdown()
-    done = _snapshot_io.submit(pool, lambda a, b: a + b, 2, 3)
-    assert done.done() and done.result() == 5
-    with ThreadPoolExecutor(max_workers=1) as live:
-        assert _snapshot_io.submit(live, lambda: 7).result() == 7

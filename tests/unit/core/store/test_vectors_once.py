@@ -59,11 +59,13 @@ def _held_graph(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, threa
 def _held_graph_workspace(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[Workspace, Path, threading.Event, threading.Event]:
-    """A workspace whose graph (above 20 vectors) is held in its thread: see :func:`_held_graph`."""
+    """A workspace whose graph (above 20 vectors) is held in its round: see :func:`_held_graph`."""
     started, release = _held_graph(monkeypatch)
     root = tmp_path / "ws"
     root.mkdir()
-    return Workspace(root, embedder=FakeEmbedder(), hnsw_threshold=20), root, started, release
+    ws = Workspace(root, embedder=FakeEmbedder(), hnsw_threshold=20)
+    ws.search("warm", mode="vector")  # this process holds FAISS: its writes grow the graph
+    return ws, root, started, release
 
 
 @pytest.mark.parametrize("threshold", [50_000, 10])

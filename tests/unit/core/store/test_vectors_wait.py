@@ -44,7 +44,7 @@ def test_writes_after_opening_leave_faiss_unloaded_until_a_vector_search(tmp_pat
     ws.remove("d3.txt")
     del live["d3.txt"]
     assert ws._state.vector_count() is None  # no write loaded FAISS
-    ws._wait_for_merge()
+    ws._state.wait_for_background()
     info = read_pointer(ws._db)
     assert info is not None and info.version > saved.version  # the merge saved a snapshot...
     assert info.dense_version == saved.version  # ...linking the FAISS file saved before
@@ -58,26 +58,31 @@ def test_writes_after_opening_leave_faiss_unloaded_until_a_vector_search(tmp_pat
 
 
 @pytest.mark.usefixtures("merge_often")
-def test_a_write_loads_faiss_once_the_saved_file_lags_too_far(
+def test_writes_never_load_faiss_and_a_lagging_graph_is_left_out_of_the_snapshot(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rng = random.Random(22)
     live: dict[str, str] = {}
     root = _saved(tmp_path, rng, live)
-    monkeypatch.setattr(_merge, "DENSE_LAG", 0.0)  # any row written since makes the file lag
+    monkeypatch.setattr(_merge, "DENSE_LAG", 0.0)  # any row written since makes the graph lag
     ws = Workspace(root, embedder=FakeEmbedder())
-    live["a.txt"] = _text(rng, 100)
-    ws.index("a.txt", live["a.txt"])  # the saved file holds everything before this write
-    assert ws._state.vector_count() is None
-    live["b.txt"] = _text(rng, 101)
-    ws.index("b.txt", live["b.txt"])  # now it lags by a row: this write loads and catches up
-    assert ws._state.vector_count() == len(live)
+    for number in range(100, 130):  # a merge after 25 changes, in the background
+        live[f"n{number}.txt"] = _text(rng, number)
+        ws.index(f"n{number}.txt", live[f"n{number}.txt"])
+    ws._state.wait_for_background()
+    assert ws._state.vector_count() is None  # no write and no merge loaded FAISS
+    info = read_pointer(ws._db)
+    assert info is not None and info.version > 0 and not info.has_graph  # BM25 only
     fresh = fresh_workspace(tmp_path, live)
+    reopened = Workspace(root, embedder=FakeEmbedder(), read_only=True)
+    assert _rankings(reopened) == _rankings(fresh)  # vectors filled from the database
     assert _rankings(ws) == _rankings(fresh)
-    assert _rankings(Workspace(root, embedder=FakeEmbedder(), read_only=True)) == _rankings(fresh)
+    assert ws._state.vector_count() == len(live)
 
 
-def test_a_new_index_loads_faiss_at_its_first_write(tmp_path: Path) -> None:
+def test_a_new_index_loads_faiss_at_its_first_vector_search(tmp_path: Path) -> None:
     ws = Workspace(tmp_path, embedder=FakeEmbedder())
-    ws.index("a.txt", "alpha river stone\n")  # no saved FAISS file to wait for: kept in step
+    ws.index("a.txt", "alpha river stone\n")
+    assert ws._state.vector_count() is None
+    assert ws.search("river", mode="vector")
     assert ws._state.vector_count() == 1

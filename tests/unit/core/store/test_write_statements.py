@@ -13,13 +13,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
-
 from tests.support.fakes import FakeEmbedder
-from tests.unit.core.store.test_storage_engine import _text
 from tests.unit.core.store.test_vectors_wait import _saved
 from workspace_tools import Workspace
-from workspace_tools.core.backends.embedded import merge as _merge
 
 
 @contextmanager
@@ -86,36 +82,3 @@ def test_an_unchanged_document_returns_its_chunk_ids_without_a_write(tmp_path: P
     assert "BEGIN IMMEDIATE" not in statements
 
 
-def test_writes_after_opening_check_the_faiss_files_lag_once_until_it_may_matter(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    rng = random.Random(23)
-    root = _saved(tmp_path, rng, {})
-    ws = Workspace(root, embedder=FakeEmbedder())
-    counts = []
-    for number in range(5):
-        with _traced(ws) as statements:
-            ws.index(f"n{number}.txt", _text(rng, 200 + number))
-        counts.append(sum("COUNT(*)" in s for s in statements))
-    assert counts == [2, 0, 0, 0, 0]  # the exact check, then the bound of the rows applied
-    assert ws._state.vector_count() is None  # FAISS still waits for a vector search
-    # Once the bound reaches the limit, the exact check decides again (here: load FAISS).
-    monkeypatch.setattr(_merge, "DENSE_LAG", 0.0)
-    with _traced(ws) as statements:
-        ws.index("last.txt", _text(rng, 300))
-    assert sum("COUNT(*)" in s for s in statements) == 2
-    assert any(s.startswith("SELECT hash, vector, checksum FROM vectors") for s in statements)
-    assert ws._state.vector_count() == len(ws._state)
-
-
-def test_a_commit_of_another_process_makes_the_lag_be_checked_again(tmp_path: Path) -> None:
-    rng = random.Random(24)
-    root = _saved(tmp_path, rng, {})
-    ws = Workspace(root, embedder=FakeEmbedder())
-    other = Workspace(root, embedder=FakeEmbedder())
-    ws.index("a.txt", _text(rng, 400))
-    other.index("b.txt", _text(rng, 401))  # rows this process did not apply from memory
-    with _traced(ws) as statements:
-        ws.index("c.txt", _text(rng, 402))
-    assert sum("COUNT(*)" in s for s in statements) == 2
-    assert _wal_frames(ws) > 0

@@ -460,7 +460,7 @@ class EmbeddedBackend:
         """Stop the tokenizing worker, if one runs (a later bulk change starts another)."""
         self.terms.close()
 
-    def merge(self, *, save: bool, config: dict[str, Any]) -> None:
+    def merge(self, *, save: bool) -> None:
         """Fold recent rows and deletions into a new BM25 base now (vocabulary compacted).
 
         With ``save``, also write a snapshot of it and of the vectors. A merge the background
@@ -468,7 +468,9 @@ class EmbeddedBackend:
         """
         self.wait_for_background()
         with self.lock:
-            job = _merge.freeze(self, save=save, config=config, background=False)
+            if not self.has_unsaved():  # the background merge did it
+                return
+            job = _merge.freeze(self, save=save, config=self.config, background=False)
             _merge.build(job, self.db)
             _merge.adopt(self, job)
 

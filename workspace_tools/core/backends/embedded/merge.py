@@ -84,7 +84,7 @@ def wait_for_quiet(hurry: threading.Event, last_apply: Callable[[], tuple[float,
     while not (hurry.is_set() or EXITING.is_set()):
         last, gap = last_apply()
         now = time.monotonic()
-        quiet = min(max(QUIET_SECONDS, 1.5 * gap), QUIET_MOST)
+        quiet = max(QUIET_SECONDS, min(1.5 * gap, QUIET_MOST))
         if now >= deadline or now >= last + quiet:
             return
         hurry.wait(min(_POLL, last + quiet - now))
@@ -264,7 +264,7 @@ def adopt(state: MergeState, job: MergeJob) -> bool:
     state.sparse = fresh
     if job.saved:
         state.snapshot_version = job.version
-        state.snapshot_dense_current = not job.reuse_dense
+        state.snapshot_dense_current = job.dense is not None or not job.config.get("embedder")
     state.generation += 1
     return True
 

@@ -205,7 +205,7 @@ def load_base(info: SnapshotInfo) -> tuple[BaseArrays, list[str]] | None:
     check_base(base, vocab, folder=info.folder)
     base.verify = BlockChecks(
         base,
-        {f"{n}.npy": info.blocks.get(f"{n}.npy") for n in BLOCKED},
+        {f"{n}.npy": info.blocks.get(f"{n}.npy") for n in BLOCKED if n in arrays},
         folder=info.folder,
         vocabulary=len(vocab),
     )
@@ -296,7 +296,8 @@ def snapshot_draft(
 
 def _as_recent(current: SnapshotInfo, version: int, *, with_dense: bool) -> bool:
     """Another process saved a snapshot at least as recent as ``version`` would be."""
-    newer = current.version > version or current.dense_version >= version
+    with_vectors = current.config.get("embedder") is not None  # a graph, or flat (none saved)
+    newer = current.version > version or (with_vectors and current.dense_version >= version)
     return current.version >= version and (not with_dense or newer)
 
 

@@ -14,9 +14,9 @@ vocabulary is renumbered: :attr:`Tokenizer.vocab_generation`).
 
 Anything wrong with the worker (it cannot start, it has another tokenizer, it died or hangs)
 makes this process tokenize those texts itself: the same ids, only slower. A change of
-:data:`BULK_TEXTS` texts starts the worker; once it runs, changes of :data:`WORKER_MIN_TEXTS` use
-it too (a ``sync`` commits batches of up to 1,024 new chunks); smaller ones never do. The
-environment variable :data:`WORKER_ENV` set to ``0`` turns it off.
+:data:`BULK_TEXTS` texts (or a stream of smaller ones: a ``sync`` commits batches of up to 1,024
+new chunks) starts the worker; once it runs, changes of :data:`WORKER_MIN_TEXTS` use it too;
+smaller ones never do. The environment variable :data:`WORKER_ENV` set to ``0`` turns it off.
 """
 
 from __future__ import annotations
@@ -59,6 +59,9 @@ BULK_TEXTS: Final = 2000
 messages cost more than it saves on fewer)."""
 WORKER_MIN_TEXTS: Final = 200
 """Texts a change needs to use a worker already running (a job's messages cost ~1-5 ms)."""
+STREAM_SECONDS: Final = 5.0
+"""Changes of :data:`WORKER_MIN_TEXTS` texts or more that together reach :data:`BULK_TEXTS`
+within this many seconds start the worker too (a sync commits batches of up to 1,024 chunks)."""
 WORKER_ENV: Final = "WORKSPACE_TOOLS_TOKEN_WORKER"
 """``0`` (or ``false``, ``off``, ``no``): tokenize in this process only."""
 _FAILURES: Final = 2
@@ -211,6 +214,8 @@ class SplitTokenizer:
         self._generation = tokenizer.vocab_generation
         self._rates: tuple[float, float] | None = None
         """Seconds per text here and in the worker, as last measured."""
+        self._stream: list[tuple[float, int]] = []
+        """``(monotonic time, texts)`` of the recent changes below :attr:`bulk`."""
 
     def term_ids(self, texts: Sequence[str]) -> list[npt.NDArray[np.int32]]:
         """The ids ``[tokenizer.term_ids(t) for t in texts]`` gives (vocabulary grown the same)."""
@@ -259,7 +264,13 @@ class SplitTokenizer:
         """Whether a change of ``count`` texts should use the worker (started if need be)."""
         if count >= self.bulk:
             return True
-        return count >= self.least and self.worker is not None and self.worker.alive()
+        if count < self.least:
+            return False
+        now = time.monotonic()
+        self._stream = [(t, n) for t, n in self._stream if now - t < STREAM_SECONDS]
+        self._stream.append((now, count))
+        running = self.worker is not None and self.worker.alive()
+        return running or sum(n for _, n in self._stream) >= self.bulk
 
     def _share(self) -> float:
         """The worker's share that makes both finish together, from the rates last measured."""
