@@ -51,6 +51,7 @@ def test_a_build_adds_its_own_vectors_without_reading_them_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ws = Workspace(tmp_path, embedder=FakeEmbedder(), config=False)
+    ws.search("warm", mode="vector")  # FAISS loaded: writes keep it in step
     reads = _vector_reads(monkeypatch)
     ws.index_many(DOCS[:2])
     ws.index_many(DOCS[2:])
@@ -70,6 +71,7 @@ def test_a_text_whose_vector_was_cached_before_is_read_from_the_cache(
     embedder = FakeEmbedder()
     ws = Workspace(tmp_path, embedder=embedder, config=False)
     ws.index_many(DOCS)
+    ws.search("warm", mode="vector")  # FAISS loaded: writes keep it in step
     embedded = embedder.texts_embedded
     reads = _vector_reads(monkeypatch)
     ws.index("copy", DOCS[0][1])  # the same text again: its vector is in the cache, not new
@@ -85,6 +87,7 @@ def test_another_processs_change_has_its_vectors_read_from_the_database(
 ) -> None:
     ws = Workspace(tmp_path, embedder=FakeEmbedder(), config=False)
     ws.index_many(DOCS[:2])
+    ws.search("warm", mode="vector")  # FAISS loaded: it catches up with the other's change
     other = Workspace(tmp_path, embedder=FakeEmbedder(), config=False)  # another connection
     other.index_many(DOCS[2:])
     reads = _vector_reads(monkeypatch)

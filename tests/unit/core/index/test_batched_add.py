@@ -88,5 +88,3 @@ def test_add_many_replaces_a_key_already_there_and_a_key_given_twice() -> None:
     assert len(batch) == len(one) == 4
     assert np.array_equal(one._df, batch._df)
     assert np.array_equal(one.live_keys(), batch.live_keys())
-
-

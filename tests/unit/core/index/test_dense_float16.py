@@ -99,5 +99,3 @@ def test_a_flat_index_saves_nothing_and_a_graph_saves_no_vectors(tmp_path: Path)
     codes = vectors.astype("<f2").tobytes()
     assert codes[:128] not in (tmp_path / "graph" / "dense.graph").read_bytes()
     assert codes[:128] in whole.read_bytes()
-
-

@@ -12,6 +12,7 @@ import pytest
 from workspace_tools.core.backends.embedded import hnsw_build as _hnsw_build
 from workspace_tools.core.backends.embedded.dense import DenseIndex, read_graph
 from workspace_tools.core.backends.embedded.dense_fill import with_graph
+from workspace_tools.core.background import BackgroundWorker
 from workspace_tools.core.errors import IndexCorruptError
 
 faiss = pytest.importorskip("faiss")
@@ -48,14 +49,14 @@ class _Gate:
             run(build)
 
         monkeypatch.setattr(_hnsw_build.GraphBuild, "_run", held)
-        monkeypatch.setattr(_hnsw_build, "INLINE_GRAPH_MAX", 0)  # every graph in a thread
+        monkeypatch.setattr(_hnsw_build, "INLINE_GRAPH_MAX", 0)  # every graph in the background
 
 
 def test_crossing_the_threshold_never_waits_for_the_graph(monkeypatch: pytest.MonkeyPatch) -> None:
     gate = _Gate(monkeypatch)
     vectors = _unit(450, 8, 0)
     ids = np.arange(1000, 1450, dtype=np.int64)
-    index = DenseIndex(8, hnsw_threshold=100)
+    index = DenseIndex(8, hnsw_threshold=100, background=BackgroundWorker("test-graph"))
     index.add(ids[:150], vectors[:150])  # crosses: the build starts and is held
     assert gate.started.acquire(timeout=60)
     assert index.building and index.kind == "flat"
@@ -89,7 +90,7 @@ def test_a_few_rows_added_during_a_build_are_inserted_when_it_is_adopted(
     gate = _Gate(monkeypatch)
     vectors = _unit(130, 8, 1)
     ids = np.arange(130, dtype=np.int64)
-    index = DenseIndex(8, hnsw_threshold=100)
+    index = DenseIndex(8, hnsw_threshold=100, background=BackgroundWorker("test-graph"))
     index.add(ids[:120], vectors[:120])
     assert gate.started.acquire(timeout=60)
     index.add(ids[120:], vectors[120:])
@@ -118,7 +119,7 @@ def test_a_failed_build_leaves_the_flat_index_answering(
 def test_a_saved_graph_gets_its_storage_from_the_database_rows(tmp_path: Path) -> None:
     vectors = _unit(200, 8, 3)
     ids = np.arange(200, dtype=np.int64)
-    index = DenseIndex(8, hnsw_threshold=50)
+    index = DenseIndex(8, hnsw_threshold=50, background=BackgroundWorker("test-graph"))
     index.add(ids, vectors)
     index.wait_for_graph()
     index.remove(ids[:5])  # tombstones: their rows leave the database, their codes are saved
@@ -142,13 +143,17 @@ def test_a_saved_graph_far_behind_answers_flat_while_it_catches_up(
 ) -> None:
     vectors = _unit(700, 8, 5)
     ids = np.arange(700, dtype=np.int64)
-    index = DenseIndex(8, hnsw_threshold=50)
+    index = DenseIndex(8, hnsw_threshold=50, background=BackgroundWorker("test-graph"))
     index.add(ids[:300], vectors[:300])
     index.wait_for_graph()
     index.save(tmp_path)
     gate = _Gate(monkeypatch)
     loaded = with_graph(
-        read_graph(tmp_path, dimension=8), keys=ids, codes=_codes(vectors), hnsw_threshold=50
+        read_graph(tmp_path, dimension=8),
+        keys=ids,
+        codes=_codes(vectors),
+        hnsw_threshold=50,
+        background=BackgroundWorker("test-graph"),
     )
     assert gate.started.acquire(timeout=60)
     assert loaded.kind == "flat" and loaded.building and len(loaded) == 700

@@ -1,4 +1,4 @@
-"""A process that exits while an HNSW graph round runs stops it first (``_hnsw_build``).
+"""A process that exits while an HNSW graph round runs stops it first (``hnsw_build``).
 
 A daemon thread still inside FAISS while the interpreter tears down aborts the process
 ("terminate called without an active exception", exit code 134: seen at the end of a
@@ -29,6 +29,7 @@ _SCRIPT = textwrap.dedent(
 
     import numpy as np
     from workspace_tools.core.backends.embedded import hnsw_build as _hnsw_build
+    from workspace_tools.core.background import BackgroundWorker
     added = threading.Event()
 
     class SlowGraph:
@@ -45,7 +46,7 @@ _SCRIPT = textwrap.dedent(
         [],
     )
     rounds.append(build)
-    build.start()
+    build.start(BackgroundWorker("hnsw", finish_at_exit=True))
     added.wait(30)
     """
 )

@@ -146,5 +146,3 @@ def test_open_reads_no_block_of_the_postings(
     assert len(ws) == 8 * len(ws.chunks_of("doc0.md"))  # opened, nothing read yet
     checks = ws._state.sparse.base.verify
     assert checks is not None and checks.left > 0
-
-

@@ -73,5 +73,3 @@ def test_a_term_with_a_line_break_is_refused(tmp_path: Path) -> None:
     assert after is not None and before is not None and after.folder == before.folder
     assert not list(ws.index_dir.glob(".tmp-*"))  # the staging folder went
     ws.close()
-
-

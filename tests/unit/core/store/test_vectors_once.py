@@ -139,7 +139,7 @@ def test_a_process_that_stops_mid_build_leaves_a_usable_index(
     rng = random.Random(2)
     live = {f"d{n}.txt": _text(rng, n) for n in range(40)}
     ws.index_many(sorted(live.items()))
-    assert started.is_set()
+    assert started.wait(timeout=60)
     # Another process opens it now (this one never finishes its graph): the vectors are all in
     # the database, and it answers from them.
     other = Workspace(root, embedder=FakeEmbedder(), read_only=True)

@@ -80,5 +80,3 @@ def test_an_unchanged_document_returns_its_chunk_ids_without_a_write(tmp_path: P
         again = ws.index("a.md", "# Title\n\nalpha beta\n")
     assert again == first == [c.id for c in ws.chunks_of("a.md")]
     assert "BEGIN IMMEDIATE" not in statements
-
-

@@ -271,7 +271,7 @@ def test_the_token_worker_imports_no_numpy() -> None:
     # The worker sends ids as bytes: numpy (~60 ms of its start) is imported only for arrays.
     code = (
         "import sys\n"
-        "from workspace_tools.core.text import token_worker\n"
+        "from workspace_tools.core.backends.embedded import token_worker\n"
         "from workspace_tools.core.text.tokenizer import Tokenizer\n"
         "assert Tokenizer().term_id_bytes('Cells, well-known p53')\n"
         "print('numpy' in sys.modules)\n"

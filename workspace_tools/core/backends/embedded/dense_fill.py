@@ -168,6 +168,7 @@ def with_graph(
     keys: npt.NDArray[np.int64],
     codes: npt.NDArray[np.uint8],
     hnsw_threshold: int = _dense.HNSW_THRESHOLD,
+    background: BackgroundWorker | None = None,
 ) -> _dense.DenseIndex:
     """A saved graph with a storage of these codes (what :class:`GraphFill` does as rows are read).
 
@@ -176,8 +177,9 @@ def with_graph(
         keys: Every chunk key with a vector now, sorted.
         codes: Their vectors' float16 codes, row for row.
         hnsw_threshold: As for :class:`DenseIndex`.
+        background: Where a graph round runs (``None``: in the caller's thread).
     """
-    fill = GraphFill(graph, hnsw_threshold=hnsw_threshold)
+    fill = GraphFill(graph, hnsw_threshold=hnsw_threshold, background=background)
     target, slots = fill.place(keys)
     inside = slots >= 0
     target[slots[inside]] = codes[inside]
