@@ -30,7 +30,12 @@ from workspace_tools.core.embedding.embedder import Embedder, SentenceTransforme
 from workspace_tools.core.errors import (
     InvalidInputError,
 )
-from workspace_tools.core.extras import VECTOR_INSTALL, missing_vector_packages, require_vector
+from workspace_tools.core.extras import (
+    VECTOR_INSTALL,
+    missing_vector_packages,
+    require_extra,
+    require_vector,
+)
 from workspace_tools.core.index.dense import HNSW_THRESHOLD
 from workspace_tools.core.index.sparse import BM25Config
 from workspace_tools.core.ranking.fusion import DEFAULT_FUSION, FUSION_RULES
@@ -47,6 +52,7 @@ from workspace_tools.core.text.scan import (
 )
 from workspace_tools.core.text.tokenizer import Tokenizer, TokenizerConfig
 from workspace_tools.core.types import Chunk, SyncReport
+from workspace_tools.core.workspace._compat import code_as_built
 from workspace_tools.core.workspace._freshness import record_removed
 from workspace_tools.core.workspace._ingest import (
     DocumentLike,
@@ -118,7 +124,9 @@ class Workspace(ReadPath, SyncPath, ListingPath):
             model name or path, an object with ``embed(texts)``, one with LangChain's
             ``embed_documents``/``embed_query``, or ``None`` for no vectors.
         tokenizer: Tokenizer settings (stored with the index).
-        chunking: Chunk sizes (stored with the index).
+        chunking: Chunk sizes, and whether source files are cut at their definitions (``code``;
+            default: when the ``code`` extra is installed, or as the index was built). Stored
+            with the index.
         bm25_config: BM25 parameters.
         scan_config: What ``sync()`` walks into.
         conversion_limits: Time, memory and unpacked-size budgets for converting each rich
@@ -218,6 +226,8 @@ class Workspace(ReadPath, SyncPath, ListingPath):
         self.bm25_enabled = bm25
         self.tokenizer = Tokenizer(tokenizer)
         self.chunking = chunking or ChunkingConfig()
+        if self.chunking.code:
+            require_extra("code", purpose="ChunkingConfig(code=True)")
         self.bm25_config = bm25_config or BM25Config()
         self.scan_config = scan_config or ScanConfig()
         self.fusion = fusion
@@ -279,6 +289,7 @@ class Workspace(ReadPath, SyncPath, ListingPath):
             self._follower.empty = True
         else:
             self._load()
+        self.chunking = code_as_built(self.chunking, None)
 
     @classmethod
     def from_project(cls, root: str | os.PathLike[str], **overrides: Any) -> Workspace:

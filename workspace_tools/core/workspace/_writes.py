@@ -35,7 +35,12 @@ from workspace_tools.core.text.indexed import bm25_text
 from workspace_tools.core.text.token_split import WORKER_MIN_TEXTS
 from workspace_tools.core.types import Chunk, SyncReport
 from workspace_tools.core.workspace._base import WorkspaceBase
-from workspace_tools.core.workspace._compat import check_root, check_settings, root_record
+from workspace_tools.core.workspace._compat import (
+    check_root,
+    check_settings,
+    code_as_built,
+    root_record,
+)
 from workspace_tools.core.workspace._ingest import embed_texts, gc_paused
 from workspace_tools.core.workspace._kinds_ahead import AskKinds, KindRates, kinds_asker
 
@@ -144,7 +149,7 @@ class WritePath(WorkspaceBase):
             return
         if sum(len(chunks) for _, chunks in staged) < WORKER_MIN_TEXTS:
             return
-        texts = [bm25_text(c.text, c.metadata.get("format")) for _, cs in staged for c in cs]
+        texts = [bm25_text(c.text, c.metadata) for _, cs in staged for c in cs]
         with self._lock:
             state.tokenize_ahead(texts)
 
@@ -402,6 +407,7 @@ class WritePath(WorkspaceBase):
         self._saved_settings = saved
         if saved is None:
             return
+        self.chunking = code_as_built(self.chunking, saved)
         embedder = self.embedder
         check_settings(
             saved,
