@@ -19,12 +19,13 @@ def bm25_text(text: str, metadata: Mapping[str, Any]) -> str:
     """The text whose terms are indexed for a chunk of ``text`` with ``metadata``.
 
     In Markdown, link targets (URLs, paths, anchors) are left out: ``[guide](docs/a.md)`` indexes
-    ``guide``. A source file's chunk (format ``code``) adds its ``symbol`` names, so
-    ``SparseIndex search`` finds the method ``SparseIndex.search`` cut from its class.
+    ``guide``. A source file's chunk (format ``code``) adds its ``symbol`` names, whole and by
+    part: ``SparseIndex.search`` (or ``SparseIndex search``) finds the method cut from its class.
     """
     format = metadata.get("format")  # noqa: A001 - the metadata key's name
     if format == "markdown" and "](" in text:
         return _LINK_TARGET.sub("]", text)
     if format == "code" and (symbol := metadata.get("symbol")):
-        return f"{text}\n{' '.join(map(str, symbol)) if isinstance(symbol, list) else symbol}"
+        names = " ".join(map(str, symbol)) if isinstance(symbol, list) else str(symbol)
+        return f"{text}\n{names} {names.replace('.', ' ')}"
     return text
