@@ -25,16 +25,12 @@ from workspace_tools.core.types import Chunk
 
 __all__ = ["GRAMMARS", "code_available", "code_chunks", "language_of"]
 
+_PYTHON, _JS = ("tree_sitter_python", "language"), ("tree_sitter_javascript", "language")
+_TS = ("tree_sitter_typescript", "language_typescript")
 GRAMMARS: Final[Mapping[str, tuple[str, str]]] = {
-    ".py": ("tree_sitter_python", "language"),
-    ".pyi": ("tree_sitter_python", "language"),
-    ".js": ("tree_sitter_javascript", "language"),
-    ".mjs": ("tree_sitter_javascript", "language"),
-    ".cjs": ("tree_sitter_javascript", "language"),
-    ".jsx": ("tree_sitter_javascript", "language"),
-    ".ts": ("tree_sitter_typescript", "language_typescript"),
-    ".mts": ("tree_sitter_typescript", "language_typescript"),
-    ".cts": ("tree_sitter_typescript", "language_typescript"),
+    **dict.fromkeys((".py", ".pyi"), _PYTHON),
+    **dict.fromkeys((".js", ".mjs", ".cjs", ".jsx"), _JS),
+    **dict.fromkeys((".ts", ".mts", ".cts"), _TS),
     ".tsx": ("tree_sitter_typescript", "language_tsx"),
     ".go": ("tree_sitter_go", "language"),
     ".rs": ("tree_sitter_rust", "language"),
