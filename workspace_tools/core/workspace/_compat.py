@@ -19,15 +19,15 @@ logger = logging.getLogger(__name__)
 
 
 def code_as_built(chunking: ChunkingConfig, saved: dict[str, Any] | None) -> ChunkingConfig:
-    """``chunking`` with an unset ``code`` decided.
+    """``chunking`` with an unset ``code`` decided, and a warning if it is on without the extra.
 
     As the ``saved`` index was built; a new index (``None``) is cut at definitions when the
     ``code`` extra is installed.
     """
-    if chunking.code is not None:
-        return chunking
-    recorded = saved.get("chunking") if saved else None
-    code = "code" in recorded if isinstance(recorded, dict) else code_available()
+    code = chunking.code
+    if code is None:
+        recorded = saved.get("chunking") if saved else None
+        code = "code" in recorded if isinstance(recorded, dict) else code_available()
     if code and not code_available():
         logger.warning(
             "This index cuts source files at their definitions, which needs the code extra: "

@@ -195,6 +195,8 @@ class Workspace(ReadPath, SyncPath, ListingPath):
             index_dir = file.get("index_dir")
         if isinstance(embedder, str) and embedder == DEFAULT_EMBEDDER:
             embedder = file.get("embedder", DEFAULT_EMBEDDER)
+        if chunking is not None and chunking.code:  # the caller's; a project file's may not raise
+            require_extra("code", purpose="ChunkingConfig(code=True)")
         chunking = chunking or file.get("chunking")
         bm25_config = bm25_config or file.get("bm25_config")
         scan_config = scan_config or file.get("scan_config")
@@ -226,8 +228,6 @@ class Workspace(ReadPath, SyncPath, ListingPath):
         self.bm25_enabled = bm25
         self.tokenizer = Tokenizer(tokenizer)
         self.chunking = chunking or ChunkingConfig()
-        if self.chunking.code:
-            require_extra("code", purpose="ChunkingConfig(code=True)")
         self.bm25_config = bm25_config or BM25Config()
         self.scan_config = scan_config or ScanConfig()
         self.fusion = fusion
@@ -289,7 +289,8 @@ class Workspace(ReadPath, SyncPath, ListingPath):
             self._follower.empty = True
         else:
             self._load()
-        self.chunking = code_as_built(self.chunking, None)
+        if self.chunking.code is None:
+            self.chunking = code_as_built(self.chunking, None)
 
     @classmethod
     def from_project(cls, root: str | os.PathLike[str], **overrides: Any) -> Workspace:

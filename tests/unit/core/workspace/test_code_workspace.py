@@ -125,3 +125,9 @@ def test_without_the_extra(
     assert "SparseIndex.search" in first.metadata["symbol"]  # the class, packed in one chunk
     fresh = Workspace(repo, embedder=None, index_dir=repo.parent / "fresh")
     assert fresh.chunking.code is False  # a new index without the extra: cut by lines
+    (repo / "workspace-tools.yaml").write_text("workspace:\n  chunking: {code: true}\n")
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        filed = Workspace(repo, embedder=None)  # a project file's `code: true` never raises
+    assert filed.chunking.code is True
+    assert "needs the code extra" in caplog.text
