@@ -65,6 +65,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "ray": ("ray",),
     "vector": ("faiss", "sentence_transformers"),
     "documents": ("pdfminer", "docx", "pptx", "openpyxl", "bs4"),
+    "code": ("tree_sitter", "tree_sitter_python", "tree_sitter_go"),
     "agents": ("langchain",),
     "mcp": ("mcp", "jsonschema"),
 }

@@ -200,7 +200,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         # keep the one-off model load out of the search time (queries only: lean when it can)
         getattr(ws.embedder, "load_for_queries", ws.embedder.load)()
     started = time.perf_counter()
-    results = ws.search(args.query, top_k=args.k, mode=args.mode)
+    results = ws.search(args.query, top_k=args.k, mode=args.mode, filter=_search_filter(args))
     elapsed = time.perf_counter() - started
     mode = args.mode or ws.default_mode
     if args.json:
@@ -218,7 +218,9 @@ def cmd_search(args: argparse.Namespace) -> int:
     for rank, hit in enumerate(results, start=1):
         where = f"{hit.source_id}:{hit.line_range}" if hit.line_range else hit.source_id
         where += "".join(
-            f" ({k} {hit.metadata[k]})" for k in ("page", "slide") if k in hit.metadata
+            f" ({k} {', '.join(v) if isinstance(v := hit.metadata[k], list) else v})"
+            for k in ("page", "slide", "symbol")
+            if k in hit.metadata
         )
         heading = f"  § {hit.section_heading}" if hit.section_heading else ""
         print(f"{rank:2}. {where}  score {hit.score:.4f}{heading}")
@@ -226,6 +228,20 @@ def cmd_search(args: argparse.Namespace) -> int:
             print(f"      {line}")
     print(f"--- {plural(len(results), 'result')} ({mode} search, {elapsed * 1000:.1f} ms)")
     return 0
+
+
+def _search_filter(args: argparse.Namespace) -> dict[str, Any] | None:
+    """``--filter`` (JSON) and ``--symbol``, both when both are given."""
+    parts: list[dict[str, Any]] = []
+    if args.filter is not None:
+        try:
+            parts.append(json.loads(args.filter))
+        except json.JSONDecodeError as exc:
+            msg = f'--filter takes a JSON object, e.g. \'{{"format": "code"}}\': {exc}.'
+            raise InvalidInputError(msg) from None
+    if args.symbol is not None:
+        parts.append({"symbol": args.symbol})
+    return None if not parts else parts[0] if len(parts) == 1 else {"$and": parts}
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
@@ -286,6 +302,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--mode", choices=["bm25", "vector", "hybrid"], help="default: hybrid when vectors exist"
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument(
+        "--filter",
+        metavar="JSON",
+        help='only chunks whose metadata match, e.g. \'{"format": "code"}\' (operators as in '
+        "Workspace.search: $in, $gte, $exists, $and...)",
+    )
+    p.add_argument(
+        "--symbol",
+        metavar="NAME",
+        help="only the chunks of this definition in source code, e.g. SparseIndex.search",
+    )
     sync = p.add_mutually_exclusive_group()
     sync.add_argument(
         "--sync", action="store_true", help="sync the folder first (new, changed, deleted files)"

@@ -3,10 +3,10 @@
 The base install searches by keyword (BM25), greps and serves docs and skills. Each optional
 feature comes with an extra of ``pyproject.toml``: dense (vector) and hybrid search need
 ``vector`` (torch, sentence-transformers, FAISS, the packaged model, OpenVINO), rich documents
-``documents``, the MCP server ``mcp``, distributed indexing ``ray``, the Milvus backend
-``milvus``. :data:`EXTRAS` says which import names each one brings and how to install it;
-:func:`require_extra` is the check every feature calls. Checks look for the packages without
-importing them.
+``documents``, code-aware chunking ``code``, the MCP server ``mcp``, distributed indexing
+``ray``, the Milvus backend ``milvus``. :data:`EXTRAS` says which import names each one brings
+and how to install it; :func:`require_extra` is the check every feature calls. Checks look for
+the packages without importing them.
 """
 
 from __future__ import annotations
@@ -64,6 +64,8 @@ class Extra:
         return self.packages.get(top) or self.more.get(top) or top
 
 
+_GRAMMARS: Final = ("python", "javascript", "typescript", "go", "rust", "java")
+
 EXTRAS: Final[Mapping[str, Extra]] = {
     extra.name: extra
     for extra in (
@@ -89,6 +91,15 @@ EXTRAS: Final[Mapping[str, Extra]] = {
                 "markdownify": "markdownify",
                 "lxml": "lxml",
             },
+        ),
+        Extra(
+            # tree-sitter grammars: source files cut at functions and classes
+            "code",
+            {
+                "tree_sitter": "tree-sitter",
+                **{f"tree_sitter_{g}": f"tree-sitter-{g}" for g in _GRAMMARS},
+            },
+            instead=" (or leave code unset: without the extra source files are cut by lines)",
         ),
         Extra(
             # the official MCP SDK with its web server stack; jsonschema for `mcp smoke`

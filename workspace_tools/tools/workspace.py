@@ -111,7 +111,8 @@ def search_input_model(modes: tuple[str, ...], default: str) -> type[BaseModel]:
             Field(
                 default=None,
                 description="Only chunks whose metadata match, e.g. {'format': 'markdown'}, "
-                "{'source_id': {'$in': ['a.md', 'b.md']}}, {'year': {'$gte': 2020}}. "
+                "{'source_id': {'$in': ['a.md', 'b.md']}}, {'year': {'$gte': 2020}}, "
+                "{'symbol': 'Class.method'} (source code cut at definitions). "
                 "Operators: $eq $ne $in $nin $gt $gte $lt $lte $exists, $and/$or.",
             ),
         ),
@@ -249,10 +250,11 @@ def _render(
 
 
 def _unit(metadata: dict[str, Any]) -> str:
-    """`` (page 2)``, `` (slide 3)`` or `` (sheet Totals)`` for a hit in a rich document."""
-    for key in ("page", "slide", "sheet"):
-        if metadata.get(key) is not None:
-            return f" ({key} {metadata[key]})"
+    """`` (page 2)``, `` (slide 3)``, `` (sheet Totals)`` or `` (symbol A.f)`` (source code)."""
+    for key in ("page", "slide", "sheet", "symbol"):
+        value = metadata.get(key)
+        if value is not None:
+            return f" ({key} {', '.join(map(str, value)) if isinstance(value, list) else value})"
     return ""
 
 

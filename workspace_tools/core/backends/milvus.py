@@ -250,7 +250,7 @@ class MilvusBackend:
         if self.bm25_config is not None:
             if self.analyzer == "workspace":
                 # The database stores no terms: the workspace tokenizer makes them from the text
-                indexed = bm25_text(record.text, record.metadata.get("format"))
+                indexed = bm25_text(record.text, record.metadata)
                 terms = self.tokenizer.tokenize(indexed)
                 text = " ".join(term_token(t) for t in terms)
             else:

@@ -14,7 +14,6 @@ from typing import Any, Final
 
 from workspace_tools.core.store._rows import (
     ChangedChunk,
-    chunk_format,
     chunk_metadata,
     join_metadata,
     parse_chunk,
@@ -89,23 +88,24 @@ def changed_chunks(
     """Chunk rows (``CHUNK_COLUMNS, version``) as a follower applies them, checksums checked.
 
     Each row's text is the one source of its terms: the text to tokenize is its
-    :func:`~workspace_tools.core.text.indexed.bm25_text`, which needs the chunk's ``format``
-    only when the text has a Markdown link (``"]("``): only those rows' metadata is parsed, and
-    only their sources' metadata is read (``bases``: source ids -> metadata).
+    :func:`~workspace_tools.core.text.indexed.bm25_text`, which needs the chunk's metadata only
+    when the text has a Markdown link (``"]("``) or the row names a ``symbol`` (a source file's
+    chunk, whose metadata is all on its row): only those rows' metadata is parsed, and only their
+    sources' metadata is read (``bases``: source ids -> metadata).
     """
     for row in rows:
         if fast_checksum(row) != row[10]:
             parse_chunk(path, row[:11])  # raises the checksum's error
-    linked = [row for row in rows if "](" in row[9]]
-    base = bases({str(row[2]) for row in linked}) if linked else {}
-    formats = {int(row[0]): chunk_format(row[8], base.get(str(row[2]), {})) for row in linked}
+    marked = [row for row in rows if "](" in row[9] or '"symbol"' in row[8]]
+    base = bases({str(row[2]) for row in marked}) if marked else {}
+    metas = {int(row[0]): chunk_metadata(row[8], base.get(str(row[2]), {})) for row in marked}
     return [
         ChangedChunk(
             int(row[11]),
             int(row[0]),
             str(row[2]),
             str(row[7]),
-            bm25_text(row[9], formats[int(row[0])]) if int(row[0]) in formats else str(row[9]),
+            bm25_text(row[9], metas[int(row[0])]) if int(row[0]) in metas else str(row[9]),
         )
         for row in rows
     ]

@@ -28,7 +28,6 @@ __all__ = [
     "RemovedChunk",
     "RemovedSource",
     "SourceRecord",
-    "chunk_format",
     "chunk_metadata",
     "dumps",
     "join_metadata",
@@ -398,11 +397,6 @@ def parse_chunk(
         metadata=chunk_metadata(metadata, base),
         text=text,
     )
-
-
-def chunk_format(raw: str, base: Mapping[str, Any] | None) -> Any:
-    """The ``format`` metadata of a chunk (its column ``raw``, its source's metadata ``base``)."""
-    return chunk_metadata(raw, base if base is not None else {}).get("format")
 
 
 def dumps(value: Any) -> str:

@@ -147,7 +147,7 @@ def _frozen(value: Any) -> Any:
 
 def _changed(version: int, key: int, c: ChunkRecord) -> ChangedChunk:
     """What a follower of this process applies of a chunk just written (its terms in memory)."""
-    return ChangedChunk(version, key, c.source, c.hash, bm25_text(c.text, c.metadata.get("format")))
+    return ChangedChunk(version, key, c.source, c.hash, bm25_text(c.text, c.metadata))
 
 
 def _scalar(value: Any) -> bool:

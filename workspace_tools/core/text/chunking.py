@@ -16,7 +16,10 @@ from typing import Any, Final
 
 from workspace_tools.core.types import Chunk
 
-__all__ = ["ChunkingConfig", "chunk_text", "heading_path_at", "is_markdown_heading"]
+__all__ = ["CODE_RULES", "ChunkingConfig", "chunk_text", "heading_path_at", "is_markdown_heading"]
+
+CODE_RULES: Final = 1
+"""Version of the code-aware cutting rules (``code_chunks.py``), recorded with the index."""
 
 _HEADING: Final = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _FENCE: Final = re.compile(r"^\s*(```|~~~)")
@@ -31,7 +34,11 @@ class ChunkingConfig:
     overlap_lines: int = 3
     """Lines repeated at the start of the next chunk when a section is split."""
     min_section_chars: int = 400
-    """A Markdown heading starts a new chunk only once the current chunk is at least this long."""
+    """A Markdown heading (or a code definition) starts a new chunk only once the current chunk
+    is at least this long."""
+    code: bool | None = None
+    """Cut source files at functions and classes (``code_chunks.py``, the ``code`` extra).
+    ``None``: when the extra is installed, or as an existing index was built."""
 
     def __post_init__(self) -> None:
         if self.max_chars < 16:
@@ -42,12 +49,13 @@ class ChunkingConfig:
             raise ValueError(msg)
 
     def to_dict(self) -> dict[str, int]:
-        """Plain-JSON form for the manifest."""
-        return {
+        """Plain-JSON form for the manifest (``code``: the rules' version, when on)."""
+        out = {
             "max_chars": self.max_chars,
             "overlap_lines": self.overlap_lines,
             "min_section_chars": self.min_section_chars,
         }
+        return {**out, "code": CODE_RULES} if self.code else out
 
 
 def is_markdown_heading(line: str) -> tuple[int, str] | None:

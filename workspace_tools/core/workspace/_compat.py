@@ -2,13 +2,39 @@
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import os
 from pathlib import Path
 from typing import Any
 
 from workspace_tools.core.errors import IndexMismatchError
+from workspace_tools.core.extras import install_hint
+from workspace_tools.core.text.chunking import ChunkingConfig
+from workspace_tools.core.text.code_chunks import code_available
 
-__all__ = ["check_root", "check_settings", "root_record"]
+__all__ = ["check_root", "check_settings", "code_as_built", "root_record"]
+
+logger = logging.getLogger(__name__)
+
+
+def code_as_built(chunking: ChunkingConfig, saved: dict[str, Any] | None) -> ChunkingConfig:
+    """``chunking`` with an unset ``code`` decided, and a warning if it is on without the extra.
+
+    As the ``saved`` index was built; a new index (``None``) is cut at definitions when the
+    ``code`` extra is installed.
+    """
+    code = chunking.code
+    if code is None:
+        recorded = saved.get("chunking") if saved else None
+        code = "code" in recorded if isinstance(recorded, dict) else code_available()
+    if code and not code_available():
+        logger.warning(
+            "This index cuts source files at their definitions, which needs the code extra: "
+            "files synced here are cut by lines until it is installed (%s).",
+            install_hint("code"),
+        )
+    return dataclasses.replace(chunking, code=code)
 
 
 def check_settings(

@@ -154,7 +154,7 @@ def make_record(
 
 def indexed_text(chunk: Chunk) -> str:
     """Text whose terms are indexed: Markdown link targets (URLs, paths, anchors) left out."""
-    return bm25_text(chunk.text, chunk.metadata.get("format"))
+    return bm25_text(chunk.text, chunk.metadata)
 
 
 @contextlib.contextmanager

@@ -51,6 +51,7 @@ class _Chunking(_Strict):
     max_chars: int = 0
     overlap_lines: int = 0
     min_section_chars: int = 0
+    code: bool = False
 
 
 class _Scan(_Strict):

@@ -30,7 +30,12 @@ from workspace_tools.core.embedding.embedder import Embedder, SentenceTransforme
 from workspace_tools.core.errors import (
     InvalidInputError,
 )
-from workspace_tools.core.extras import VECTOR_INSTALL, missing_vector_packages, require_vector
+from workspace_tools.core.extras import (
+    VECTOR_INSTALL,
+    missing_vector_packages,
+    require_extra,
+    require_vector,
+)
 from workspace_tools.core.index.sparse import BM25Config
 from workspace_tools.core.ranking.fusion import DEFAULT_FUSION, FUSION_RULES
 from workspace_tools.core.ranking.ranking import MODES, SearchMode
@@ -42,6 +47,7 @@ from workspace_tools.core.text.scan import (
 )
 from workspace_tools.core.text.tokenizer import Tokenizer, TokenizerConfig
 from workspace_tools.core.types import Chunk, SyncReport
+from workspace_tools.core.workspace._compat import code_as_built
 from workspace_tools.core.workspace._freshness import record_removed
 from workspace_tools.core.workspace._ingest import (
     DocumentLike,
@@ -115,7 +121,9 @@ class Workspace(ReadPath, SyncPath, ListingPath):
             model name or path, an object with ``embed(texts)``, one with LangChain's
             ``embed_documents``/``embed_query``, or ``None`` for no vectors.
         tokenizer: Tokenizer settings (stored with the index).
-        chunking: Chunk sizes (stored with the index).
+        chunking: Chunk sizes, and whether source files are cut at their definitions (``code``;
+            default: when the ``code`` extra is installed, or as the index was built). Stored
+            with the index.
         bm25_config: BM25 parameters (or give them as ``bm25``, not both).
         scan_config: What ``sync()`` walks into.
         conversion_limits: Time, memory and unpacked-size budgets for converting each rich
@@ -184,6 +192,8 @@ class Workspace(ReadPath, SyncPath, ListingPath):
             index_dir = file.get("index_dir")
         if isinstance(embedder, str) and embedder == DEFAULT_EMBEDDER:
             embedder = file.get("embedder", DEFAULT_EMBEDDER)
+        if chunking is not None and chunking.code:  # the caller's; a project file's may not raise
+            require_extra("code", purpose="ChunkingConfig(code=True)")
         chunking = chunking or file.get("chunking")
         bm25, bm25_config = bm25_argument(bm25, bm25_config)
         bm25_config = bm25_config or file.get("bm25_config")
@@ -276,6 +286,8 @@ class Workspace(ReadPath, SyncPath, ListingPath):
             self._follower.empty = True
         else:
             self._load()
+        if self.chunking.code is None:
+            self.chunking = code_as_built(self.chunking, None)
 
     @classmethod
     def from_project(cls, root: str | os.PathLike[str], **overrides: Any) -> Workspace:

@@ -24,7 +24,12 @@ from workspace_tools.core.store.database import (
 from workspace_tools.core.text.hashing import text_hash
 from workspace_tools.core.types import Chunk, SyncReport
 from workspace_tools.core.workspace._base import WorkspaceBase
-from workspace_tools.core.workspace._compat import check_root, check_settings, root_record
+from workspace_tools.core.workspace._compat import (
+    check_root,
+    check_settings,
+    code_as_built,
+    root_record,
+)
 from workspace_tools.core.workspace._ingest import embed_texts, gc_paused
 
 __all__ = ["WritePath"]
@@ -267,6 +272,7 @@ class WritePath(WorkspaceBase):
         self._saved_settings = saved
         if saved is None:
             return
+        self.chunking = code_as_built(self.chunking, saved)
         embedder = self.embedder
         check_settings(
             saved,

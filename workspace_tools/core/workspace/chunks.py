@@ -12,6 +12,7 @@ from typing import Any
 from workspace_tools.core.convert import UNIT_FORMATS, Converted
 from workspace_tools.core.ranking.prior import KIND_KEY, content_kind
 from workspace_tools.core.text.chunking import ChunkingConfig, chunk_text
+from workspace_tools.core.text.code_chunks import code_chunks
 from workspace_tools.core.types import Chunk
 
 __all__ = ["chunk_converted"]
@@ -27,6 +28,9 @@ def chunk_converted(
 ) -> list[Chunk]:
     """Chunks of a converted source; PDF pages, slides and sheets go into chunk metadata.
 
+    Source files are cut at their definitions when ``config.code`` is on (``symbol`` and
+    ``symbol_kind`` metadata, ``core/text/code_chunks.py``), else (or when that fails) by lines.
+
     Each chunk's metadata also holds the source's kind (``content_kind``: prose, code,
     navigation, lockfile, minified... from ``core/ranking/prior.py``), unless the caller set one.
     ``kind``: that kind when it is known already (computed elsewhere, or a placeholder the
@@ -36,13 +40,17 @@ def chunk_converted(
         kind = content_kind(source_id, converted.text, fmt=converted.format)
     meta = {KIND_KEY: kind, **converted.metadata, **metadata, "format": converted.format}
     meta.pop("headings", None)
-    chunks = chunk_text(
-        converted.text,
-        source_id=source_id,
-        config=config,
-        markdown=converted.markdown,
-        metadata=meta,
-    )
+    chunks = None
+    if config.code and converted.format == "code" and kind != "minified":
+        chunks = code_chunks(converted.text, source_id=source_id, config=config, metadata=meta)
+    if chunks is None:
+        chunks = chunk_text(
+            converted.text,
+            source_id=source_id,
+            config=config,
+            markdown=converted.markdown,
+            metadata=meta,
+        )
     if converted.format in UNIT_FORMATS:
         from workspace_tools.core.convert import locate_unit
 

@@ -101,7 +101,7 @@ class ToyBackend:
         vectors = self.db.vectors({r.hash for r in records.values()})
         for key, r in records.items():
             # The database stores the text only: the workspace tokenizer makes its terms
-            terms = self.tokenizer.tokenize(bm25_text(r.text, r.metadata.get("format")))
+            terms = self.tokenizer.tokenize(bm25_text(r.text, r.metadata))
             self.rows[key] = _Row(r.source, r.metadata, terms, vectors.get(r.hash))
         self._index = None
 

@@ -92,7 +92,7 @@ def _to_format3(root: Path, *, tokenizer: Tokenizer | None = None) -> int:
                     **{k: v for k, v in bases[fields[1]].items() if k not in dropped},
                     **own,
                 }
-                terms = tokenizer.terms_text(bm25_text(fields[8], metadata.get("format")))
+                terms = tokenizer.terms_text(bm25_text(fields[8], metadata))
                 stored = [*fields, terms]
                 conn.execute(
                     "INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from pathlib import Path
 
@@ -31,7 +32,7 @@ def test_workspace_root_applies_the_config_file_like_the_cli(tmp_path: Path) -> 
     root = _project(tmp_path / "p")
     assert main(["--root", str(root), "-q", "index"]) == 0
     ws = Workspace(root)  # used to raise IndexMismatchError: chunking differs
-    assert ws.chunking == ChunkingConfig(max_chars=300)
+    assert dataclasses.replace(ws.chunking, code=None) == ChunkingConfig(max_chars=300)
     assert ws.embedder is None
     assert ws.fusion == "rrf"
     assert ws.default_paths == ["docs"]
@@ -45,7 +46,7 @@ def test_arguments_win_over_the_file_and_config_false_ignores_it(tmp_path: Path)
     assert ws.fusion == "weighted"
     assert ws.chunking.max_chars == 500
     plain = Workspace(root, config=False, embedder=None, index_dir=tmp_path / "other")
-    assert plain.chunking == ChunkingConfig()
+    assert dataclasses.replace(plain.chunking, code=None) == ChunkingConfig()
     assert plain.fusion == "zscore"  # the default, not the file's rrf
     assert plain.default_paths is None
 
