@@ -162,7 +162,11 @@ class GitSkills:
             repo = work / "repo.git"
             _git("clone", "--bare", "--quiet", "--no-recurse-submodules", "--", url, str(repo))
             want = commit or ref or "HEAD"
-            found = _git("--git-dir", str(repo), "rev-parse", "--verify", f"{want}^{{commit}}")
+            try:
+                found = _git("rev-parse", "--verify", f"{want}^{{commit}}", repo=repo)
+            except SkillSourceError as exc:
+                msg = f"{url} has no branch, tag or commit {want!r}; give one it has after '@'."
+                raise SkillSourceError(msg) from exc
             commit = found.decode().strip()
             stage = work / "skill"
             _export(repo, commit, subdir, stage, where=f"{url} at {commit[:12]}")
@@ -208,7 +212,7 @@ def _check(url: str, ref: str | None, subdir: str) -> None:
         raise InvalidInputError(msg)
 
 
-def _git(*args: str, data: bytes | None = None) -> bytes:
+def _git(*args: str, repo: Path | None = None, data: bytes | None = None) -> bytes:
     env = {
         **os.environ,
         "GIT_TERMINAL_PROMPT": "0",
@@ -217,7 +221,12 @@ def _git(*args: str, data: bytes | None = None) -> bytes:
     }
     try:
         done = subprocess.run(
-            [*_GIT, *args], input=data, capture_output=True, env=env, timeout=600, check=False
+            [*_GIT, *(["--git-dir", str(repo)] if repo else []), *args],
+            input=data,
+            capture_output=True,
+            env=env,
+            timeout=600,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         msg = f"Cannot run git ({exc}). Install git, or check the repository is reachable."
@@ -232,7 +241,7 @@ def _git(*args: str, data: bytes | None = None) -> bytes:
 def _export(repo: Path, commit: str, subdir: str, stage: Path, *, where: str) -> None:
     """Write the regular files of ``commit:subdir`` to ``stage`` (no links, no submodules)."""
     tree = f"{commit}:{subdir}" if subdir else commit
-    listing = _git("--git-dir", str(repo), "ls-tree", "-r", "-z", "-l", tree)
+    listing = _git("ls-tree", "-r", "-z", "-l", tree, repo=repo)
     entries = []
     for row in filter(None, listing.split(b"\0")):
         meta, _, raw = row.partition(b"\t")
@@ -249,7 +258,7 @@ def _export(repo: Path, commit: str, subdir: str, stage: Path, *, where: str) ->
         msg = f"The skill at {where} is larger than {MAX_SKILL_BYTES} bytes; it is not copied."
         raise SkillSourceError(msg)
     oids = "\n".join(e[1] for e in entries).encode()
-    out = _git("--git-dir", str(repo), "cat-file", "--batch", data=oids)
+    out = _git("cat-file", "--batch", repo=repo, data=oids)
     pos = 0
     for rel, _, size, mode in entries:
         start = out.index(b"\n", pos) + 1

@@ -303,7 +303,8 @@ class VersionedSkillSource:
             )
             return out
         for name, version in sorted(pins.items()):
-            out.watched.append(self.store.root / MANAGED_DIR / ".store" / "versions" / name)
+            folder = self.store.root / MANAGED_DIR / ".store" / "versions" / name
+            out.watched += [folder, folder / f"{version}.json"]
             try:
                 found = self.store.version(name, version)
                 text = self.store.read_blob(found.files["SKILL.md"]).decode("utf-8-sig")
