@@ -1,16 +1,11 @@
 """Skills from git repositories, copied into the managed skills folder at a pinned commit.
 
-``GitSkills(root).add("https://host/repo.git@v1#skills/pdf")`` fetches the repository, resolves
-the ref (a branch, tag or commit; the remote's HEAD when absent) to a commit, copies the skill
-folder at ``#subdir`` (the repository root when absent) to ``.workspace_tools/skills/<name>`` and
-records ``{url, ref, subdir, commit}`` under ``skill_git`` in ``workspace-tools.yaml``.
-:meth:`GitSkills.update` moves the pins to what the refs name now; :meth:`GitSkills.sync`
-installs the pinned commits (after a fresh clone of the project). Only these calls run git:
-discovery, search and serving never do, whatever the project file says.
-
-Nothing from the repository runs: git runs with hooks off and no submodules, nothing is checked
-out (files are read from the object database, so no filter, LFS or attribute applies), symbolic
-links and submodules are skipped, and the result must parse as a skill.
+``GitSkills(root).add("https://host/repo.git@v1#skills/pdf")`` copies the skill folder at the
+commit the ref names (the remote's HEAD without ``@``) to ``.workspace_tools/skills/<name>`` and
+pins ``{url, ref, subdir, commit}`` under ``skill_git`` in ``workspace-tools.yaml``; ``update``
+moves pins, ``sync`` installs the pinned commits. Only these calls run git, never discovery or
+serving. Nothing from the repository runs: hooks off, no submodules, no checkout (files come
+from the object database, so no filter or LFS applies), links skipped, the result parsed.
 """
 
 from __future__ import annotations
@@ -27,6 +22,7 @@ from typing import Final
 
 from workspace_tools.core.config import ProjectConfig
 from workspace_tools.core.errors import InvalidInputError, SkillFormatError, SkillSourceError
+from workspace_tools.core.skills.model import MANAGED_DIR
 from workspace_tools.core.skills.parse import parse_skill_file, validate_name
 from workspace_tools.core.skills.store import is_plain_path, managed_folder
 
@@ -40,6 +36,7 @@ _SCP: Final = re.compile(r"^[\w.-]+@[\w.-]+:[^/\\]")
 _REF: Final = re.compile(r"^[\w][\w./+-]*$")
 _COMMIT: Final = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 _GIT: Final = ("git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
+_FIELDS: Final = ("url", "ref", "subdir", "commit")
 
 
 def is_git_source(text: str) -> bool:
@@ -84,23 +81,10 @@ class GitSkills:
         """
         out = {}
         for name, raw in ProjectConfig.load(self.root).by_skill(GIT_KEY).items():
-            entry = raw if isinstance(raw, dict) else {}
-            pin = GitSkillPin(
-                name=name,
-                url=str(entry.get("url", "")),
-                ref=str(entry["ref"]) if entry.get("ref") else None,
-                subdir=str(entry.get("subdir") or ""),
-                commit=str(entry.get("commit", "")),
-            )
-            _check(pin.url, pin.ref, pin.subdir)
-            if validate_name(name) or not _COMMIT.match(pin.commit):
-                msg = (
-                    f"'{GIT_KEY}' entry {name!r} in {self.root / 'workspace-tools.yaml'} needs a "
-                    f"valid skill name and a full commit hash, got {raw!r}. Add the skill again "
-                    "with `workspace-tools skills add URL`."
-                )
-                raise InvalidInputError(msg)
-            out[name] = pin
+            get = (raw if isinstance(raw, dict) else {}).get
+            url, ref, sub, commit = (str(get(k) or "") for k in _FIELDS)
+            _check(url, ref or None, sub, name=name, commit=commit or "-")
+            out[name] = GitSkillPin(name=name, url=url, ref=ref or None, subdir=sub, commit=commit)
         return out
 
     def add(self, source: str) -> GitSkillPin:
@@ -155,7 +139,7 @@ class GitSkills:
     def _install(
         self, url: str, ref: str | None, subdir: str, *, commit: str | None, new: bool = False
     ) -> GitSkillPin:
-        (self.root / ".workspace_tools" / "skills").mkdir(parents=True, exist_ok=True)
+        (self.root / MANAGED_DIR).mkdir(parents=True, exist_ok=True)
         managed = managed_folder(self.root)
         work = Path(tempfile.mkdtemp(prefix=".git-skill-", dir=managed.parent))
         try:
@@ -197,10 +181,12 @@ class GitSkills:
         return pin
 
 
-def _check(url: str, ref: str | None, subdir: str) -> None:
+def _check(url: str, ref: str | None, subdir: str, *, name: str = "x", commit: str = "") -> None:
     """Refuse a URL git could take for an option or a command transport, a bad ref or folder."""
     problem = None
-    if not is_git_source(url):
+    if validate_name(name) or (commit and not _COMMIT.match(commit)):
+        problem = f"{GIT_KEY} entry {name!r} needs a valid skill name and a full commit hash"
+    elif not is_git_source(url):
         kinds = "https://, http://, ssh://, git://, file:// or user@host:path"
         problem = f"{url!r} is not a git URL ({kinds})"
     elif ref is not None and not _REF.match(ref):
@@ -208,25 +194,17 @@ def _check(url: str, ref: str | None, subdir: str) -> None:
     elif subdir and not is_plain_path(subdir):
         problem = f"#{subdir!r} must be a plain relative folder (no '..')"
     if problem:
-        msg = f"Cannot use this git skill source: {problem}. Write it as URL[@REF][#SUBDIR]."
+        msg = f"Bad git skill source: {problem}. Fix it, or add it as URL[@REF][#SUBDIR] again."
         raise InvalidInputError(msg)
 
 
 def _git(*args: str, repo: Path | None = None, data: bytes | None = None) -> bytes:
-    env = {
-        **os.environ,
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_LFS_SKIP_SMUDGE": "1",
-        "GIT_ALLOW_PROTOCOL": "file:git:http:https:ssh",
-    }
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_LFS_SKIP_SMUDGE": "1"}
+    env["GIT_ALLOW_PROTOCOL"] = "file:git:http:https:ssh"  # never ext:: (runs a command)
+    command = [*_GIT, *(["--git-dir", str(repo)] if repo else []), *args]
     try:
         done = subprocess.run(
-            [*_GIT, *(["--git-dir", str(repo)] if repo else []), *args],
-            input=data,
-            capture_output=True,
-            env=env,
-            timeout=600,
-            check=False,
+            command, input=data, capture_output=True, env=env, timeout=600, check=False
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         msg = f"Cannot run git ({exc}). Install git, or check the repository is reachable."

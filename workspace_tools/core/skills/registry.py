@@ -48,7 +48,7 @@ from workspace_tools.core.skills.model import (
 from workspace_tools.core.skills.parse import ParsedSkill, parse_skill_file, validate_name
 from workspace_tools.core.skills.resolved import SkillCatalog, conflict_message
 from workspace_tools.core.skills.search import SkillSearchHit
-from workspace_tools.core.skills.store import SkillStore
+from workspace_tools.core.skills.store import SkillStore, VersionedSkillSource
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -86,77 +86,6 @@ def classify_source(folder: Path, *, managed_roots: Collection[Path] = ()) -> So
     ):
         return "managed"
     return "local"
-
-
-class FolderSkillSource:
-    """The :class:`SkillSource` of skills in folders on disk (the configured skills paths).
-
-    Args:
-        paths: Skills paths (folders of skills, skill folders, SKILL.md files or globs),
-            relative to ``root``; a ``(path, type)`` pair gives the skills found there that
-            source type instead of the one their location implies (see :func:`classify_source`).
-        root: Project root.
-        managed_roots: Folders whose skills count as managed.
-        strict: Raise :class:`SkillFormatError` on any problem instead of reporting it.
-    """
-
-    def __init__(
-        self,
-        paths: Sequence[PathLike | tuple[str, SourceType]],
-        *,
-        root: PathLike,
-        managed_roots: Sequence[PathLike] = (),
-        strict: bool = False,
-    ) -> None:
-        self.root = Path(root).absolute()
-        self.specs = [(p[0], p[1]) if isinstance(p, tuple) else (os.fspath(p), None) for p in paths]
-        self.managed_roots = [Path(p) for p in managed_roots]
-        self.strict = strict
-        self._parsed: dict[tuple[str, int, int, str], ParsedSkill] = {}
-
-    def list(self) -> SourceListing:
-        """The skills under the paths; a path's own problems only when it has no fixed type."""
-        out = SourceListing()
-        candidates: dict[str, Skill] = {}
-        roots = [spec_root(spec, base=self.root) for spec, _ in self.specs]
-        for spec, forced in self.specs:
-            found = discover(spec, base=self.root, allowed=roots)
-            out.watched.extend(found.watched)
-            if forced is None:
-                out.diagnostics.extend(found.diagnostics)
-            for skill_md in found.skill_files:
-                if str(skill_md) in candidates:
-                    continue
-                kind = forced or classify_source(skill_md.parent, managed_roots=self.managed_roots)
-                parsed = self._parse(skill_md, kind)
-                out.diagnostics.extend(parsed.diagnostics)
-                if parsed.skill is not None:
-                    resources = list_resources(skill_md.parent)
-                    candidates[str(skill_md)] = dataclasses.replace(
-                        parsed.skill, resources=resources
-                    )
-        out.skills = list(candidates.values())
-        return out
-
-    def read(self, skill: Skill, path: str) -> bytes:
-        """The bytes of a file of ``skill`` (inside its folder; see :func:`read_skill_file`)."""
-        return read_skill_bytes(skill, path)
-
-    def _parse(self, skill_md: Path, source: SourceType) -> ParsedSkill:
-        try:
-            st = skill_md.stat()
-            key = (str(skill_md), st.st_mtime_ns, st.st_size, source)
-        except OSError:
-            key = (str(skill_md), -1, -1, source)
-        parsed = self._parsed.get(key)
-        if parsed is None:
-            parsed = parse_skill_file(skill_md, source=source, strict=self.strict)
-            for diag in parsed.diagnostics:
-                if diag.severity == "error":
-                    field = f"{diag.field}: " if diag.field else ""
-                    logger.warning("Skipping %s: %s%s", diag.path, field, diag.message)
-            self._parsed[key] = parsed
-        return parsed
 
 
 @dataclass(slots=True)
@@ -209,7 +138,7 @@ class SkillRegistry:
         sources: Sequence[SkillSource] = (),
     ) -> None:
         self.root = Path(root if root is not None else Path.cwd()).absolute()
-        self.sources: list[SkillSource] = [*sources, SkillStore(self.root).source()]
+        self.sources: list[SkillSource] = [*sources, VersionedSkillSource(SkillStore(self.root))]
         """The sources listed besides the folders (the project's pinned versions last)."""
         self._disabled_fixed = None if disabled is None else frozenset(disabled)
         self._disabled: frozenset[str] = self._disabled_fixed or frozenset()
@@ -487,6 +416,77 @@ class SkillRegistry:
         return _State(
             specs, catalog, watched, stat_signature(watched), time.monotonic(), self._code_version
         )
+
+
+class FolderSkillSource:
+    """The :class:`SkillSource` of skills in folders on disk (the configured skills paths).
+
+    Args:
+        paths: Skills paths (folders of skills, skill folders, SKILL.md files or globs),
+            relative to ``root``; a ``(path, type)`` pair gives the skills found there that
+            source type instead of the one their location implies (see :func:`classify_source`).
+        root: Project root.
+        managed_roots: Folders whose skills count as managed.
+        strict: Raise :class:`SkillFormatError` on any problem instead of reporting it.
+    """
+
+    def __init__(
+        self,
+        paths: Sequence[PathLike | tuple[str, SourceType]],
+        *,
+        root: PathLike,
+        managed_roots: Sequence[PathLike] = (),
+        strict: bool = False,
+    ) -> None:
+        self.root = Path(root).absolute()
+        self.specs = [(p[0], p[1]) if isinstance(p, tuple) else (os.fspath(p), None) for p in paths]
+        self.managed_roots = [Path(p) for p in managed_roots]
+        self.strict = strict
+        self._parsed: dict[tuple[str, int, int, str], ParsedSkill] = {}
+
+    def list(self) -> SourceListing:
+        """The skills under the paths; a path's own problems only when it has no fixed type."""
+        out = SourceListing()
+        candidates: dict[str, Skill] = {}
+        roots = [spec_root(spec, base=self.root) for spec, _ in self.specs]
+        for spec, forced in self.specs:
+            found = discover(spec, base=self.root, allowed=roots)
+            out.watched.extend(found.watched)
+            if forced is None:
+                out.diagnostics.extend(found.diagnostics)
+            for skill_md in found.skill_files:
+                if str(skill_md) in candidates:
+                    continue
+                kind = forced or classify_source(skill_md.parent, managed_roots=self.managed_roots)
+                parsed = self._parse(skill_md, kind)
+                out.diagnostics.extend(parsed.diagnostics)
+                if parsed.skill is not None:
+                    resources = list_resources(skill_md.parent)
+                    candidates[str(skill_md)] = dataclasses.replace(
+                        parsed.skill, resources=resources
+                    )
+        out.skills = list(candidates.values())
+        return out
+
+    def read(self, skill: Skill, path: str) -> bytes:
+        """The bytes of a file of ``skill`` (inside its folder; see :func:`read_skill_file`)."""
+        return read_skill_bytes(skill, path)
+
+    def _parse(self, skill_md: Path, source: SourceType) -> ParsedSkill:
+        try:
+            st = skill_md.stat()
+            key = (str(skill_md), st.st_mtime_ns, st.st_size, source)
+        except OSError:
+            key = (str(skill_md), -1, -1, source)
+        parsed = self._parsed.get(key)
+        if parsed is None:
+            parsed = parse_skill_file(skill_md, source=source, strict=self.strict)
+            for diag in parsed.diagnostics:
+                if diag.severity == "error":
+                    field = f"{diag.field}: " if diag.field else ""
+                    logger.warning("Skipping %s: %s%s", diag.path, field, diag.message)
+            self._parsed[key] = parsed
+        return parsed
 
 
 def _await(awaitable: Awaitable[Any]) -> Any:

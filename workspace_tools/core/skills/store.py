@@ -1,19 +1,12 @@
 """Published skill versions: a content-addressable blob store, and the source serving the pins.
 
-Inside the project's managed skills folder (``.workspace_tools/skills/.store``)::
-
-    blobs/<sha256>                   the bytes of one file, named by their SHA-256
-    versions/<name>/<version>.json   one version: {"name", "published", "files": {path: sha256}}
-
-A version is the SHA-256 of its sorted ``files`` mapping, so it names its content and publishing
-the same folder twice gives the same version. ``skill_versions: {name: version}`` in
-``workspace-tools.yaml`` pins one version per skill; :class:`VersionedSkillSource` serves the
-pins as managed skills located at ``.workspace_tools/skills/<name>@<version[:12]>`` (a location,
-not a folder: every file is read from its blob and checked against its hash on each read).
-
-The store ships with the project, so it is not trusted: names must be valid skill names, paths
-plain relative paths, manifests and blobs must match their hashes, and no read or write follows a
-link out of the managed folder.
+``.workspace_tools/skills/.store`` holds ``blobs/<sha256>`` (file bytes) and
+``versions/<name>/<version>.json`` (``{"name", "published", "files": {path: sha256}}``); a version
+is the SHA-256 of its sorted ``files``, so it names its content. ``skill_versions`` in
+``workspace-tools.yaml`` pins one version per skill, served as a managed skill located at
+``.workspace_tools/skills/<name>@<version[:12]>`` (a location: files are read from the blobs).
+The store ships with the project, so it is not trusted: names, paths and hashes are checked on
+every read, and no read or write follows a link out of the managed folder.
 """
 
 from __future__ import annotations
@@ -65,23 +58,16 @@ _HASH: Final = re.compile(r"[0-9a-f]{64}")
 def is_plain_path(rel: str) -> bool:
     """Whether ``rel`` is a plain relative POSIX path (no ``..``, ``.``, empty part or NUL)."""
     parts = rel.split("/")
-    return (
-        bool(rel)
-        and "\\" not in rel
-        and "\x00" not in rel
-        and "" not in parts
-        and not any(p in (".", "..") for p in parts)
-    )
+    return "\\" not in rel and "\x00" not in rel and all(p not in ("", ".", "..") for p in parts)
 
 
 def managed_folder(root: Path) -> Path:
-    """The real path of ``<root>/.workspace_tools/skills`` (created if missing).
+    """The real path of ``<root>/.workspace_tools/skills``.
 
     Raises:
         SkillSourceError: it is a link that leads out of the project.
     """
     folder = root / MANAGED_DIR
-    folder.mkdir(parents=True, exist_ok=True)
     real = Path(os.path.realpath(folder))
     if not is_inside(Path(os.path.realpath(root)), real):
         msg = (
@@ -218,9 +204,7 @@ class SkillStore:
         Raises:
             SkillSourceError: the blob is missing, unreadable or does not match its hash.
         """
-        try:
-            if not _HASH.fullmatch(digest):
-                raise InvalidInputError(f"{digest[:80]!r} is not a SHA-256 hash")  # noqa: EM102
+        try:  # '..' is refused, and a name that is no hash matches no content
             data, _ = read_inside(
                 managed_folder(self.root), f".store/blobs/{digest}", max_bytes=MAX_READ_BYTES
             )
@@ -234,10 +218,6 @@ class SkillStore:
             )
             raise SkillSourceError(msg)
         return data
-
-    def source(self, *, pins: Mapping[str, str] | None = None) -> VersionedSkillSource:
-        """The :class:`VersionedSkillSource` serving ``pins`` (``None``: the project file's)."""
-        return VersionedSkillSource(self, pins=pins)
 
     def _load(self, name: str, version: str) -> SkillVersion:
         where = f"version {version[:12]} of skill {name!r}"
@@ -298,10 +278,7 @@ class VersionedSkillSource:
         try:
             pins = self.store.pins() if self.pins is None else self.pins
         except InvalidInputError as exc:
-            out.diagnostics.append(
-                SkillDiagnostic(path=CONFIG_FILE, message=str(exc), severity="error")
-            )
-            return out
+            pins, out.diagnostics = {}, [SkillDiagnostic(path=CONFIG_FILE, message=str(exc))]
         for name, version in sorted(pins.items()):
             folder = self.store.root / MANAGED_DIR / ".store" / "versions" / name
             out.watched += [folder, folder / f"{version}.json"]
@@ -313,9 +290,8 @@ class VersionedSkillSource:
                     f"pinned version {version[:12]!r} of skill {name!r} cannot be served: {exc} "
                     f"Run `workspace-tools skills versions {name}` and pin a listed version."
                 )
-                out.diagnostics.append(
-                    SkillDiagnostic(path=CONFIG_FILE, skill=name, message=msg, severity="error")
-                )
+                diag = SkillDiagnostic(path=CONFIG_FILE, skill=name, message=msg, severity="error")
+                out.diagnostics.append(diag)
                 continue
             mount = self.store.root / MANAGED_DIR / f"{name}@{found.version[:12]}"
             parsed = parse_skill_text(
@@ -323,13 +299,9 @@ class VersionedSkillSource:
             )
             out.diagnostics.extend(parsed.diagnostics)
             if parsed.skill is not None:
-                resources = tuple(
-                    r for r in sorted(found.files) if r.split("/")[0] in RESOURCE_DIRS
-                )
+                res = tuple(r for r in sorted(found.files) if r.split("/")[0] in RESOURCE_DIRS)
                 files = _StoredFiles(self.store, found.files)
-                out.skills.append(
-                    replace(parsed.skill, path=mount, files=files, resources=resources)
-                )
+                out.skills.append(replace(parsed.skill, path=mount, files=files, resources=res))
         return out
 
     def read(self, skill: Skill, path: str) -> bytes:
@@ -355,8 +327,6 @@ class _StoredFiles(Mapping[str, bytes]):
 
     def __eq__(self, other: object) -> bool:  # compare hashes, never read the blobs
         return isinstance(other, _StoredFiles) and dict(other.files) == dict(self.files)
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 def _version_of(files: Mapping[str, str]) -> str:

@@ -132,6 +132,11 @@ def test_bad_sources_are_refused_before_git_runs(project: Path, monkeypatch) -> 
     )
     with pytest.raises(InvalidInputError, match="is not a git URL"):
         skills.update()
+    (project / "workspace-tools.yaml").write_text(
+        "skill_git:\n  x:\n    url: file:///r\n    commit: abc\n", encoding="utf-8"
+    )
+    with pytest.raises(InvalidInputError, match="'x' needs a valid skill name and a full commit"):
+        skills.sync()
     assert is_git_source("git@github.com:org/skills.git") and not is_git_source("skills/x")
 
 

@@ -45,7 +45,7 @@ def test_sources_implement_the_protocol(tmp_path: Path) -> None:
     write_skill(tmp_path / "skills", "alpha")
     folders = FolderSkillSource(["skills"], root=tmp_path)
     store = SkillStore(tmp_path)
-    assert isinstance(folders, SkillSource) and isinstance(store.source(), SkillSource)
+    assert isinstance(folders, SkillSource) and isinstance(VersionedSkillSource(store), SkillSource)
     listing = folders.list()
     assert [s.name for s in listing.skills] == ["alpha"] and listing.skills[0].source == "local"
     assert folders.read(listing.skills[0], "SKILL.md").startswith(b"---\nname: alpha")
