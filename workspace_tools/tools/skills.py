@@ -97,6 +97,8 @@ class SkillTool(_SkillToolBase):
             skill = self.registry.catalog(context=current_skill_context()).get(name, by_model=True)
         location = skill_location(skill, root=self.registry.root)
         folder = str(skill.path) if skill.path is not None else "(defined in code)"
+        if skill.path is not None and skill.files and not skill.path.is_dir():
+            folder += " (a stored version, not a folder: read its files with skill_read)"
         resources = sorted({*skill.resources, *skill.files} - {"SKILL.md"})
         parts = [
             f'<skill_content name="{skill.name}">',

@@ -120,3 +120,13 @@ def test_a_skills_server_allows_the_managed_folder(project: Path, tmp_path: Path
     scope.served = serve_within(scope.client_roots, scope.allowed)  # as a session does
     view = scope.skills(served.skills)
     assert {s.name for s in view.catalog().skills} == {"hello", "deploy", "review", "lint"}
+
+
+def test_the_default_server_serves_managed_skills_without_skills_paths(tmp_path: Path) -> None:
+    from workspace_tools.mcp import ServerOptions
+
+    options = ServerOptions(root=tmp_path)
+    assert options.defaulted([]).skills == ()
+    (tmp_path / ".workspace_tools" / "skills").mkdir(parents=True)
+    assert options.defaulted([]).skills == (".workspace_tools/skills",)
+    assert options.defaulted(["skills"]).skills == ("skills",)

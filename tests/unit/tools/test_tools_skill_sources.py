@@ -61,7 +61,21 @@ def test_pinned_version_is_loaded_and_read(registry: SkillRegistry) -> None:
     assert "<skill_resources>\nreferences/checklist.md\n</skill_resources>" in str(msg.content)
     assert msg.artifact["source"] == "managed"
     assert msg.artifact["location"].startswith(".workspace_tools/skills/review@")
+    assert "(a stored version, not a folder: read its files with skill_read)" in str(msg.content)
     read = call(
         SkillReadTool(registry=registry), skill_name="review", path="references/checklist.md"
     )
     assert read.content == "references/checklist.md (lines 1-1 of 1)\nCheck the release notes."
+
+
+def test_toolkit_serves_managed_skills_without_skills_paths(tmp_path: Path) -> None:
+    from workspace_tools import Workspace
+    from workspace_tools.tools import WorkspaceToolkit
+
+    draft = write_skill(tmp_path / "drafts", "review", "Review code changes.", "Pinned body.")
+    store = SkillStore(tmp_path)
+    store.pin("review", store.publish(draft).version)
+    toolkit = WorkspaceToolkit(workspace=Workspace(tmp_path, embedder=None))
+    assert toolkit.skills is not None and toolkit.skills.get("review").body == "Pinned body."
+    none = WorkspaceToolkit(workspace=Workspace(tmp_path, embedder=None), skills_paths=[])
+    assert none.skills is None  # skills_paths=[] still means no skills
