@@ -11,16 +11,21 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from workspace_tools.core.config import CONFIG_FILE, ProjectConfig
 from workspace_tools.core.errors import InvalidInputError, WorkspaceError
 from workspace_tools.core.skills import (
+    MANAGED_DIR,
+    GitSkills,
+    Skill,
     SkillDiagnostic,
     SkillRegistry,
+    SkillStore,
     discover,
+    is_git_source,
     is_glob,
     list_resources,
     parse_skill_file,
@@ -34,10 +39,19 @@ __all__ = [
     "cmd_disable",
     "cmd_enable",
     "cmd_list",
+    "cmd_load",
+    "cmd_pin",
+    "cmd_publish",
     "cmd_remove",
+    "cmd_rollback",
     "cmd_show",
+    "cmd_sync",
+    "cmd_update",
     "cmd_validate",
+    "cmd_versions",
 ]
+
+T = TypeVar("T")
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -52,6 +66,7 @@ def cmd_list(args: argparse.Namespace) -> int:
                 "source": s.source,
                 "location": skill_location(s, root=registry.root),
                 "description": s.description,
+                "disable_model_invocation": s.disable_model_invocation,
             }
             for s in catalog.skills
         ]
@@ -65,7 +80,10 @@ def cmd_list(args: argparse.Namespace) -> int:
         for s in catalog.skills:
             desc = " ".join(s.description.split())
             desc = desc if len(desc) <= 80 else desc[:77] + "..."
-            print(f"{s.name:<{width}}  {s.source:<8}  {skill_location(s, root=registry.root)}")
+            only = "  (explicit only)" if s.disable_model_invocation else ""
+            print(
+                f"{s.name:<{width}}  {s.source:<8}  {skill_location(s, root=registry.root)}{only}"
+            )
             print(f"{'':<{width}}  {desc}")
     if catalog.disabled_names:
         print()
@@ -74,16 +92,32 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0 if catalog.skills else 1
 
 
-def cmd_show(args: argparse.Namespace) -> int:
-    """``skills show NAME``: fields, resources and instructions of one skill."""
+def _get(args: argparse.Namespace) -> tuple[SkillRegistry, Skill] | None:
+    """The registry and the skill ``args.name`` names (explicit-only too), or ``None``."""
     registry = _registry(args)
     try:
         with _registry_quiet():
-            skill = registry.get(args.name)
+            return registry, registry.get(args.name)
     except WorkspaceError as exc:
         message = str(exc).replace(AGENT_HINT, "See them with `workspace-tools skills list`.")
         print(f"error: {message}", file=sys.stderr)
+        return None
+
+
+def cmd_load(args: argparse.Namespace) -> int:
+    """``skills load NAME``: the instructions alone, for a person to hand to an agent."""
+    found = _get(args)
+    if found is not None:
+        print(found[1].body)
+    return 0 if found else 1
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """``skills show NAME``: fields, resources and instructions of one skill."""
+    found = _get(args)
+    if found is None:
         return 1
+    registry, skill = found
     print(f"name:        {skill.name}")
     print(f"source:      {skill.source}")
     print(f"location:    {skill_location(skill, root=registry.root)}")
@@ -98,6 +132,8 @@ def cmd_show(args: argparse.Namespace) -> int:
             print(f"{label + ':':<13}{value}")
     if skill.user_invocable:
         print("user-invocable: true")
+    if skill.disable_model_invocation:
+        print("disable-model-invocation: true (explicit only: the model cannot load it)")
     if skill.resources:
         print("resources:")
         for rel in skill.resources:
@@ -145,8 +181,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_add(args: argparse.Namespace) -> int:
-    """``skills add PATH``: add a skills path to the project configuration file."""
+    """``skills add PATH|URL``: add a skills path, or install a skill from git and pin it."""
     root = _root(args)
+    if is_git_source(args.path):
+        pin = _attempt(lambda: GitSkills(root).add(args.path))
+        if pin is not None:
+            print(
+                f"Added {pin.name!r} from {pin.source} at commit {pin.commit[:12]} into "
+                f"{MANAGED_DIR}/{pin.name}; pinned in {CONFIG_FILE}."
+            )
+        return 0 if pin else 1
     config = _load_config(root)
     if config is None:
         return 1
@@ -195,6 +239,11 @@ def cmd_remove(args: argparse.Namespace) -> int:
     if config is None:
         return 1
     entry = _normalise(args.path, root)
+    if entry not in config.skills and args.path in (_attempt(GitSkills(root).pins) or {}):
+        pin = _attempt(lambda: GitSkills(root).remove(args.path))
+        if pin is not None:
+            print(f"Removed git skill {pin.name!r} ({pin.source}) and its pin in {config.path}.")
+        return 0 if pin else 1
     if entry not in config.skills:
         listed = ", ".join(repr(s) for s in config.skills) or "(none)"
         print(
@@ -270,6 +319,82 @@ def cmd_enable(args: argparse.Namespace) -> int:
     config.with_disabled_skills([n for n in disabled if n != name]).save()
     print(f"Enabled {name!r} again in {config.path}.")
     return 0
+
+
+def cmd_update(args: argparse.Namespace) -> int:
+    """``skills update [NAME...]``: fetch git skills again and move their pins."""
+    moved = _attempt(lambda: GitSkills(_root(args)).update(args.names))
+    for before, after in moved or []:
+        change = f"{before.commit[:12]} -> {after.commit[:12]}"
+        state = "up to date" if before.commit == after.commit else change
+        print(f"{after.name}: {state} ({after.source})")
+    if moved == []:
+        print("No git skills in this project; add one with `workspace-tools skills add URL`.")
+    return 0 if moved is not None else 1
+
+
+def cmd_sync(args: argparse.Namespace) -> int:
+    """``skills sync [NAME...]``: install the pinned commit of git skills."""
+    pins = _attempt(lambda: GitSkills(_root(args)).sync(args.names))
+    for pin in pins or []:
+        print(f"{pin.name}: commit {pin.commit[:12]} installed ({pin.source})")
+    return 0 if pins is not None else 1
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    """``skills publish FOLDER``: store the folder as a version and pin it."""
+    store = SkillStore(_root(args))
+    found = _attempt(lambda: store.publish(args.path))
+    if found is None:
+        return 1
+    what = f"Published {found.name!r} version {found.version[:12]} ({len(found.files)} file(s))"
+    if args.no_pin:
+        print(
+            f"{what}; serve it with `workspace-tools skills pin {found.name} {found.version[:12]}`."
+        )
+    elif _attempt(lambda: store.pin(found.name, found.version)) is None:
+        return 1
+    else:
+        print(f"{what}; pinned in {CONFIG_FILE}.")
+    return 0
+
+
+def cmd_versions(args: argparse.Namespace) -> int:
+    """``skills versions NAME``: the published versions, oldest first, the pinned one marked."""
+    store = SkillStore(_root(args))
+    pinned = (_attempt(store.pins) or {}).get(args.name)
+    versions = store.versions(args.name)
+    for v in versions:
+        mark = "*" if v.version == pinned else " "
+        print(f"{mark} {v.version[:12]}  {v.published}  {len(v.files)} file(s)")
+    if not versions:
+        print(f"No published versions of {args.name!r}; publish with `skills publish FOLDER`.")
+    return 0 if versions else 1
+
+
+def cmd_pin(args: argparse.Namespace) -> int:
+    """``skills pin NAME VERSION``: serve that version."""
+    found = _attempt(lambda: SkillStore(_root(args)).pin(args.name, args.version))
+    if found is not None:
+        print(f"Pinned {found.name!r} at {found.version[:12]} (published {found.published}).")
+    return 0 if found else 1
+
+
+def cmd_rollback(args: argparse.Namespace) -> int:
+    """``skills rollback NAME``: pin the version published before the pinned one."""
+    found = _attempt(lambda: SkillStore(_root(args)).rollback(args.name))
+    if found is not None:
+        print(f"Rolled {found.name!r} back to {found.version[:12]} (published {found.published}).")
+    return 0 if found else 1
+
+
+def _attempt(action: Callable[[], T]) -> T | None:
+    """``action()``, or ``None`` after printing the error it raised."""
+    try:
+        return action()
+    except WorkspaceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
 
 
 def _load_config(root: Path) -> ProjectConfig | None:

@@ -1,4 +1,7 @@
-"""``workspace-tools skills`` subcommands: list, show, validate, add, remove, disable, enable.
+"""``workspace-tools skills`` subcommands (paths, git skills, versions, explicit loads).
+
+list, show, load, validate, add, remove, disable, enable; update and sync (git skills);
+publish, versions, pin and rollback (versioned skills).
 
 Wire into the main parser with :func:`add_skills_parser`; each parsed namespace carries
 ``func(args) -> int`` and needs ``args.root`` (the project root).
@@ -39,6 +42,10 @@ def add_skills_parser(subparsers: Any) -> argparse.ArgumentParser:
     _entry_point_flags(p, shown=False)
     p.set_defaults(func=_command("cmd_show"))
 
+    p = sub.add_parser("load", help="print a skill's instructions (explicit-only skills too)")
+    p.add_argument("name", help="skill name or path")
+    p.set_defaults(func=_command("cmd_load"))
+
     p = sub.add_parser("validate", help="check skills against the Agent Skills spec")
     p.add_argument("path", nargs="?", help="skill folder, folder of skills, SKILL.md or glob")
     p.add_argument(
@@ -46,13 +53,44 @@ def add_skills_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_command("cmd_validate"))
 
-    p = sub.add_parser("add", help=f"register a skills path in {CONFIG_FILE}")
-    p.add_argument("path", help="skills folder, skill folder, SKILL.md or glob")
+    p = sub.add_parser("add", help=f"register a skills path, or a git skill, in {CONFIG_FILE}")
+    p.add_argument(
+        "path",
+        metavar="PATH|URL",
+        help="skills folder, skill folder, SKILL.md or glob; or a git URL[@REF][#SUBDIR], "
+        "copied into the managed skills folder at a pinned commit",
+    )
     p.set_defaults(func=_command("cmd_add"))
 
-    p = sub.add_parser("remove", help=f"unregister a skills path from {CONFIG_FILE}")
-    p.add_argument("path", help="a path previously added")
+    p = sub.add_parser("remove", help=f"unregister a skills path or a git skill ({CONFIG_FILE})")
+    p.add_argument("path", metavar="PATH|NAME", help="a path previously added, or a git skill")
     p.set_defaults(func=_command("cmd_remove"))
+
+    for name, what in [
+        ("update", "move git skills to the commits their refs name now"),
+        ("sync", "install the pinned commits of git skills (e.g. after a fresh clone)"),
+    ]:
+        p = sub.add_parser(name, help=what)
+        p.add_argument("names", nargs="*", metavar="NAME", help="git skills (default: all)")
+        p.set_defaults(func=_command(f"cmd_{name}"))
+
+    p = sub.add_parser("publish", help="store a skill folder as an immutable version; pin it")
+    p.add_argument("path", help="the skill folder")
+    p.add_argument("--no-pin", action="store_true", help="publish without pinning")
+    p.set_defaults(func=_command("cmd_publish"))
+
+    p = sub.add_parser("versions", help="list the published versions of a skill")
+    p.add_argument("name", help="skill name")
+    p.set_defaults(func=_command("cmd_versions"))
+
+    p = sub.add_parser("pin", help=f"serve one published version of a skill ({CONFIG_FILE})")
+    p.add_argument("name", help="skill name")
+    p.add_argument("version", help="version hash or a unique prefix of it")
+    p.set_defaults(func=_command("cmd_pin"))
+
+    p = sub.add_parser("rollback", help="pin the version published before the pinned one")
+    p.add_argument("name", help="skill name")
+    p.set_defaults(func=_command("cmd_rollback"))
 
     p = sub.add_parser(
         "disable", help=f"leave a skill out everywhere (disabled_skills in {CONFIG_FILE})"

@@ -147,6 +147,28 @@ class ProjectConfig:
             settings["disabled_skills"] = sorted(set(names))
         return ProjectConfig(root=self.root, skills=self.skills, settings=settings)
 
+    def by_skill(self, name: str) -> dict[str, Any]:
+        """The top-level mapping ``name`` keyed by skill names (``skill_versions``...).
+
+        Raises:
+            InvalidInputError: it is not a mapping whose keys are skill names.
+        """
+        raw = self.settings.get(name) or {}
+        if not isinstance(raw, Mapping) or not all(isinstance(k, str) for k in raw):
+            msg = (
+                f"'{name}' in {self.path} must map skill names to settings, got {raw!r}. "
+                "Fix the file, or run the `workspace-tools skills` command that writes it again."
+            )
+            raise InvalidInputError(msg)
+        return dict(raw)
+
+    def with_setting(self, name: str, value: Any) -> ProjectConfig:
+        """A copy whose top-level setting ``name`` is ``value`` (dropped when empty)."""
+        settings = {k: v for k, v in self.settings.items() if k != name}
+        if value:
+            settings[name] = value
+        return ProjectConfig(root=self.root, skills=self.skills, settings=settings)
+
     def with_skills(self, skills: Sequence[str]) -> ProjectConfig:
         """A copy with another list of skills paths (duplicates dropped, order kept)."""
         return ProjectConfig(

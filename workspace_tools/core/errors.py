@@ -17,6 +17,7 @@ __all__ = [
     "SearchModeError",
     "SkillFormatError",
     "SkillNotFoundError",
+    "SkillSourceError",
     "StorageError",
     "WorkspaceError",
 ]
@@ -68,3 +69,7 @@ class SkillFormatError(WorkspaceError, ValueError):
 
 class SkillNotFoundError(WorkspaceError, LookupError):
     """No skill matches the given name or path, or the name is ambiguous."""
+
+
+class SkillSourceError(WorkspaceError, RuntimeError):
+    """A skill could not be fetched, published or read: git failed, a stored file is damaged."""

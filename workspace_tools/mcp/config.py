@@ -74,9 +74,15 @@ class ServerOptions:
         return replace(self, **given)
 
     def defaulted(self, project_skills: Sequence[str]) -> ServerOptions:
-        """With no group chosen, the workspace at ``root`` and the project's skills."""
+        """With no group chosen, the workspace at ``root`` and the project's skills.
+
+        Without skills paths, the managed skills (from git, pinned versions) when there are any.
+        """
+        from workspace_tools.core.skills import MANAGED_DIR
+
         if self.workspace is None and self.docs is None and not self.skills:
-            return replace(self, workspace=self.root, skills=tuple(project_skills))
+            managed = (MANAGED_DIR,) if (self.root / MANAGED_DIR).is_dir() else ()
+            return replace(self, workspace=self.root, skills=tuple(project_skills) or managed)
         return self
 
 

@@ -24,6 +24,7 @@ from mcp.server.lowlevel import Server
 from pydantic import AnyUrl
 
 from workspace_tools.core.skills import (
+    MANAGED_DIR,
     Skill,
     SkillCatalog,
     SkillRegistry,
@@ -157,7 +158,10 @@ def build_tools(
     served.allowed = allowed_directories(
         workspace=options.workspace,
         docs=options.docs,
-        skills=[options.root / s for s in options.skills if "*" not in s],
+        skills=[  # with the managed folder: installed and pinned skills are served too
+            *(options.root / s for s in options.skills if "*" not in s),
+            *([options.root / MANAGED_DIR] if options.skills else []),
+        ],
     )
     served.notes.append(
         "allowed directories: " + (", ".join(str(p) for p in served.allowed) or "none")

@@ -20,6 +20,7 @@ from workspace_tools.core.skills import (
     MAX_SKILL_NAMES,
     MAX_SKILL_QUERY_CHARS,
     SkillRegistry,
+    read_skill_file,
     skill_location,
 )
 from workspace_tools.tools._base import ToolFacts, WorkspaceBaseTool, as_tool_errors
@@ -92,11 +93,13 @@ class SkillTool(_SkillToolBase):
     def _run(
         self, name: str, run_manager: CallbackManagerForToolRun | None = None
     ) -> tuple[str, dict[str, Any]]:
-        with as_tool_errors():
-            skill = self.registry.get(name, context=current_skill_context())
+        with as_tool_errors():  # explicit-only skills are refused: the model is asking
+            skill = self.registry.catalog(context=current_skill_context()).get(name, by_model=True)
         location = skill_location(skill, root=self.registry.root)
         folder = str(skill.path) if skill.path is not None else "(defined in code)"
-        resources = sorted({*skill.resources, *skill.files})
+        if skill.path is not None and skill.files and not skill.path.is_dir():
+            folder += " (a stored version, not a folder: read its files with skill_read)"
+        resources = sorted({*skill.resources, *skill.files} - {"SKILL.md"})
         parts = [
             f'<skill_content name="{skill.name}">',
             f"<skill_folder>{folder}</skill_folder>",
@@ -168,13 +171,9 @@ class SkillReadTool(_SkillToolBase):
         run_manager: CallbackManagerForToolRun | None = None,
     ) -> tuple[str, dict[str, Any]]:
         with as_tool_errors():
-            found = self.registry.read_file(
-                skill_name,
-                path,
-                start_line=start_line,
-                end_line=end_line,
-                context=current_skill_context(),
-            )
+            catalog = self.registry.catalog(context=current_skill_context())
+            skill = catalog.get(skill_name, by_model=True)
+            found = read_skill_file(skill, path, start_line=start_line, end_line=end_line)
         artifact = {
             "skill": found.skill,
             "path": found.path,

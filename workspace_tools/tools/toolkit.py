@@ -12,7 +12,7 @@ from pydantic import ConfigDict, Field, PrivateAttr
 
 from workspace_tools.core.config import CONFIG_FILE, ProjectConfig
 from workspace_tools.core.errors import InvalidInputError
-from workspace_tools.core.skills import SkillRegistry, is_glob
+from workspace_tools.core.skills import MANAGED_DIR, SkillRegistry, is_glob
 from workspace_tools.core.workspace import Workspace
 from workspace_tools.tools.groups import RESERVED_TOOL_NAMES, DocsGroup, build_tool_groups
 
@@ -103,7 +103,8 @@ class WorkspaceToolkit(BaseToolkit):
                             CONFIG_FILE,
                             self.workspace.root / spec,
                         )
-            if paths or self.skills_entry_points:
+            managed = self.skills_paths is None and (self.workspace.root / MANAGED_DIR).is_dir()
+            if paths or self.skills_entry_points or managed:  # managed: git skills, versions
                 self._skills = SkillRegistry(
                     paths, root=self.workspace.root, entry_points=self.skills_entry_points
                 )

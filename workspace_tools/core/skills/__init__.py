@@ -13,8 +13,20 @@ from workspace_tools.core.skills.catalogue import (
     skill_location,
 )
 from workspace_tools.core.skills.discover import discover, is_glob, list_resources
-from workspace_tools.core.skills.files import SkillFile, list_skill_files, read_skill_file
-from workspace_tools.core.skills.model import Skill, SkillDiagnostic, SkillSource
+from workspace_tools.core.skills.files import (
+    SkillFile,
+    list_skill_files,
+    read_skill_bytes,
+    read_skill_file,
+)
+from workspace_tools.core.skills.git import GitSkillPin, GitSkills, is_git_source
+from workspace_tools.core.skills.model import (
+    Skill,
+    SkillDiagnostic,
+    SkillSource,
+    SourceListing,
+    SourceType,
+)
 from workspace_tools.core.skills.parse import (
     ParsedSkill,
     parse_skill_file,
@@ -24,6 +36,7 @@ from workspace_tools.core.skills.parse import (
 from workspace_tools.core.skills.registry import (
     ENTRY_POINT_GROUP,
     MANAGED_DIR,
+    FolderSkillSource,
     SkillCatalog,
     SkillRegistry,
     classify_source,
@@ -34,6 +47,7 @@ from workspace_tools.core.skills.search import (
     SkillSearchHit,
     SkillSearchIndex,
 )
+from workspace_tools.core.skills.store import SkillStore, SkillVersion, VersionedSkillSource
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -43,6 +57,9 @@ __all__ = [
     "MAX_SKILL_QUERY_CHARS",
     "CatalogueBudget",
     "CatalogueFormat",
+    "FolderSkillSource",
+    "GitSkillPin",
+    "GitSkills",
     "ParsedSkill",
     "Skill",
     "SkillCatalog",
@@ -52,13 +69,20 @@ __all__ = [
     "SkillSearchHit",
     "SkillSearchIndex",
     "SkillSource",
+    "SkillStore",
+    "SkillVersion",
+    "SourceListing",
+    "SourceType",
+    "VersionedSkillSource",
     "classify_source",
     "discover",
+    "is_git_source",
     "is_glob",
     "list_resources",
     "list_skill_files",
     "parse_skill_file",
     "parse_skill_text",
+    "read_skill_bytes",
     "read_skill_file",
     "render_catalog_prompt",
     "render_catalogue",

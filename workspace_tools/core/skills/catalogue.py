@@ -240,14 +240,17 @@ def render_catalog_prompt(
     budget: CatalogueBudget | None = DEFAULT_BUDGET,
     query: str | None = None,
 ) -> str:
-    """:func:`render_skills_prompt` for a catalogue already resolved (no registry call)."""
+    """:func:`render_skills_prompt` for a catalogue already resolved (no registry call).
+
+    Explicit-only skills (``disable-model-invocation: true``) are left out.
+    """
     index: Callable[[], SkillSearchIndex] | None = None
     if isinstance(skills, SkillCatalog):
-        items: Sequence[Skill] = skills.skills
+        items: Sequence[Skill] = skills.model_skills
         root = root or skills.root
         index = skills.search_index
-    else:
-        items = skills
+    else:  # explicit-only skills (disable-model-invocation) are never listed for the model
+        items = [s for s in skills if not s.disable_model_invocation]
     shown = list(items)
     if budget is not None:
         shown = select_skills(items, budget=budget, query=query, fmt=fmt, root=root, index=index)

@@ -12,7 +12,13 @@ from workspace_tools.core.errors import InvalidInputError, PathOutsideWorkspaceE
 from workspace_tools.core.skills.model import Skill
 from workspace_tools.core.text.scan import SKILL_FOLDER_WALK, read_inside, scan
 
-__all__ = ["DEFAULT_MAX_LINES", "SkillFile", "list_skill_files", "read_skill_file"]
+__all__ = [
+    "DEFAULT_MAX_LINES",
+    "SkillFile",
+    "list_skill_files",
+    "read_skill_bytes",
+    "read_skill_file",
+]
 
 DEFAULT_MAX_LINES: Final = 2000
 """Lines returned by a read without a range; longer files say how to page on."""
@@ -118,6 +124,11 @@ def read_skill_file(
     )
 
 
+def read_skill_bytes(skill: Skill, path: str) -> bytes:
+    """The bytes of ``path`` (relative to the skill root); raises as :func:`read_skill_file`."""
+    return _read_bytes(skill, _normalise(skill, path))
+
+
 def _normalise(skill: Skill, path: str) -> str:
     raw = path.strip().replace("\\", "/")
     if not raw:
@@ -144,7 +155,8 @@ def _normalise(skill: Skill, path: str) -> str:
 
 def _read_bytes(skill: Skill, rel: str) -> bytes:
     if rel in skill.files:
-        return skill.files[rel].encode("utf-8")
+        data = skill.files[rel]
+        return data if isinstance(data, bytes) else data.encode("utf-8")
     if rel == "SKILL.md" and skill.path is None:
         return skill.body.encode("utf-8")
     if skill.path is not None:

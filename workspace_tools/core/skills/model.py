@@ -5,22 +5,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final, Literal
+from typing import Final, Literal, Protocol, runtime_checkable
 
 __all__ = [
+    "MANAGED_DIR",
     "RESOURCE_DIRS",
     "SOURCE_PRIORITY",
     "Skill",
     "SkillDiagnostic",
     "SkillSource",
+    "SourceListing",
+    "SourceType",
 ]
 
-SkillSource = Literal["code", "local", "managed", "external"]
+SourceType = Literal["code", "local", "managed", "external"]
 """Where a skill comes from; see :data:`SOURCE_PRIORITY`."""
 
 SOURCE_PRIORITY: Final[dict[str, int]] = {"code": 0, "local": 1, "managed": 2, "external": 3}
 """Resolution order of a name found in several sources: lower wins."""
 
+MANAGED_DIR: Final = ".workspace_tools/skills"
+"""Managed skills folder under a project root (skills the tool installs or serves)."""
 RESOURCE_DIRS: Final[tuple[str, ...]] = ("references", "scripts", "assets")
 """Sub-folders of a skill whose files are listed as resources."""
 
@@ -65,7 +70,7 @@ class Skill:
     """1-based line of SKILL.md on which ``body`` starts."""
     path: Path | None = None
     """Absolute skill folder, ``None`` for a skill defined in code without a folder."""
-    source: SkillSource = "code"
+    source: SourceType = "code"
     """Source type, used for resolution (code > local > managed > external)."""
     license: str | None = None
     """Licence name or bundled licence file."""
@@ -79,8 +84,12 @@ class Skill:
     """Whether a user may activate the skill explicitly."""
     resources: tuple[str, ...] = ()
     """Files under ``references/``, ``scripts/`` and ``assets/``, relative to the skill root."""
-    files: Mapping[str, str] = field(default_factory=dict)
-    """In-memory resource files of a code-defined skill (relative path -> text)."""
+    disable_model_invocation: bool = False
+    """Explicit-only: left out of the catalogue, ``skill_search`` and the model's skill tools;
+    a person (CLI) or the program (``registry.get``) still loads it."""
+    files: Mapping[str, str | bytes] = field(default_factory=dict)
+    """Files not on disk (relative path -> content): a code skill's resources, or every file
+    of a skill a source serves from elsewhere (a versioned store reads them on access)."""
 
     @property
     def skill_md(self) -> Path | None:
@@ -96,3 +105,30 @@ class Skill:
         """Resource files under one of :data:`RESOURCE_DIRS`."""
         prefix = folder.rstrip("/") + "/"
         return tuple(r for r in self.resources if r.startswith(prefix))
+
+
+@dataclass(slots=True, kw_only=True)
+class SourceListing:
+    """What one :class:`SkillSource` lists."""
+
+    skills: list[Skill] = field(default_factory=list)
+    diagnostics: list[SkillDiagnostic] = field(default_factory=list)
+    watched: list[Path] = field(default_factory=list)
+    """Files and folders whose ``stat`` tells whether listing again may give something else."""
+
+
+@runtime_checkable
+class SkillSource(Protocol):
+    """Where skills come from: folders on disk, a versioned store, or your own backend.
+
+    A registry lists every source (``SkillRegistry(sources=[...])``) and resolves the names
+    across them (code > local > managed > external, by each skill's ``source`` type).
+    """
+
+    def list(self) -> SourceListing:
+        """The skills of this source, the problems found, and what to watch for changes."""
+        ...
+
+    def read(self, skill: Skill, path: str) -> bytes:
+        """The bytes of ``path`` (relative to the skill root) of a skill this source listed."""
+        ...

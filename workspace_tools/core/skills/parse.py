@@ -19,7 +19,7 @@ from typing import Any, Final
 import yaml
 
 from workspace_tools.core.errors import SkillFormatError
-from workspace_tools.core.skills.model import Skill, SkillDiagnostic, SkillSource
+from workspace_tools.core.skills.model import Skill, SkillDiagnostic, SourceType
 from workspace_tools.core.text.safe_yaml import UnsafeYamlError, load_yaml
 
 __all__ = [
@@ -49,6 +49,7 @@ KNOWN_FIELDS: Final[tuple[str, ...]] = (
     "metadata",
     "allowed-tools",
     "user-invocable",
+    "disable-model-invocation",
 )
 _DELIMITER: Final = re.compile(r"^---[ \t]*$")
 _CLOSING: Final = re.compile(r"^(?:---|\.\.\.)[ \t]*$")
@@ -89,7 +90,7 @@ def validate_name(name: str) -> list[str]:
 def parse_skill_file(
     skill_md: Path,
     *,
-    source: SkillSource = "local",
+    source: SourceType = "local",
     resources: tuple[str, ...] = (),
     strict: bool = False,
 ) -> ParsedSkill:
@@ -118,7 +119,7 @@ def parse_skill_text(
     text: str,
     *,
     folder: Path,
-    source: SkillSource = "local",
+    source: SourceType = "local",
     resources: tuple[str, ...] = (),
     strict: bool = False,
     where: str | None = None,
@@ -171,7 +172,7 @@ def _build(
     body: str,
     *,
     folder: Path,
-    source: SkillSource,
+    source: SourceType,
     resources: tuple[str, ...],
     where: str,
     diags: list[SkillDiagnostic],
@@ -355,19 +356,19 @@ def _optional_fields(
                 skill=name,
             )
         )
-    invocable = data.get("user-invocable")
-    if isinstance(invocable, bool):
-        out["user_invocable"] = invocable
-    elif invocable is not None:
-        diags.append(
-            _warn(
-                where,
-                f"must be true or false, got {_kind(invocable)} "
-                f"{_short(invocable)}; treated as false.",
-                "user-invocable",
-                skill=name,
+    for key in ("user-invocable", "disable-model-invocation"):
+        flag = data.get(key)
+        if isinstance(flag, bool):
+            out[key.replace("-", "_")] = flag
+        elif flag is not None:
+            diags.append(
+                _warn(
+                    where,
+                    f"must be true or false, got {_kind(flag)} {_short(flag)}; treated as false.",
+                    key,
+                    skill=name,
+                )
             )
-        )
     return out
 
 

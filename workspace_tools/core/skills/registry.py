@@ -35,20 +35,34 @@ from workspace_tools.core.skills.discover import (
     spec_root,
     stat_signature,
 )
-from workspace_tools.core.skills.files import SkillFile, read_skill_file
-from workspace_tools.core.skills.model import SOURCE_PRIORITY, Skill, SkillDiagnostic, SkillSource
+from workspace_tools.core.skills.files import SkillFile, read_skill_bytes, read_skill_file
+from workspace_tools.core.skills.model import (
+    MANAGED_DIR,
+    SOURCE_PRIORITY,
+    Skill,
+    SkillDiagnostic,
+    SkillSource,
+    SourceListing,
+    SourceType,
+)
 from workspace_tools.core.skills.parse import ParsedSkill, parse_skill_file, validate_name
 from workspace_tools.core.skills.resolved import SkillCatalog, conflict_message
 from workspace_tools.core.skills.search import SkillSearchHit
+from workspace_tools.core.skills.store import SkillStore, VersionedSkillSource
 
-__all__ = ["ENTRY_POINT_GROUP", "MANAGED_DIR", "SkillCatalog", "SkillRegistry", "classify_source"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "MANAGED_DIR",
+    "FolderSkillSource",
+    "SkillCatalog",
+    "SkillRegistry",
+    "classify_source",
+]
 
 logger = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP: Final = "workspace_tools.skills"
 """Entry-point group through which installed packages register skills folders."""
-MANAGED_DIR: Final = ".workspace_tools/skills"
-"""Managed skills folder under a project root."""
 _EXTERNAL_PARTS: Final = frozenset({"site-packages", "dist-packages", "node_modules"})
 
 PathLike: TypeAlias = "str | os.PathLike[str]"
@@ -58,7 +72,7 @@ DynamicPaths: TypeAlias = Callable[
 """A function of the request context giving skills paths; ``async def`` functions work too."""
 
 
-def classify_source(folder: Path, *, managed_roots: Collection[Path] = ()) -> SkillSource:
+def classify_source(folder: Path, *, managed_roots: Collection[Path] = ()) -> SourceType:
     """Source type of a skill folder found through a user-configured path.
 
     ``external`` inside site-packages or node_modules, ``managed`` under a managed root or a
@@ -76,7 +90,7 @@ def classify_source(folder: Path, *, managed_roots: Collection[Path] = ()) -> Sk
 
 @dataclass(slots=True)
 class _State:
-    specs: tuple[tuple[str, SkillSource | None], ...]
+    specs: tuple[tuple[str, SourceType | None], ...]
     catalog: SkillCatalog
     watched: list[Path]
     signature: Signature
@@ -104,6 +118,9 @@ class SkillRegistry:
         disabled: Skill names left out of every catalogue and lookup. ``None`` (the default)
             reads ``disabled_skills`` from ``<root>/workspace-tools.yaml`` and follows the
             file as it changes (``workspace-tools skills disable NAME`` writes it).
+        sources: More :class:`SkillSource` objects listed with the folders. The versions pinned
+            in ``<root>/workspace-tools.yaml`` (``skill_versions``, served from the project's
+            :class:`~workspace_tools.core.skills.store.SkillStore`) are always listed, as managed.
     """
 
     def __init__(
@@ -118,8 +135,11 @@ class SkillRegistry:
         check_interval: float = 0.0,
         cache_size: int = 32,
         disabled: Collection[str] | None = None,
+        sources: Sequence[SkillSource] = (),
     ) -> None:
         self.root = Path(root if root is not None else Path.cwd()).absolute()
+        self.sources: list[SkillSource] = [*sources, VersionedSkillSource(SkillStore(self.root))]
+        """The sources listed besides the folders (the project's pinned versions last)."""
         self._disabled_fixed = None if disabled is None else frozenset(disabled)
         self._disabled: frozenset[str] = self._disabled_fixed or frozenset()
         self._disabled_sig: tuple[int, int] | str | None = "unread"
@@ -136,9 +156,7 @@ class SkillRegistry:
         for skill in skills:
             self.register(skill)
         self._external: list[str] | None = None
-        self._states: OrderedDict[tuple[tuple[str, SkillSource | None], ...], _State] = (
-            OrderedDict()
-        )
+        self._states: OrderedDict[tuple[tuple[str, SourceType | None], ...], _State] = OrderedDict()
         self._parsed: dict[tuple[str, int, int, str], ParsedSkill] = {}
         self._lock = threading.RLock()
 
@@ -266,7 +284,7 @@ class SkillRegistry:
             self._disabled = names
             self._states.clear()
 
-    def _catalog_for(self, specs: tuple[tuple[str, SkillSource | None], ...]) -> SkillCatalog:
+    def _catalog_for(self, specs: tuple[tuple[str, SourceType | None], ...]) -> SkillCatalog:
         key = specs
         with self._lock:
             self._check_disabled()
@@ -342,10 +360,10 @@ class SkillRegistry:
 
     def _specs_of(
         self, raw: Iterable[str | os.PathLike[str]]
-    ) -> tuple[tuple[str, SkillSource | None], ...]:
+    ) -> tuple[tuple[str, SourceType | None], ...]:
         if isinstance(raw, (str, os.PathLike)):
             raw = [raw]
-        specs: list[tuple[str, SkillSource | None]] = [(os.fspath(p), None) for p in raw]
+        specs: list[tuple[str, SourceType | None]] = [(os.fspath(p), None) for p in raw]
         managed = self.root / MANAGED_DIR
         specs.append((str(managed), "managed"))
         specs.extend((str(p), "managed") for p in self._managed)
@@ -371,28 +389,23 @@ class SkillRegistry:
     def _code_changed(self, state: _State) -> bool:
         return state.code_version != self._code_version
 
-    def _build(self, specs: tuple[tuple[str, SkillSource | None], ...]) -> _State:
+    def _build(self, specs: tuple[tuple[str, SourceType | None], ...]) -> _State:
+        folders = FolderSkillSource(
+            [(p, t) if t else p for p, t in specs],
+            root=self.root,
+            managed_roots=[self.root / MANAGED_DIR, *self._managed],
+            strict=self.strict,
+        )
+        folders._parsed = self._parsed  # one parse cache for every set of paths
         diags: list[SkillDiagnostic] = []
         watched: list[Path] = []
-        candidates: dict[str, Skill] = {}
-        managed_roots = [self.root / MANAGED_DIR, *self._managed]
-        roots = [spec_root(spec, base=self.root) for spec, _ in specs]
-        for spec, forced in specs:
-            found = discover(spec, base=self.root, allowed=roots)
-            watched.extend(found.watched)
-            if forced is None:
-                diags.extend(found.diagnostics)
-            for skill_md in found.skill_files:
-                key_path = str(skill_md)
-                if key_path in candidates:
-                    continue
-                source = forced or classify_source(skill_md.parent, managed_roots=managed_roots)
-                parsed = self._parse(skill_md, source)
-                diags.extend(parsed.diagnostics)
-                if parsed.skill is not None:
-                    resources = list_resources(skill_md.parent)
-                    candidates[key_path] = dataclasses.replace(parsed.skill, resources=resources)
-        skills = _dedupe_aliases(list(candidates.values()))
+        found: list[Skill] = []
+        for source in (folders, *self.sources):
+            listing = source.list()
+            found.extend(listing.skills)
+            diags.extend(listing.diagnostics)
+            watched.extend(listing.watched)
+        skills = _dedupe_aliases(found)
         skills.extend(self._code.values())
         catalog = SkillCatalog(skills, root=self.root, diagnostics=diags, disabled=self._disabled)
         if self.strict and catalog.conflicts:
@@ -404,7 +417,62 @@ class SkillRegistry:
             specs, catalog, watched, stat_signature(watched), time.monotonic(), self._code_version
         )
 
-    def _parse(self, skill_md: Path, source: SkillSource) -> ParsedSkill:
+
+class FolderSkillSource:
+    """The :class:`SkillSource` of skills in folders on disk (the configured skills paths).
+
+    Args:
+        paths: Skills paths (folders of skills, skill folders, SKILL.md files or globs),
+            relative to ``root``; a ``(path, type)`` pair gives the skills found there that
+            source type instead of the one their location implies (see :func:`classify_source`).
+        root: Project root.
+        managed_roots: Folders whose skills count as managed.
+        strict: Raise :class:`SkillFormatError` on any problem instead of reporting it.
+    """
+
+    def __init__(
+        self,
+        paths: Sequence[PathLike | tuple[str, SourceType]],
+        *,
+        root: PathLike,
+        managed_roots: Sequence[PathLike] = (),
+        strict: bool = False,
+    ) -> None:
+        self.root = Path(root).absolute()
+        self.specs = [(p[0], p[1]) if isinstance(p, tuple) else (os.fspath(p), None) for p in paths]
+        self.managed_roots = [Path(p) for p in managed_roots]
+        self.strict = strict
+        self._parsed: dict[tuple[str, int, int, str], ParsedSkill] = {}
+
+    def list(self) -> SourceListing:
+        """The skills under the paths; a path's own problems only when it has no fixed type."""
+        out = SourceListing()
+        candidates: dict[str, Skill] = {}
+        roots = [spec_root(spec, base=self.root) for spec, _ in self.specs]
+        for spec, forced in self.specs:
+            found = discover(spec, base=self.root, allowed=roots)
+            out.watched.extend(found.watched)
+            if forced is None:
+                out.diagnostics.extend(found.diagnostics)
+            for skill_md in found.skill_files:
+                if str(skill_md) in candidates:
+                    continue
+                kind = forced or classify_source(skill_md.parent, managed_roots=self.managed_roots)
+                parsed = self._parse(skill_md, kind)
+                out.diagnostics.extend(parsed.diagnostics)
+                if parsed.skill is not None:
+                    resources = list_resources(skill_md.parent)
+                    candidates[str(skill_md)] = dataclasses.replace(
+                        parsed.skill, resources=resources
+                    )
+        out.skills = list(candidates.values())
+        return out
+
+    def read(self, skill: Skill, path: str) -> bytes:
+        """The bytes of a file of ``skill`` (inside its folder; see :func:`read_skill_file`)."""
+        return read_skill_bytes(skill, path)
+
+    def _parse(self, skill_md: Path, source: SourceType) -> ParsedSkill:
         try:
             st = skill_md.stat()
             key = (str(skill_md), st.st_mtime_ns, st.st_size, source)

@@ -43,6 +43,11 @@ class SkillCatalog:
         """Skills found but disabled (``disabled_skills``): listed nowhere, not loadable."""
         self.disabled_names: frozenset[str] = off
         """The disabled names (found or not)."""
+        self.model_skills: tuple[Skill, ...] = tuple(
+            s for s in self.skills if not s.disable_model_invocation
+        )
+        """The skills the model may see and load: :attr:`skills` without the explicit-only
+        ones (``disable-model-invocation: true``). The catalogue and search use these."""
         self._by_name: dict[str, list[Skill]] = {}
         for skill in self.skills:
             self._by_name.setdefault(skill.name, []).append(skill)
@@ -82,23 +87,35 @@ class SkillCatalog:
         """Distinct skill names, sorted."""
         return list(self._by_name)
 
-    def get(self, identifier: str) -> Skill:
+    def get(self, identifier: str, *, by_model: bool = False) -> Skill:
         """The skill with this name, or at this path (``<folder>`` or ``<folder>/SKILL.md``).
 
+        Args:
+            identifier: A name or a location.
+            by_model: The model asks (the skill tools): an explicit-only skill is refused.
+
         Raises:
-            SkillNotFoundError: nothing matches, or the name is ambiguous (the message lists the
-                candidates' paths).
+            SkillNotFoundError: nothing matches, the name is ambiguous (the message lists the
+                candidates' paths), or ``by_model`` and the skill is explicit-only.
         """
         ident = identifier.strip()
         found = self._by_name.get(ident)
+        skill = None
         if found:
             if ident in self.conflicts:
                 raise SkillNotFoundError(
                     conflict_message(ident, self.conflicts[ident])
                     + " Call again with the location."
                 )
-            return found[0]
-        skill = self._by_path(ident)
+            skill = found[0]
+        skill = skill or self._by_path(ident)
+        if skill is not None and by_model and skill.disable_model_invocation:
+            msg = (
+                f"Skill {skill.name!r} is explicit-only (disable-model-invocation: true in its "
+                "SKILL.md): a person or the program loads it, the model cannot. Ask the user to "
+                "run it, or pick another skill."
+            )
+            raise SkillNotFoundError(msg)
         if skill is not None:
             return skill
         off = self._by_path(ident, self.disabled)
@@ -109,7 +126,7 @@ class SkillCatalog:
                 f"`workspace-tools skills enable {shown}` to use it, or pick another skill."
             )
             raise SkillNotFoundError(msg)
-        raise SkillNotFoundError(self._not_found(identifier))
+        raise SkillNotFoundError(self._not_found(identifier, by_model=by_model))
 
     def search(
         self,
@@ -119,7 +136,10 @@ class SkillCatalog:
         skill_names: Collection[str] | None = None,
         include_references: bool = True,
     ) -> list[SkillSearchHit]:
-        """BM25 search over names and descriptions (boosted), bodies and reference files."""
+        """BM25 search over names and descriptions (boosted), bodies and reference files.
+
+        Explicit-only skills are not searched (see :attr:`model_skills`).
+        """
         return self.search_index().search(
             query, top_k=top_k, skill_names=skill_names, include_references=include_references
         )
@@ -128,7 +148,7 @@ class SkillCatalog:
         """The search index of these skills (built on first use, then kept)."""
         with self._lock:
             if self._index is None:
-                self._index = SkillSearchIndex(self.skills)
+                self._index = SkillSearchIndex(self.model_skills)
             return self._index
 
     def _by_path(self, ident: str, among: Sequence[Skill] | None = None) -> Skill | None:
@@ -149,8 +169,8 @@ class SkillCatalog:
                 return skill
         return None
 
-    def _not_found(self, identifier: str) -> str:
-        names = self.names()
+    def _not_found(self, identifier: str, *, by_model: bool) -> str:
+        names = list(dict.fromkeys(s.name for s in self.model_skills)) if by_model else self.names()
         close = difflib.get_close_matches(identifier.strip(), names, n=3, cutoff=0.6)
         parts = [f"No skill named or located at {identifier!r}."]
         if close:

@@ -14,7 +14,7 @@ from typing import Final
 
 import numpy as np
 
-from workspace_tools.core.errors import InvalidInputError
+from workspace_tools.core.errors import InvalidInputError, WorkspaceError
 from workspace_tools.core.index.sparse import SparseIndex, top_positive
 from workspace_tools.core.skills.files import read_skill_file
 from workspace_tools.core.skills.model import Skill
@@ -186,7 +186,7 @@ def _reference_texts(skill: Skill) -> list[_Doc]:
             continue
         try:
             found = read_skill_file(skill, rel, max_lines=1_000_000)
-        except (InvalidInputError, OSError):
+        except (WorkspaceError, OSError):  # a damaged stored file too
             continue
         if found.binary or not found.text.strip():
             continue

@@ -282,7 +282,8 @@ def test_strict_error_lists_every_problem() -> None:
         "Invalid SKILL.md at /x/my-skill/SKILL.md:\n"
         "- name: name 'other' must equal the folder name 'my-skill'; rename the folder or the skill.\n"
         "- version: unknown field 'version' ignored; allowed fields: name, description, license, "
-        "compatibility, metadata, allowed-tools, user-invocable. Move it under `metadata`."
+        "compatibility, metadata, allowed-tools, user-invocable, disable-model-invocation. "
+        "Move it under `metadata`."
     )
 
 
