@@ -73,13 +73,16 @@ class BackgroundWorker:
         """Whether the caller is this worker's thread (a job)."""
         return threading.current_thread() is self._thread
 
-    def wait(self) -> None:
-        """Return once no job runs or waits (at once when called from a job)."""
+    def wait(self, timeout: float | None = None) -> bool:
+        """Return once no job runs or waits (at once when called from a job).
+
+        Returns:
+            ``False`` when ``timeout`` seconds passed first.
+        """
         if self.on_thread():
-            return
+            return True
         with self._cond:
-            while self._running or self._jobs:
-                self._cond.wait()
+            return self._cond.wait_for(lambda: not (self._running or self._jobs), timeout)
 
     def _run(self) -> None:
         while True:

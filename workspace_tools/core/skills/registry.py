@@ -22,11 +22,11 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TypeAlias
 
+from workspace_tools.core.background import BackgroundWorker
 from workspace_tools.core.errors import SkillFormatError
 from workspace_tools.core.skills.discover import (
     Signature,
@@ -499,8 +499,9 @@ def _await(awaitable: Awaitable[Any]) -> Any:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(wrap())
-    with ThreadPoolExecutor(max_workers=1) as pool:  # this thread's loop is busy running us
-        return pool.submit(asyncio.run, wrap()).result()
+    # This thread's loop is busy running us: the coroutine runs on a loop of its own elsewhere.
+    worker = BackgroundWorker("workspace-tools-skills-paths")
+    return worker.submit(lambda: asyncio.run(wrap())).result()
 
 
 def _dedupe_aliases(skills: list[Skill]) -> list[Skill]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Protocol
 
+from workspace_tools.core.background import BackgroundWorker
 from workspace_tools.core.convert import ConversionCache
 from workspace_tools.core.errors import WorkspaceError
 from workspace_tools.core.text.scan import PathRules, ScanConfig
@@ -129,33 +130,30 @@ class Watcher:
         self.on_sync = on_sync
         self.stats = WatchStats()
         self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._worker: BackgroundWorker | None = None
         self._had_index = False
         self._skip = [workspace.index_dir, workspace.conversion_cache.directory]
 
     # -- life cycle ----------------------------------------------------------------------------
 
     def start(self) -> Watcher:
-        """Start the background thread (once); returns ``self``."""
-        if self._thread is None:
-            self._thread = threading.Thread(
-                target=self._run, name=f"workspace-tools-watch {self.root}", daemon=True
-            )
-            self._thread.start()
+        """Start following the files on a background worker (once); returns ``self``."""
+        if self._worker is None:
+            self._worker = BackgroundWorker(f"workspace-tools-watch {self.root}")
+            self._worker.submit(self._run)
         return self
 
     def stop(self, timeout: float | None = 10.0) -> None:
         """Stop watching; waits up to ``timeout`` seconds for a running sync to finish."""
         self._stop.set()
-        thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout)
+        if self._worker is not None:
+            self._worker.wait(timeout)
         self.stats.mode = "stopped"
 
     @property
     def running(self) -> bool:
-        """The thread is alive."""
-        return self._thread is not None and self._thread.is_alive()
+        """The watch loop runs."""
+        return self._worker is not None and self._worker.busy()
 
     def __enter__(self) -> Watcher:
         return self.start()
@@ -169,7 +167,7 @@ class Watcher:
     async def __aexit__(self, *exc: object) -> None:
         await asyncio.to_thread(self.stop)
 
-    # -- the thread ----------------------------------------------------------------------------
+    # -- the watch loop ----------------------------------------------------------------------------
 
     def _run(self) -> None:
         pending_full = self.initial_sync
