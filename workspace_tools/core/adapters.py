@@ -1,9 +1,6 @@
 """Adapters the layers above core offer to core's facades, looked up by name.
 
-Core never imports the adapter layers (``tools``, ``mcp``, ``cli``, LangChain). A convenience
-such as :meth:`Workspace.as_retriever`, which hands back a LangChain object, asks this registry
-for the factory the package registered (``workspace_tools/__init__.py`` registers the LangChain
-retriever, importing it only when called).
+Core never imports those layers; ``workspace_tools/__init__.py`` registers the adapters.
 """
 
 from __future__ import annotations

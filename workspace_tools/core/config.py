@@ -2,15 +2,10 @@
 
 Example::
 
-    skills:
-      - skills
-      - .agents/skills
-      - "packages/**/skills"
+    skills: [skills, .agents/skills, "packages/**/skills"]
+    disabled_skills: [pdf-tools]
 
-``disabled_skills: [name, ...]`` lists skills left out of every catalogue and lookup
-(``workspace-tools skills disable NAME``). Only ``skills`` and ``disabled_skills`` are interpreted
-here; every other top-level setting is kept in
-:attr:`ProjectConfig.settings` and written back unchanged by :meth:`ProjectConfig.save`.
+Other top-level settings are kept in :attr:`ProjectConfig.settings` and written back unchanged.
 """
 
 from __future__ import annotations
@@ -69,7 +64,7 @@ class ProjectConfig:
                 "Save the file as UTF-8 and try again."
             )
             raise InvalidInputError(msg) from None
-        import yaml  # here, not at the top: most commands never read a project file
+        import yaml  # most commands never read a project file
 
         from workspace_tools.core.text.safe_yaml import UnsafeYamlError, load_yaml
 
@@ -105,8 +100,7 @@ class ProjectConfig:
             known: The keys the section may hold.
 
         Raises:
-            InvalidInputError: the section is not a mapping, or holds a key not in ``known``
-                (the message names the unknown keys and lists the known ones).
+            InvalidInputError: the section is not a mapping, or holds an unknown key.
         """
         raw = self.settings.get(name) or {}
         where = f"'{name}' in {self.path}"

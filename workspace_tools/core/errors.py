@@ -1,8 +1,4 @@
-"""Errors raised by the workspace core.
-
-Every message says what was wrong, the offending value, the rule, and what to do next, because
-the same text is read by people at a terminal and by models through a tool call.
-"""
+"""Errors raised by the workspace core (messages name the value, the rule and the fix)."""
 
 from __future__ import annotations
 

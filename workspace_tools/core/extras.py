@@ -1,13 +1,4 @@
-"""Optional dependencies: ONE table of extras, and the one check that names a missing one.
-
-The base install searches by keyword (BM25), greps and serves docs and skills. Each optional
-feature comes with an extra of ``pyproject.toml``: dense (vector) and hybrid search need
-``vector`` (torch, sentence-transformers, FAISS, the packaged model, OpenVINO), rich documents
-``documents``, code-aware chunking ``code``, the MCP server ``mcp``, distributed indexing
-``ray``, the Milvus backend ``milvus``. :data:`EXTRAS` says which import names each one brings
-and how to install it; :func:`require_extra` is the check every feature calls. Checks look for
-the packages without importing them.
-"""
+"""Optional dependencies: ONE table of extras (:data:`EXTRAS`), and :func:`require_extra`."""
 
 from __future__ import annotations
 
@@ -40,10 +31,9 @@ class Extra:
 
     Attributes:
         name: The extra's name in ``pyproject.toml`` (``pip install "workspace-tools[NAME]"``).
-        packages: Import name -> distribution of the packages that make the extra "installed"
-            (checked when a caller names no module).
-        more: Import name -> distribution of further packages it brings, checked only by name.
-        instead: What to do without it, appended to the message (``" (or ...)"``), or ``""``.
+        packages: Import name -> distribution of the packages that make the extra installed.
+        more: Import name -> distribution of further packages, checked only by name.
+        instead: What to do without it (``" (or ...)"``), or ``""``.
         note: Said right after "not installed" (``" (why)"``), or ``""``.
     """
 
@@ -155,14 +145,13 @@ def require_extra(
 
     Args:
         name: The extra (a key of :data:`EXTRAS`).
-        purpose: What needs the packages, for the message ("vector search", "the MCP server").
+        purpose: What needs the packages, for the message ("vector search").
         modules: Import names to check (default: the extra's ``packages``).
         instead: What to do without it (default: the extra's own ``instead``).
         error: The :class:`MissingDependencyError` subclass to raise.
 
     Raises:
-        MissingDependencyError: "<Purpose> needs <packages>, which is/are not installed.
-            Install the <name> extra: pip install ..." (of class ``error``).
+        MissingDependencyError: naming the missing packages and the install command.
     """
     missing = missing_packages(name, *modules)
     if not missing:
@@ -192,12 +181,7 @@ def missing_vector_packages(*modules: str) -> list[str]:
 
 
 def require_vector(purpose: str, *modules: str) -> None:
-    """Raise :class:`MissingDependencyError` when a package ``purpose`` needs is missing.
-
-    Args:
-        purpose: What needs the packages, for the message ("vector search", "the default model").
-        modules: Import names to check (default: every package of the ``vector`` extra).
-    """
+    """Raise :class:`MissingDependencyError` when a ``vector`` package (``modules``) is missing."""
     require_extra("vector", purpose=purpose, modules=modules)
 
 

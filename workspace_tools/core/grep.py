@@ -1,10 +1,6 @@
-"""Literal or regex line search over workspace files, with context lines, headings and caps.
+"""Literal or regex line search over workspace files (converted), with context, headings, caps.
 
-Files are read through the same conversion as ``Workspace.sync`` (PDF, DOCX... become Markdown),
-so line numbers refer to the converted text. Matching runs on the third-party ``regex`` module,
-whose ``timeout=`` bounds catastrophic patterns: each file gets a time budget
-(:data:`FILE_TIMEOUT`) and the whole search another (:data:`TOTAL_TIMEOUT`). Only the first
-:data:`MAX_LINE_CHARS` characters of a line are searched.
+Matching uses the ``regex`` module under per-file and total time budgets.
 """
 
 from __future__ import annotations
@@ -82,7 +78,6 @@ class GrepMatch:
     text: str
     """The line, cut to about the display width around its hits, hits marked ``<<like this>>``."""
     hits: int
-    """Number of hits on the line."""
     headings: tuple[str, ...] = ()
     """Markdown heading path in force at the line, outermost first."""
     before: tuple[tuple[int, str], ...] = ()
@@ -187,8 +182,7 @@ def compile_pattern(pattern: str, *, regex_mode: bool = False, ignore_case: bool
     try:
         return regex.compile(pattern if regex_mode else regex.escape(pattern), flags)
     except (regex.error, ValueError, TypeError, OverflowError, RecursionError) as exc:
-        # regex raises ValueError for clashing flags such as (?a)(?u) or (?L) on text, and
-        # RecursionError for deep nesting: every one is a bad pattern, not a crash
+        # clashing flags, deep nesting...: a bad pattern, not a crash
         msg = (
             f"Invalid regular expression {pattern!r}: {exc}. Fix the pattern, or pass "
             "regex=false to search for the text literally."
@@ -233,8 +227,7 @@ def grep(
         max_line_chars: Only this many leading characters of a line are searched.
         file_timeout: Seconds of matching per file.
         total_timeout: Seconds of matching for the whole search.
-        within: Only files in these root-relative folders (``None``: anywhere in ``root``);
-            see :mod:`workspace_tools.core.text.within`. Files outside are never read.
+        within: Only files in these root-relative folders (``None``: anywhere in ``root``).
 
     Returns:
         The matches in path and line order, and what was capped, timed out or skipped.
@@ -311,8 +304,7 @@ def collect_files(
 ) -> tuple[dict[str, Path], list[SkippedFile]]:
     """Files named by ``paths`` (files, folders, globs; default the root), checked to lie inside.
 
-    With ``within`` (root-relative folders), only the files in them count: without ``paths``
-    only those folders are walked; with ``paths``, the files found outside them are dropped.
+    With ``within`` (root-relative folders), only the files in them count.
 
     Returns:
         Id -> absolute path of every file found, and the files left out with reasons.
@@ -339,7 +331,7 @@ def collect_files(
     cfg = config or ScanConfig()
     if not recursive:
         cfg = dataclasses.replace(cfg, max_depth=0)
-    folders = folders_within(within) if within is not None else None  # globs walk only there
+    folders = folders_within(within) if within is not None else None
     found = scan(root, entries, config=cfg, folders=folders)
     skipped = [s for s in found.skipped if recursive or not s.reason.startswith("depth limit")]
     if within is not None and found.files:

@@ -1,8 +1,4 @@
-"""Which files match, and how many lines in each: grep's ``files_with_matches`` and ``count``.
-
-The same files, conversion, pattern rules and time budgets as
-:func:`~workspace_tools.core.grep.grep` (ripgrep's ``--files-with-matches`` and ``--count``).
-"""
+"""Which files match, and how many lines in each: grep's ``files_with_matches`` and ``count``."""
 
 from __future__ import annotations
 
@@ -74,8 +70,7 @@ def grep_counts(
 ) -> GrepCounts:
     """The files with lines matching ``pattern``, and how many lines match in each.
 
-    The same files, conversion, pattern rules and time budgets as :func:`grep` (whose
-    arguments these are); it is ripgrep's ``--files-with-matches`` and ``--count``.
+    Arguments and rules as :func:`~workspace_tools.core.grep.grep`.
 
     Raises:
         InvalidInputError: a bad pattern or argument, a missing path, or no readable file.

@@ -1,9 +1,4 @@
-"""The limits of :mod:`workspace_tools.core.grep`, in a module that imports nothing.
-
-The CLI shows them in ``grep --help`` when it builds its parser, before any command runs; importing
-:mod:`workspace_tools.core.grep` there (conversion, ``regex``, the scanner) would make every command
-pay for grep.
-"""
+"""The limits of :mod:`workspace_tools.core.grep`, in a module that imports nothing (CLI help)."""
 
 from __future__ import annotations
 
@@ -29,7 +24,6 @@ MAX_LINE_CHARS: Final = 10_000
 MAX_GROUP_DEPTH: Final = 100
 """Deepest group nesting a regex may have (deeper patterns exhaust the compiler's stack)."""
 MAX_PATTERN_CHARS: Final = 1000
-"""Longest pattern accepted."""
 FILE_TIMEOUT: Final = 1.0
 """Seconds of matching allowed per file; a file over budget is reported in ``timed_out``."""
 TOTAL_TIMEOUT: Final = 10.0

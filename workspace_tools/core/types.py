@@ -40,7 +40,6 @@ class Chunk:
     source_id: str
     """Id of the file or string the chunk was cut from."""
     text: str
-    """The chunk's text."""
     start_line: int
     """1-based line of the source on which the chunk starts."""
     end_line: int
@@ -54,12 +53,7 @@ class Chunk:
 
 
 class SearchResult:
-    """One ranked hit.
-
-    ``snippet``, ``line_range`` and ``headings`` point at the best-matching window of the chunk
-    (not at the first and last line that mention any query word). They are computed on first
-    access, so ranking stays fast when a caller only needs ids and scores.
-    """
+    """One ranked hit (``snippet``, ``line_range``, ``headings``: the best window, made lazily)."""
 
     __slots__ = (
         "_headings",

@@ -1,8 +1,4 @@
-"""File conversion: one table of formats, dispatch by suffix, the on-disk conversion cache.
-
-Plain text, Markdown and code are decoded here; rich documents (PDF, DOCX, PPTX, XLSX, HTML, EPUB,
-EML, ODT) go through the converters of the ``documents`` extra, loaded on first use.
-"""
+"""File conversion: one table of formats, dispatch by suffix, the on-disk conversion cache."""
 
 from workspace_tools.core.convert._documents import locate_unit
 from workspace_tools.core.convert.cache import CachedConverter, ConversionCache

@@ -39,8 +39,7 @@ UNPACKED_LIMIT: Final[contextvars.ContextVar[int | None]] = contextvars.ContextV
 STREAM_LIMIT: Final[contextvars.ContextVar[int | None]] = contextvars.ContextVar(
     "stream_limit", default=None
 )
-"""Most bytes one compressed stream inside a document (a PDF's Flate stream) may inflate to: a
-quarter of the conversion's memory budget, set per conversion (``None``: no limit)."""
+"""Most bytes one compressed stream (a PDF's Flate stream) may inflate to (set per conversion)."""
 
 _BLOCK_START: Final = re.compile(r"^(\s*)(#{1,6}\s|>|<!--)")
 _BLANK_RUN: Final = re.compile(r"\n{3,}")
@@ -71,10 +70,7 @@ def check_zip(data: bytes, *, name: str, kind: str) -> None:
     """Fail early and clearly when a ZIP-based document (DOCX, PPTX, XLSX, EPUB) is not a ZIP.
 
     Raises:
-        ConversionError: ``encrypted: ...`` for a password-protected Office file (stored as an
-            OLE compound file), ``unsupported: ...`` for another OLE file (legacy .doc/.xls/.ppt),
-            ``corrupt: ...`` when the bytes are no ZIP archive at all, ``unpacked size limit:
-            ...`` when its members unpack to more than :data:`UNPACKED_LIMIT` bytes.
+        ConversionError: ``encrypted:``, ``unsupported:``, ``corrupt:``, ``unpacked size limit:``.
     """
     if data.startswith(OLE_MAGIC):
         if b"E\x00n\x00c\x00r\x00y\x00p\x00t\x00i\x00o\x00n\x00I\x00n\x00f\x00o" in data:

@@ -1,16 +1,7 @@
-"""Conversion of rich document formats to Markdown text (the ``documents`` extra).
+"""Conversion of rich document formats (PDF, DOCX, PPTX, XLSX, HTML, EPUB, ODT, EML) to Markdown.
 
-PDF (pdfminer.six), DOCX (python-docx), PPTX (python-pptx), XLSX (openpyxl), HTML and EPUB
-(BeautifulSoup + markdownify), ODT (BeautifulSoup) and EML (standard library). The libraries load
-only when a document of their format is converted; without the extra a conversion fails with a
-``missing extra: pip install "workspace-tools[documents]" ...`` message.
-
-Every failure is a :class:`~workspace_tools.core.errors.ConversionError` whose message starts with
-a reason word and a colon: ``corrupt:``, ``encrypted:``, ``unsupported:`` or ``missing extra:``.
-
-Units are recoverable from the text: PDF pages start with a ``<!-- page N -->`` marker line, PPTX
-slides with a ``## Slide N: Title`` heading and XLSX sheets with a ``## Sheet: Name`` heading;
-:func:`locate_unit` reads them back for any line.
+Failures start with a reason word (``corrupt:``, ``encrypted:``, ``unsupported:``...);
+:func:`locate_unit` reads page, slide and sheet markers back.
 """
 
 from __future__ import annotations
@@ -56,20 +47,15 @@ def convert_document(
     Args:
         path: The file's path; only its suffix (case-insensitive) and name are used.
         data: The file's bytes.
-        unpacked_bytes: Refuse a ZIP-based document (DOCX, PPTX, XLSX, EPUB, ODT) whose members
-            unpack to more than this many bytes (``None``: no limit).
-        memory_bytes: The conversion's memory budget: one compressed stream of a PDF may
-            inflate to a quarter of it (``None``: no limit).
+        unpacked_bytes: Most bytes a ZIP-based document may unpack to (``None``: no limit).
+        memory_bytes: The memory budget; a PDF stream may inflate to a quarter of it.
 
     Returns:
-        ``Converted`` with ``\n`` line ends, ``markdown=True``, ``format`` one of ``pdf``,
-        ``docx``, ``pptx``, ``xlsx``, ``html``, ``epub``, ``eml``, ``odt``, and metadata such as
-        ``pages`` (PDF), ``slides`` (PPTX), ``sheets``/``sheet_names`` (XLSX), ``title``.
+        ``Converted`` with ``\n`` line ends, ``markdown=True``, the format and its metadata.
 
     Raises:
-        ConversionError: The message starts with ``corrupt:``, ``encrypted:``, ``unsupported:``,
-            ``missing extra:`` or ``unpacked size limit:``, then says which file and what to do.
-        MemoryError: The converter ran out of memory (left to the caller, which knows the budget).
+        ConversionError: The message starts with a reason word, then names the file.
+        MemoryError: The converter ran out of memory (left to the caller).
     """
     suffix = path.suffix.lower()
     entry = DOCUMENT_FORMATS.get(suffix)
@@ -114,13 +100,11 @@ def locate_unit(text: str, line: int) -> dict[str, int | str]:
     """The page, slide or sheet that contains ``line`` of a converted document.
 
     Args:
-        text: ``Converted.text`` of the document (the same string for every chunk: the unit
-            table of the last few texts is cached).
+        text: ``Converted.text`` of the document (recent texts' unit tables are cached).
         line: 1-based line number, for example a chunk's first line.
 
     Returns:
-        ``{"page": 3}``, ``{"slide": 2}`` or ``{"sheet": "Name"}``; ``{}`` when the line comes
-        before any marker or the document has none (DOCX, HTML, EPUB, EML, ODT, plain text).
+        ``{"page": 3}``, ``{"slide": 2}`` or ``{"sheet": "Name"}``; ``{}`` before any marker.
     """
     starts, units = _units(text)
     index = bisect.bisect_right(starts, line) - 1

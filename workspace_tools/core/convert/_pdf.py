@@ -135,22 +135,13 @@ class _BoundedInflater:
 
 
 class _BoundedZlib:
-    """The ``zlib`` module as ``pdfminer.pdftypes`` sees it, with bounded output.
-
-    Flate streams inflate at most to :data:`STREAM_LIMIT` bytes (a quarter of the memory
-    budget), so a decompression bomb stops early with a clear error instead of inflating to the
-    whole budget (in a worker) or past it (in-process, where no address-space limit holds).
-    """
+    """The ``zlib`` module as ``pdfminer.pdftypes`` sees it, bounded to :data:`STREAM_LIMIT`."""
 
     error = zlib.error
 
     @staticmethod
     def decompress(data: bytes) -> bytes:
-        """``zlib.decompress(data)`` with the output bounded.
-
-        The stream is first inflated piece by piece and only counted, so a bomb costs one piece
-        of memory, not the limit (zlib's growing output buffer peaks near twice its result).
-        """
+        """``zlib.decompress(data)`` with the output bounded (counted piece by piece first)."""
         limit = STREAM_LIMIT.get()
         if limit is not None and _inflates_past(data, limit):
             raise _StreamTooLargeError(limit)
@@ -180,7 +171,7 @@ def _inflates_past(data: bytes, limit: int) -> bool:
             if not pending:
                 total += len(inflater.flush())
                 break
-    except zlib.error:  # zlib.decompress raises it again, and pdfminer handles it
+    except zlib.error:  # raised again by zlib.decompress, for pdfminer
         return False
     return total > limit
 
@@ -221,7 +212,7 @@ def _read_lines(data: bytes, *, name: str) -> tuple[list[_Line], int, str]:
                 if line is not None:
                     lines.append(line)
         title = _title(data, pdfparser, pdfdocument, require("pdfminer.pdftypes", suffix=".pdf"))
-    except (ConversionError, MemoryError):  # a memory failure is the caller's (it knows the budget)
+    except (ConversionError, MemoryError):
         raise
     except _StreamTooLargeError as exc:
         raise _too_large(name, exc.limit) from None

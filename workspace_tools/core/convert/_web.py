@@ -25,12 +25,7 @@ _HTML_TYPES: Final = ("application/xhtml+xml", "text/html")
 
 
 def html_to_markdown(data: bytes | str, *, suffix: str = ".html") -> tuple[str, str]:
-    """Convert HTML to Markdown; return ``(markdown, title)``.
-
-    Scripts, styles and other non-text elements are dropped; ``<h1>``..``<h6>`` become ATX
-    headings, tables pipe tables, images their alt text. Byte input is decoded the way a browser
-    would (BOM, ``<meta charset>``, then a guess).
-    """
+    """Convert HTML to Markdown (non-text elements dropped): ``(markdown, title)``."""
     bs4 = require("bs4", suffix=suffix)
     markdownify = require("markdownify", suffix=suffix)
     soup = make_soup(bs4, data, _parser(), encoding=_fallback_encoding(data))
@@ -55,10 +50,7 @@ def html_to_markdown(data: bytes | str, *, suffix: str = ".html") -> tuple[str, 
 
 
 def _fallback_encoding(data: bytes | str) -> str | None:
-    """The encoding to impose when the page declares none: UTF-8 if valid, else windows-1252.
-
-    That is what browsers do; a statistical guess misreads short Western European pages.
-    """
+    """The encoding to impose when the page declares none: UTF-8 if valid, else windows-1252."""
     if isinstance(data, str) or data.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")):
         return None
     if _DECLARED_CHARSET.search(data[:4096]):

@@ -1,9 +1,4 @@
-"""A cache of converted document text keyed by the file's content hash (JSON files, no pickle).
-
-Converting a PDF or DOCX costs tens to hundreds of milliseconds; the text only changes when the
-bytes do. Keying by content hash means a renamed, copied or re-touched file is not converted
-again. Entries record :data:`CONVERTER_VERSION`, so a change in converter output invalidates them.
-"""
+"""A cache of converted document text keyed by the file's content hash (JSON files, no pickle)."""
 
 from __future__ import annotations
 
@@ -36,10 +31,9 @@ _KEY: Final = re.compile(r"^[A-Za-z0-9_-]{8,128}$")
 
 
 class ConversionCache:
-    """Converted text on disk, one JSON file per content hash.
+    """Converted text on disk, one JSON file per content hash (``<dir>/<hash[:2]>/<hash>.json``).
 
-    Layout: ``<directory>/<hash[:2]>/<hash>.json``. Writes are atomic (temporary file, then
-    rename), so a crash never leaves a half-written entry; an unreadable entry is a miss.
+    Writes are atomic; an unreadable entry is a miss.
 
     Example:
         >>> cache = ConversionCache(tmp_path / "converted")  # doctest: +SKIP
@@ -63,7 +57,6 @@ class ConversionCache:
         self.directory = Path(directory)
         self.version = version
         self.limits = limits or DEFAULT_LIMITS
-        """Budgets (time, memory, unpacked size) of each conversion this cache makes."""
         self._over_budget: OrderedDict[str, tuple[ConversionLimits, str, str]] = OrderedDict()
         self._over_budget_lock = threading.Lock()
 
@@ -98,8 +91,6 @@ class ConversionCache:
     def put(self, content_hash: str, converted: Converted) -> Converted:
         """Store ``converted`` under ``content_hash`` and return it.
 
-        Returning the value lets a caller write ``cache.get(h) or cache.put(h, convert(...))``.
-
         Raises:
             InvalidInputError: Bad ``content_hash``, or metadata that is not JSON-serialisable.
         """
@@ -131,21 +122,15 @@ class ConversionCache:
     def convert(
         self, path: Path, data: bytes, digest: str | None = None, *, store: bool = True
     ) -> Converted:
-        """Text of the file at ``path`` with bytes ``data``, via the cache.
+        """Text of the file at ``path`` with bytes ``data``, via the cache (rich documents only).
 
-        Only rich documents (PDF, DOCX, ...: :data:`DOCUMENT_EXTENSIONS`) go through the cache;
-        plain text converts faster than a cache entry reads.
+        A file over a budget is remembered by content hash and fails at once when met again.
 
         Args:
             path: The file (its suffix picks the converter).
             data: Its bytes.
-            digest: ``text_hash(data)``, the cache key, when the caller has it already
-                (computed here otherwise, and only for rich documents).
-            store: Write a fresh conversion to the cache; ``False`` only reads (read-only users).
-
-        A file over a budget (``time limit``, ``memory limit``, ``unpacked size limit``) is
-        remembered by content hash for the life of this object, so a sync that meets it again
-        fails at once instead of spending the budget again.
+            digest: ``text_hash(data)`` when the caller has it already.
+            store: Write a fresh conversion to the cache; ``False`` only reads.
 
         Raises:
             ConversionError: The file cannot be converted.
@@ -159,7 +144,7 @@ class ConversionCache:
             return cached
         with self._over_budget_lock:
             over = self._over_budget.get(digest)
-        if over is not None and over[0] == self.limits:  # same bytes, same budgets: same outcome
+        if over is not None and over[0] == self.limits:
             raise ConversionError(over[2].replace(over[1], path.name))
         try:
             converted = convert_bytes(path, data, limits=self.limits)
@@ -196,12 +181,7 @@ class ConversionCache:
 
 
 class CachedConverter:
-    """``convert_bytes`` with an in-memory LRU keyed by path, size and mtime (thread-safe).
-
-    With ``disk``, a memory miss on a rich document (PDF, DOCX...) first reads the conversion a
-    workspace ``sync`` stored in its content-hash cache, so grep does not convert again what the
-    index already converted. It only reads that cache, never writes it.
-    """
+    """``convert_bytes`` with an LRU keyed by path, size and mtime; ``disk``: read first."""
 
     def __init__(self, *, max_entries: int = 64, disk: ConversionCache | None = None) -> None:
         self.max_entries = max_entries

@@ -1,11 +1,4 @@
-"""Turn a file into text.
-
-Markdown, plain text and source code are read natively. Rich formats (PDF, DOCX, PPTX, XLSX,
-HTML, EPUB, EML) go through :mod:`workspace_tools.core.convert._documents`, which needs the
-``workspace-tools[documents]`` extra; they are untrusted input for complex parsers, so they are
-converted in worker processes within :class:`ConversionLimits` (time, memory, unpacked size).
-Anything else is read as text when it looks like text.
-"""
+"""Turn a file into text (rich formats in worker processes within :class:`ConversionLimits`)."""
 
 from __future__ import annotations
 
@@ -41,8 +34,7 @@ def convert_bytes(path: Path, data: bytes, *, limits: ConversionLimits | None = 
         limits: Budgets for rich documents (default :data:`DEFAULT_LIMITS`: 10 s, 512 MB).
 
     Raises:
-        ConversionError: the file is binary, corrupt, encrypted, of a format with no converter,
-            or over a budget (``time limit:``, ``memory limit:``, ``unpacked size limit:``).
+        ConversionError: binary, corrupt, encrypted, unsupported, or over a budget.
     """
     suffix = path.suffix.lower()
     if suffix in DOCUMENT_EXTENSIONS:
@@ -60,7 +52,7 @@ def convert_bytes(path: Path, data: bytes, *, limits: ConversionLimits | None = 
 
 def _convert_document(path: Path, data: bytes, limits: ConversionLimits) -> Converted:
     fmt = _documents.format_of(path)
-    if fmt is None or not data:  # refused at once, with the usual message
+    if fmt is None or not data:  # refused at once
         return _documents.convert_document(path, data)
     budget = limits.budget(fmt)
     from workspace_tools.core.convert.pool import isolation_available, shared_pool

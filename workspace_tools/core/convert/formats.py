@@ -1,9 +1,4 @@
-"""The one table of file formats, and the value every conversion returns.
-
-Which suffixes are Markdown, which are rich documents and which converter reads each.
-Every other module asks here (sync, grep, docs search, the conversion cache), so adding a format
-is one edit.
-"""
+"""The one table of file formats (Markdown, rich documents, their converters) and ``Converted``."""
 
 from __future__ import annotations
 

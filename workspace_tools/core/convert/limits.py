@@ -1,10 +1,6 @@
 """Budgets for converting one untrusted document: wall-clock seconds, memory, unpacked bytes.
 
-A rich document (PDF, DOCX, EPUB...) is converted in a worker process (see
-:mod:`workspace_tools.core.convert.pool`) that is killed when it runs past its time budget and
-cannot allocate past its memory budget; ZIP-based formats are also refused up front when their
-members unpack to more than ``unpacked_bytes``. Each budget has a default and can be set per
-format::
+Each budget has a default and can be set per format::
 
     ConversionLimits(seconds=10, memory_bytes=512 * 2**20, per_format={"pdf": {"seconds": 30}})
 """
@@ -43,8 +39,7 @@ class ConversionLimits:
     """Per-file budgets for converting rich documents, with per-format overrides.
 
     Raises:
-        InvalidInputError: A budget is not a positive number, ``memory_bytes`` is under 64 MB, or
-            ``per_format`` names an unknown format or budget.
+        InvalidInputError: A bad budget, or an unknown format or budget in ``per_format``.
     """
 
     seconds: float = 10.0
@@ -56,8 +51,7 @@ class ConversionLimits:
     per_format: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     """Overrides by format name, e.g. ``{"pdf": {"seconds": 30}}``."""
     isolate: bool = True
-    """Convert in worker processes (POSIX). ``False`` converts in the calling process, where only
-    ``unpacked_bytes`` holds: for debugging, or where processes cannot be started."""
+    """Convert in worker processes (POSIX); ``False``: in this process (only ``unpacked_bytes``)."""
 
     def __post_init__(self) -> None:
         _check("seconds", self.seconds, "")

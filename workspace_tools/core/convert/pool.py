@@ -1,13 +1,6 @@
-"""A small pool of worker processes that convert untrusted documents within budgets.
+"""A small pool of warm worker processes that convert untrusted documents within budgets.
 
-A converter library can hang on a reference cycle or allocate gigabytes for a small
-decompression bomb. Here each conversion runs in a separate Python process (started once and
-reused while warm: over ``mixed-docs`` the pool costs no measurable time, see
-docs/benchmarks.md) that caps its own memory
-(``RLIMIT_AS``) and is killed by the caller when it runs past its wall-clock budget. A killed or
-crashed worker is replaced; the caller gets a :class:`~workspace_tools.core.errors.ConversionError`
-whose message starts with ``time limit:``, ``memory limit:`` or the converter's own reason, and
-names the setting to raise. Only JSON crosses the process boundary (no pickle).
+A worker caps its memory and is killed past its time budget (``time limit:``/``memory limit:``).
 """
 
 from __future__ import annotations
@@ -121,7 +114,7 @@ class ConversionPool:
             deadline = time.monotonic() + budget.seconds
             try:
                 reply = worker.run(header, data, deadline)
-            except BaseException:  # Ctrl-C, a garbled answer: this worker's state is unknown
+            except BaseException:  # this worker's state is unknown
                 worker.kill()
                 raise
             if reply is None or reply.get("exit"):

@@ -1,24 +1,8 @@
 """The worker process that converts untrusted documents (started by ``convert.pool``).
 
-Protocol on stdin/stdout, one frame = 8-byte big-endian length + payload, JSON only (no pickle
-crosses the process boundary): the worker writes ``{"ready": true}`` once its converter libraries
-are imported; then, per job, it reads a JSON header (``name``, ``format``, ``memory_bytes``,
-``seconds``, ``unpacked_bytes``) and the file's bytes, and answers ``{"ok": true, "text": ...,
-"format": ..., "markdown": ..., "metadata": ...}`` or ``{"ok": false, "error": ...,
-"limit": "memory" | null, "exit": ...}`` (``exit``: it stops after this answer).
-
-Per job it caps its own address space (``RLIMIT_AS``: the idle size plus the memory budget) and
-its CPU time (``RLIMIT_CPU``: a backstop that ends a runaway worker whose parent died; the parent
-enforces the wall-clock budget by killing the worker). It exits on end of input, and after a job
-whose peak address space went past half of its memory budget, so the next job starts in a fresh
-process and a failure near the limit can be told apart as a memory failure.
-
-The worker is lean, because the memory budget sits on top of its idle size: it imports only the
-converter libraries, and the libraries a converter would load only as an optional extra (numpy,
-which openpyxl imports when it can, pandas, scipy, torch...) are blocked (``sys.modules[name] =
-None``, so their import raises ``ImportError`` and the converters take their pure-Python path).
-The pool also starts it with one BLAS/OpenMP thread and two malloc arenas. The reply is encoded
-while the limits still hold, so a huge result is a memory failure, not a spike after the job.
+Length-prefixed JSON frames on stdin/stdout: ``{"ready": true}``, then per job a header and the
+bytes in, ``{"ok": ..., "text" | "error": ..., "exit": ...}`` out. Each job runs under
+``RLIMIT_AS``/``RLIMIT_CPU``; heavy optional libraries (numpy, pandas...) are blocked.
 """
 
 from __future__ import annotations
@@ -60,7 +44,7 @@ _BLOCKED: Final = (
     "sentence_transformers",
     "faiss",
 )
-"""Libraries no converter needs (openpyxl and others import numpy only if it is there)."""
+"""Libraries no converter needs (blocked)."""
 _NEAR: Final = 32 << 20
 """Peak address space this close to the limit counts as having hit it."""
 
@@ -174,7 +158,7 @@ def main() -> None:
         try:
             reply = _convert(job, data)
             del data
-            encoded = _encode(reply)  # under the limit too: a huge text is a memory failure
+            encoded = _encode(reply)  # under the limit too
         except MemoryError:
             reply = {"ok": False, "error": "", "limit": "memory"}
         finally:
@@ -189,7 +173,7 @@ def main() -> None:
         else:  # splice the flag in rather than encode the text twice
             encoded = encoded[:-1] + (b', "exit": true}' if heavy else b', "exit": false}')
         reply = {}
-        write_frame(out, encoded)  # heavy: a fresh process for the next job (fragmented heap)
+        write_frame(out, encoded)
         if heavy:
             return
 

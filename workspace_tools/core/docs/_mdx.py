@@ -1,10 +1,4 @@
-"""Markdown and MDX pages: frontmatter, sections, and MDX noise removal for indexing.
-
-MDX noise (``import``/``export`` lines, JSX component tags, comments) is blanked before indexing;
-string values inside multi-line component props (``<PropertiesTable content={[{ name: ... }]} />``)
-are kept, since they hold the reference text. Text keeps its line layout, so every section has its
-first line number in the file.
-"""
+"""Markdown and MDX pages: frontmatter, sections, and MDX noise blanked (lines kept)."""
 
 from __future__ import annotations
 

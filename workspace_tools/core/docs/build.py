@@ -1,10 +1,4 @@
-"""Building a docs snapshot: walk the tree, read and parse the pages, index the fields.
-
-:func:`build_snapshot` is one job of :class:`~workspace_tools.core.docs.index.DocsIndex`: from the
-files on disk to an immutable :class:`Snapshot` (pages, sections, one BM25 index per field, the
-query expander, and the section vectors when the index is hybrid). Searches read a snapshot, so
-they keep answering while the next one is built.
-"""
+"""Building a docs snapshot: walk the tree, read and parse the pages, index the fields."""
 
 from __future__ import annotations
 
@@ -120,13 +114,13 @@ def build_snapshot(
     sections: list[Section] = []
     summaries: list[str] = []
     for rel, file in scan_pages(root, scope, suffixes):
-        try:  # no link followed out of the root, regular files only (checked on the fd)
+        try:
             data, _ = read_inside(root, rel, max_bytes=MAX_PAGE_BYTES)
         except (OSError, InvalidInputError) as exc:
             logger.warning("Skipping %s: %s", file, exc)
             continue
         text = data.decode("utf-8", errors="replace")
-        if "\r" in text:  # universal newlines, as text-mode reading gave
+        if "\r" in text:  # universal newlines
             text = text.replace("\r\n", "\n").replace("\r", "\n")
         page, parts = parse_page(rel, text)
         sections.extend(Section(len(pages), h, line, body) for h, line, body in parts)

@@ -1,9 +1,4 @@
-"""Which embedder hybrid docs search uses for an embedder name (the CLI's and MCP's ``--embedder``).
-
-``None`` and ``"default"`` mean the packaged all-MiniLM-L6-v2 when the ``vector`` extra is
-installed, and keyword ranking (no embedder) when it is not; ``"none"`` means keyword ranking;
-any other name is a sentence-transformers model on disk.
-"""
+"""Which embedder hybrid docs search uses for an embedder name (``--embedder``)."""
 
 from __future__ import annotations
 
@@ -18,8 +13,7 @@ def docs_embedder(name: str | None = None) -> tuple[Embedder | None, str]:
     """The embedder for ``name`` and what it is, or ``None`` and why docs rank by keywords.
 
     Args:
-        name: ``None``/``"default"`` (the packaged model when the vector extra is installed),
-            ``"none"``, or a sentence-transformers model name or folder.
+        name: ``None``/``"default"`` (the packaged model, if installed), ``"none"``, or a model.
 
     Returns:
         ``(embedder, "the packaged model")``-like pairs, or ``(None, reason)``.

@@ -1,21 +1,7 @@
 """Query expansion over an index vocabulary: prefix matches and typo tolerance.
 
-Index terms are stemmed, and edit distance between stems is a poor guide to typos (``memroy``
-stems to ``memroy`` but ``memory`` to ``memori``). So expansion works on *surface* terms, the
-words as the tokenizer sees them before stemming, and maps each match back to its index term:
-
-* **exact**: the query word's own term, weight 1.
-* **prefix**: every surface term of the corpus that starts with the query word (``auth`` finds
-  ``authentication`` and ``authorization``), the shortest ones first, at ``prefix_weight``.
-* **typo**: for a word of at least ``min_typo_chars`` characters that the corpus does not contain,
-  the surface terms within ``max_edits`` edits (optimal string alignment distance from rapidfuzz,
-  so a swap of two neighbouring letters costs one edit), at ``typo_weight``.
-* **joined**: runs of neighbouring query words that the corpus writes as one identifier
-  (``create thread`` -> ``createThread``, ``text to speech`` -> ``text-to-speech``), each as one
-  more group at ``joined_weight``.
-
-Each query word becomes a *group* of weighted terms; callers score a document by the best member
-of each group, so an exact match always outranks an expanded one.
+Each query word becomes a *group* of weighted index terms (exact, prefix, typo, joined words),
+found on unstemmed terms; callers score a group's best member.
 """
 
 from __future__ import annotations
@@ -38,7 +24,7 @@ TermGroup = list[tuple[str, float]]
 """The weighted index terms that stand for one query word, exact term first."""
 
 _FIRST_CJK: Final = 0x3040
-"""Code points from here on (kana, Han...) are matched exactly: edit distance means little there."""
+"""Code points from here on (kana, Han...) are matched exactly."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,12 +52,9 @@ class ExpansionConfig:
     correct_known_words: bool = False
     """Also typo-expand words the corpus contains (off: a word the docs use is not a typo)."""
     identifier_parts_weight: float = 0.5
-    """Weight shared by the parts of a split query identifier (``vectorSearchString`` ->
-    ``vector``, ``search``, ``string``); the whole identifier weighs 1."""
+    """Weight shared by the parts of a split query identifier (the whole one weighs 1)."""
     join_words: int = 3
-    """Longest run of consecutive query words also tried as one identifier: ``create thread``
-    -> ``createthread`` (``createThread``), ``text to speech`` -> ``text-to-speech``; a joined
-    form the corpus contains adds a term group. 1 (or 0) switches it off."""
+    """Longest run of query words also tried as one identifier (0 or 1: off)."""
     joined_weight: float = 1.0
     """Weight of a joined form's group."""
 
@@ -124,8 +107,7 @@ class QueryExpander:
         """Prepare lookups over a corpus vocabulary.
 
         Args:
-            surfaces: Surface term -> index term, for every word of the corpus (see
-                :func:`surface_map`).
+            surfaces: Surface term -> index term (:func:`surface_map`).
             tokenizer: The tokenizer the index was built with.
             config: Expansion settings.
         """
@@ -133,8 +115,7 @@ class QueryExpander:
         self._tokenizer = tokenizer
         self._plain = surface_tokenizer(tokenizer)
         self._surfaces = dict(surfaces)
-        # Expansion targets are plain words: 'vector.db' or 'create-tool' already match through
-        # their parts, and would crowd the expansion lists.
+        # plain words only: 'vector.db' already matches through its parts
         self._sorted = sorted(w for w in self._surfaces if w.isalnum())
         by_length: defaultdict[int, list[str]] = defaultdict(list)
         for word in self._sorted:
@@ -142,11 +123,7 @@ class QueryExpander:
         self._by_length = dict(by_length)
 
     def expand(self, query: str) -> list[TermGroup]:
-        """Weighted term groups of ``query``; a query word already seen adds no group.
-
-        The parts of a split identifier (``vectorSearchString`` -> ``vector``, ``search``,
-        ``string``) share one word's weight, so the whole identifier counts most.
-        """
+        """Weighted term groups of ``query``; a query word already seen adds no group."""
         groups: list[TermGroup] = []
         seen: set[str] = set()
         for word in WORD_PATTERN.findall(query):
@@ -169,13 +146,7 @@ class QueryExpander:
         return groups
 
     def _joined(self, query: str) -> list[str]:
-        """Index terms of runs of query words written as one identifier in the corpus.
-
-        Query words are separate where the docs write one identifier (``createThread``,
-        ``text-to-speech``, ``RuntimeContext``); as web search engines concatenate neighbouring
-        query words, each run of 2 to :attr:`ExpansionConfig.join_words` plain words is tried
-        joined and hyphenated, and kept when the corpus has that surface term.
-        """
+        """Index terms of runs of query words the corpus writes as one (``createThread``)."""
         words = [w.lower() for w in WORD_PATTERN.findall(query)]
         found: list[str] = []
         for size in range(2, self.config.join_words + 1):

@@ -1,22 +1,7 @@
 """DocsIndex: search a documentation tree (``.md``/``.mdx`` pages) section by section.
 
-Each page gives a title and description (YAML frontmatter; without it, the first heading or the
-file name) and is cut into sections at its headings. MDX noise (``import``/``export`` lines, JSX
-component tags, comments) is blanked before indexing; string values inside multi-line component
-props (``<PropertiesTable content={[{ name: "threadId", ... }]} />``) are kept, since they hold the
-reference text. Text keeps its line layout, so every hit has a line number in the file.
-
-Ranking is BM25F-style: one BM25 index per field (title, description, heading, content), each
-query term scored per field and summed with the field weights. Title and description are indexed
-once per page (so their IDF counts pages, not sections) and lent to every section of the page.
-Query words expand to prefix and typo matches (:mod:`workspace_tools.core.docs.expand`); a section
-scores the best variant of each query word, so exact matches outrank expansions. Last, a page's
-kind (guide, reference, example, from its folders) weighs its sections against the kind the
-query asks for (:mod:`workspace_tools.core.docs.kinds`).
-
-Given an embedder, the index is hybrid: each section also gets a vector, and the lexical ranking
-is fused with the cosine ranking (:mod:`workspace_tools.core.docs.vectors`). Reading the tree into
-an immutable snapshot is :mod:`workspace_tools.core.docs.build`.
+BM25F-style: one BM25 index per field, summed with field weights; query words expand
+(:mod:`.expand`), page kinds weigh (:mod:`.kinds`), vectors fuse in (:mod:`.vectors`).
 """
 
 from __future__ import annotations
@@ -82,11 +67,7 @@ class _Flight:
 
 
 class DocsIndex:
-    """Weighted-field search over the ``.md``/``.mdx`` pages under a folder.
-
-    The index is built when the object is created and rebuilt by :meth:`refresh`. Searches read an
-    immutable snapshot, so they run while a rebuild is in progress.
-    """
+    """Weighted-field search over the ``.md``/``.mdx`` pages under a folder."""
 
     def __init__(
         self,
@@ -114,17 +95,11 @@ class DocsIndex:
             expansion: Prefix and typo settings for query words.
             bm25: BM25 parameters of every field index.
             suffixes: File name endings indexed as pages.
-            page_prior: Multipliers by page kind (guides 1.3, the kind the query asks for 1.5
-                by default; ``PagePrior(guide=1, match=1)`` switches them off).
-            embedder: Embed each section too and fuse the cosine ranking with the lexical one
-                (hybrid search); ``None`` (the default) ranks lexically. Any object with
-                ``embed(texts)`` works, e.g. the workspace's ``ws.embedder``.
+            page_prior: Multipliers by page kind (``PagePrior(guide=1, match=1)``: off).
+            embedder: Embed each section too for hybrid search; ``None`` ranks lexically.
             hybrid: Vector weight, fusion rule and candidate pool of hybrid search.
-            vector_cache: Keep section vectors on disk between processes: ``True`` in the user
-                cache folder (``~/.cache/workspace-tools/docs-vectors``), or a file path;
-                ``False`` keeps them in memory only (a refresh still embeds only changes).
-            embed_in_background: Build and answer lexically at once, embed in a thread and
-                rank hybrid from when the vectors are ready (:attr:`vectors_ready`).
+            vector_cache: Keep section vectors on disk (``True``: user cache; or a file path).
+            embed_in_background: Answer lexically at once and embed in a thread.
 
         Raises:
             InvalidInputError: ``root`` or ``scope`` is not a folder.
@@ -190,11 +165,7 @@ class DocsIndex:
         return self._snap().stats
 
     def refresh(self) -> DocsStats:
-        """Rebuild the index from disk.
-
-        Single flight: a call made while a build runs waits for that build and returns its
-        result instead of starting another one.
-        """
+        """Rebuild the index from disk (a call during a build waits for that build's result)."""
         with self._lock:
             flight, leader = self._flight, False
             if flight is None:
@@ -243,15 +214,13 @@ class DocsIndex:
             top_k: Most hits returned.
             folder: Only pages under this folder (relative to the docs root).
             max_per_page: Most sections of one page in the results; ``None`` for no limit.
-            mode: ``lexical`` ranks without vectors even on a hybrid index; ``None`` uses
-                :attr:`mode`.
+            mode: ``lexical`` ranks without vectors; ``None`` uses :attr:`mode`.
 
         Returns:
             Hits, best first; an empty list when nothing matches.
 
         Raises:
-            InvalidInputError: ``top_k`` < 1, ``folder`` holds no page, or ``mode`` is
-                ``hybrid`` on an index without an embedder.
+            InvalidInputError: bad ``top_k``, empty ``folder``, or hybrid without an embedder.
         """
         if top_k < 1:
             msg = f"top_k must be at least 1, got {top_k}."
@@ -330,8 +299,6 @@ class DocsIndex:
         hint = f" Did you mean: {', '.join(str(m[0]) for m in close)}?" if close else ""
         msg = f"No docs page {path!r}.{hint} Call docs_list to see every page path."
         raise InvalidInputError(msg)
-
-    # -- internals -----------------------------------------------------------------------------
 
     def _snap(self) -> Snapshot:
         snapshot = self._snapshot

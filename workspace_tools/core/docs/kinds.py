@@ -1,17 +1,6 @@
 """Page kinds (guide, reference, example) and what kind of page a query asks for.
 
-Documentation trees keep three kinds of page apart (the Diátaxis split): guides that explain how
-to do something, reference pages that list an API's options, and examples. A question says which
-it wants: "how do I suspend a workflow" wants the guide, "what options does createTool accept"
-the reference, "example of a human in the loop workflow" an example. BM25 alone cannot tell: an
-example or reference page on the topic repeats the topic's words as often as the guide does.
-
-The kind of a page comes from its folders (``reference/``, ``api/`` ... and ``examples/``,
-``cookbook/`` ...; anything else is a guide); the kind a query asks for from its wording. A
-page's score is multiplied by :attr:`PagePrior.guide` when it is a guide (keyword queries with no
-stated intent are mostly answered by guides) and by :attr:`PagePrior.match` when its kind is the
-one the query asks for. Both were chosen on the tuning half of the Mastra questions and the older
-keyword queries (``tests/benchmarks/docs_mastra.py``) and reported on the held-out half.
+A page's kind comes from its folders, a query's from its wording (see docs/benchmarks-docs.md).
 """
 
 from __future__ import annotations
@@ -24,7 +13,6 @@ from typing import Final
 __all__ = ["PAGE_KINDS", "PagePrior", "page_factor", "page_kind", "query_intent"]
 
 PAGE_KINDS: Final = ("guide", "reference", "example")
-"""Every page kind."""
 
 _REFERENCE_DIRS: Final = frozenset(
     {"reference", "references", "api", "api-reference", "api_reference", "apis"}
@@ -66,12 +54,7 @@ def page_kind(path: str) -> str:
 
 
 def query_intent(query: str) -> str | None:
-    """The page kind a query asks for, or ``None`` when its wording does not say.
-
-    "example"/"sample" asks for an example; options, parameters, arguments, props, signature,
-    return type, constructor ask for the reference; a question (how/why/when/can/what is...)
-    for a guide.
-    """
+    """The page kind a query asks for (``example``, ``reference``, ``guide``), else ``None``."""
     text = " ".join(query.lower().split())
     if _EXAMPLE_WORDS.search(text):
         return "example"

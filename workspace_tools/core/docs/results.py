@@ -13,13 +13,10 @@ class FieldWeights:
     """How much a query term found in each field counts."""
 
     title: float = 5.0
-    """Page title."""
     description: float = 3.0
     """Page description (frontmatter; without one, the page's first paragraph)."""
     heading: float = 2.0
-    """The section's own heading."""
     content: float = 1.0
-    """The section's text."""
 
     def __post_init__(self) -> None:
         values = (self.title, self.description, self.heading, self.content)
@@ -35,14 +32,12 @@ class DocsHit:
     path: str
     """Page path relative to the docs root."""
     title: str
-    """Page title."""
     heading: str
     """Section heading (``""`` for text before the first heading)."""
     snippet: str
     """Best lines of the section, query hits marked ``<<like this>>``."""
     score: float
-    """Weighted sum of the per-field BM25 scores times the page-kind factor (hybrid: the fused
-    score); higher is better."""
+    """Weighted per-field BM25 score times the page-kind factor (hybrid: fused); higher: better."""
     line: int
     """1-based file line of the snippet's first line."""
 
@@ -63,9 +58,7 @@ class DocsStats:
     """What one build indexed."""
 
     pages: int
-    """Pages indexed."""
     sections: int
-    """Sections indexed."""
     seconds: float
     """Wall time of the build."""
     build: int

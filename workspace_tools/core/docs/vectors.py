@@ -1,14 +1,6 @@
 """Dense vectors over docs sections, and their fusion with the weighted lexical ranking.
 
-A :class:`~workspace_tools.core.docs.index.DocsIndex` given an embedder (the workspace's, or any
-object with ``embed(texts)``) embeds one text per section: the page title, the section heading
-and the section's text; with :attr:`HybridConfig.page_weight` above 0, also one per page (its
-title and description), which then weighs into the cosine of each of its sections. Vectors are
-cached by the hash of that text, so a refresh embeds only the texts that changed; with a cache file
-(:func:`default_cache_file`) they are also kept on disk, checked before use (model, shape,
-checksum) and rebuilt when they do not match. At query time the lexical scores and the cosine
-similarities each keep their best candidates, and a fusion rule of
-:mod:`workspace_tools.core.ranking.fusion` merges the two pools.
+Section vectors are cached by text hash (optionally on disk); a fusion rule merges the pools.
 """
 
 from __future__ import annotations
@@ -52,16 +44,11 @@ class HybridConfig:
     vector_weight: float = 0.4
     """Weight of the vector side (0: lexical only, 1: vectors only)."""
     fusion: str = "weighted"
-    """A fusion rule of :data:`~workspace_tools.core.ranking.fusion.FUSION_RULES`: by default
-    Mastra's ``w * cosine + (1 - w) * minmax(lexical)`` (chosen on the Mastra docs' tuning
-    questions, docs/benchmarks.md)."""
+    """A rule of :data:`~workspace_tools.core.ranking.fusion.FUSION_RULES` (docs/benchmarks.md)."""
     pool: int = 100
     """Candidates each side brings to the fusion."""
     page_weight: float = 0.0
-    """Share of the page's own vector (title and description) in each section's cosine; 0 (the
-    default) ranks by the section's vector alone. 0.5 won one tuning question of 56 on the Mastra
-    docs and lost two of 35 held out, so it is not the default (docs/benchmarks-docs.md). Page
-    vectors are embedded by a build (creation or refresh) whose config has it above 0."""
+    """Share of the page's vector in each section's cosine (see docs/benchmarks-docs.md)."""
 
     def __post_init__(self) -> None:
         for name in ("vector_weight", "page_weight"):
@@ -102,9 +89,7 @@ class SectionVectors:
         self._cache: dict[str, npt.NDArray[np.float32]] = {}
         self._lock = threading.Lock()
         self._embedding = threading.Lock()
-        """One embedding at a time: a call made while another embeds waits for it, then finds
-        the texts they share cached (each docs refresh embeds in a thread of its own, and
-        several embedding the same texts at once with one local model deadlocked in it)."""
+        """One embedding at a time (a later call then finds the shared texts cached)."""
         self._loaded = False
 
     @property
@@ -193,7 +178,7 @@ class SectionVectors:
                 )
             os.replace(tmp, path)
         except OSError as exc:
-            Path(tmp).unlink(missing_ok=True)  # an unwritten cache costs time, not correctness
+            Path(tmp).unlink(missing_ok=True)
             logger.warning("Could not write the docs vector cache %s: %s", path, exc)
 
     def query(self, text: str) -> npt.NDArray[np.float32]:
@@ -215,12 +200,7 @@ def fuse_scores(
     cosine: npt.NDArray[np.float32],
     config: HybridConfig,
 ) -> npt.NDArray[np.float32]:
-    """Fused section scores: positive for the fused candidates (best highest), 0 elsewhere.
-
-    ``lexical`` and ``cosine`` hold one score per section (already weighed by page kind and
-    zeroed outside the folder asked for). The fused scores are shifted so the weakest candidate
-    stays above 0 and keeps its place.
-    """
+    """Fused section scores: positive for the fused candidates (best highest), 0 elsewhere."""
     rule = fusion_rule(config.fusion)
     fused = rule(
         _top(lexical, config.pool), _top(cosine, config.pool), vector_weight=config.vector_weight
@@ -230,6 +210,5 @@ def fuse_scores(
         return out
     low = min(hit.score for hit in fused)
     for rank, hit in enumerate(fused):
-        # keep the rule's order exactly (ties broken as the rule did), all above zero
-        out[hit.key] = hit.score - low + 1e-6 * (len(fused) - rank)
+        out[hit.key] = hit.score - low + 1e-6 * (len(fused) - rank)  # the rule's order, above 0
     return out

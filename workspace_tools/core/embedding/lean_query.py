@@ -1,18 +1,7 @@
 """A query vector without torch or sentence-transformers: the cached OpenVINO model, directly.
 
-A new process that answers one hybrid search (``workspace-tools search``, a short-lived agent
-tool) would spend most of its time importing torch and sentence-transformers (several seconds)
-to embed a dozen words. When the model's OpenVINO conversion is already cached
-(:mod:`.openvino_model`), this path embeds the query with ``openvino`` and the ``tokenizers``
-library alone, repeating what the full path does for a sentence-transformers model made of a
-``Transformer``, a ``Pooling`` and an optional ``Normalize`` module: the same tokenizer file,
-truncation length and query prompt, the same compiled model, the same pooling and L2
-normalisation (cosine >= 0.9999 to the full path's vector, tested on many queries).
-
-Anything this path does not reproduce exactly (other modules, prompts excluded from pooling,
-tokenizer arguments, a model not yet converted) makes :func:`open_lean_encoder` return ``None``,
-and the caller takes the full path, which converts and caches the model. Documents are always
-embedded on the full path.
+For converted ``Transformer`` + ``Pooling`` (+ ``Normalize``) models; else
+:func:`open_lean_encoder` returns ``None``.
 """
 
 from __future__ import annotations
@@ -125,9 +114,7 @@ def read_layout(folder: Path) -> ModelLayout | None:
     """The layout of the sentence-transformers model in ``folder``, if this path can run it.
 
     Returns:
-        ``None`` unless the model is a ``Transformer`` with a ``tokenizer.json``, a ``Pooling``
-        in ``mean``, ``cls`` or ``max`` mode and an optional ``Normalize``, with a known
-        truncation length and a query prompt that is included in the pooling.
+        ``None`` unless the model's modules, tokenizer, pooling and prompt are reproducible.
     """
     kinds = _module_kinds(folder)
     if kinds is None:
@@ -171,8 +158,7 @@ class LeanQueryEncoder:
 
         self.layout = layout
         tokenizer = Tokenizer.from_file(str(layout.tokenizer_file))
-        # What transformers sets for sentence-transformers' call (padding=True,
-        # truncation="longest_first", max_length=max_seq_length); one text needs no padding.
+        # as sentence-transformers calls it; one text needs no padding
         tokenizer.enable_truncation(layout.max_length, strategy="longest_first")
         tokenizer.no_padding()
         self._tokenizer = tokenizer
@@ -207,25 +193,20 @@ class LeanQueryEncoder:
 def open_lean_encoder(
     model_path: Path, *, precision: str, threads: int | None
 ) -> LeanQueryEncoder | None:
-    """The lean query encoder of the model in ``model_path``, or ``None`` to take the full path.
-
-    ``None`` when OpenVINO or ``tokenizers`` is missing, the layout is one this path does not
-    reproduce (:func:`read_layout`), the model has no cached conversion at ``precision`` yet, or
-    the cached model does not compile (the full path converts it again).
-    """
+    """The lean query encoder of the model in ``model_path``, or ``None`` to take the full path."""
     if not openvino_available() or not _tokenizers_available():
         return None
     layout = read_layout(model_path)
     if layout is None:
         return None
     cache_dir = model_cache_dir(model_path, precision)
-    xml = verified_model(cache_dir)  # the full path's check: checksums of the saved files
+    xml = verified_model(cache_dir)
     if xml is None:
         return None
     import openvino
 
     core = openvino.Core()
-    try:  # as the full path compiles: through OpenVINO's own cache, its blobs verified
+    try:
         compiled = compile_cached(core, xml, compile_options(precision, threads))
     except RuntimeError as exc:
         logger.info("Lean query path off: cached model %s does not compile (%s)", xml, exc)

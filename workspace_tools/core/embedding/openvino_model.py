@@ -1,23 +1,8 @@
 """A sentence-transformers model run by OpenVINO, int8-quantised once and cached on disk.
 
-The transformer of a loaded ``SentenceTransformer`` is converted with ``openvino.convert_model``
-(from the weights on disk, offline) and, for ``int8``, quantised by NNCF's post-training
-quantisation calibrated on a fixed set of 64 passages shipped with the package
-(``calibration.json``), so the result is the same on every machine. The converted model is saved
-in the cache folder (:func:`cache_root`), keyed by the model files, the library versions, the
-precision and the calibration text; a later load compiles the saved model (well under a second).
-
-The cache is verified, not trusted: the SHA-256 of every saved file is written with them
-(``checksums.json``) and checked at each load (:func:`verified_model`, which the lean query path
-uses too); a file that differs, is missing or is a symlink makes the model be converted again.
-A cache folder that cannot be written (a file in the way, a read-only filesystem) costs a
-warning naming ``WORKSPACE_TOOLS_CACHE_DIR`` and a conversion in memory, never a failed sync; a
-read-only cache that already holds a verified model (a container image) is used as it is.
-
-Everything around the transformer stays sentence-transformers': its ``preprocess`` (tokeniser,
-truncation, prompts) before, its pooling and normalisation modules after. Measured on 1,000
-SciFact abstracts on the 2-core project machine: about 1.8x the docs/s of torch bf16 at equal
-nDCG@10 (docs/benchmarks.md, "Embedding throughput").
+Quantised by NNCF on the shipped ``calibration.json``; the saved model is keyed by model files,
+versions, precision and calibration, and checked by SHA-256 at each load. Figures:
+docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -65,7 +50,7 @@ CACHE_ENV: Final = "WORKSPACE_TOOLS_CACHE_DIR"
 """Environment variable naming the cache folder (default ``~/.cache/workspace-tools``)."""
 OPENVINO_PRECISIONS: Final = ("int8", "bf16", "fp32")
 _FORMAT: Final = 2
-"""Bumped when the saved model's layout or the conversion changes (2: ``checksums.json``)."""
+"""Bumped when the saved model's layout or the conversion changes."""
 CHECKSUMS: Final = "checksums.json"
 """``file name -> SHA-256`` of the saved model's files, written with them."""
 COMPILED_CHECKSUMS: Final = "compiled.json"
@@ -96,11 +81,7 @@ def require_openvino() -> None:
 
 
 def cache_root() -> Path:
-    """The folder converted models are kept in.
-
-    ``$WORKSPACE_TOOLS_CACHE_DIR``, else ``$XDG_CACHE_HOME/workspace-tools``, else
-    ``~/.cache/workspace-tools``.
-    """
+    """The cache folder: ``$WORKSPACE_TOOLS_CACHE_DIR``, else ``~/.cache/workspace-tools`` (XDG)."""
     configured = os.environ.get(CACHE_ENV)
     if configured:
         return Path(configured).expanduser()
@@ -117,15 +98,11 @@ def calibration_texts() -> list[str]:
 
 
 def _fingerprint(model_path: Path, precision: str) -> str:
-    """A key for the converted model: model files, library versions, precision, calibration.
-
-    Small files are hashed whole; large ones (the weights) by name, size and modification time,
-    which any re-download or re-package changes.
-    """
+    """A key for the converted model: model files, library versions, precision, calibration."""
     digest = hashlib.sha256()
     parts = [f"format={_FORMAT}", f"openvino={version('openvino')}", f"precision={precision}"]
     if precision == "int8":
-        parts.append(f"nncf={version('nncf')}")  # not imported: it takes a second to import
+        parts.append(f"nncf={version('nncf')}")  # not imported: slow
         parts.append(json.dumps(calibration_texts()))
     for part in parts:
         digest.update(part.encode())
@@ -172,11 +149,7 @@ def write_checksums(folder: Path) -> None:
 
 
 def verified_model(cache_dir: Path) -> Path | None:
-    """``model.xml`` of a converted model whose files match their recorded checksums.
-
-    ``None`` when the folder or a file is missing, is a symlink, or differs from the checksums
-    written at conversion (the caller converts again). Reads only: a read-only cache works.
-    """
+    """``model.xml`` of a converted model whose files match their checksums, else ``None``."""
     try:
         if cache_dir.is_symlink() or not cache_dir.is_dir():
             return None
@@ -213,13 +186,7 @@ def _blobs(compiled: Path) -> dict[str, str]:
 
 
 def trusted_compiled(compiled: Path) -> bool:
-    """Whether OpenVINO may read the compiled-model cache ``compiled`` (``CACHE_DIR``).
-
-    Its blobs must match ``compiled.json`` beside it (written by :func:`record_compiled`). An
-    empty folder is trusted; blobs with no manifest, a missing, changed, extra or linked blob
-    are not: the folder is emptied so OpenVINO compiles again (a warning, once per folder), or,
-    when it cannot be emptied, it is not used at all (the caller compiles without a cache).
-    """
+    """Whether OpenVINO may read the cache ``compiled`` (its blobs match ``compiled.json``)."""
     try:
         if compiled.is_symlink() or not compiled.is_dir():
             return False
@@ -260,13 +227,7 @@ def record_compiled(compiled: Path) -> None:
 
 
 def compile_cached(core: Any, xml: Path, config: dict[str, Any]) -> Any:
-    """``core.compile_model`` of the saved ``xml`` through OpenVINO's cache beside it, verified.
-
-    OpenVINO's own cache of the compiled model (``compiled/``, ``CACHE_DIR``) lets a later
-    process import it (~5x faster). Its blobs are checked against ``compiled.json`` before
-    OpenVINO may read them (:func:`trusted_compiled`) and recorded after it wrote them
-    (:func:`record_compiled`), one process at a time; a cache that cannot be written or trusted
-    is not used.
+    """``core.compile_model`` of the saved ``xml`` through OpenVINO's verified cache beside it.
 
     Raises:
         RuntimeError: OpenVINO cannot compile the model.
@@ -301,12 +262,10 @@ class OpenVinoEncoder:
     """Encodes texts with a ``SentenceTransformer`` whose transformer runs in OpenVINO.
 
     Args:
-        model: The loaded sentence-transformers model (fp32, on the CPU): its preprocessing
-            and its modules after the transformer (pooling, normalisation) are used as they are.
+        model: The loaded sentence-transformers model (fp32, on the CPU).
         model_path: The folder the model was loaded from (part of the cache key).
-        precision: ``"int8"`` (post-training quantisation), ``"bf16"`` or ``"fp32"``
-            (OpenVINO's inference precision on the model as converted).
-        threads: OpenVINO inference threads; ``None`` lets OpenVINO use every core.
+        precision: ``"int8"``, ``"bf16"`` or ``"fp32"``.
+        threads: OpenVINO inference threads; ``None``: every core.
 
     Raises:
         MissingDependencyError: openvino or nncf is not installed.
@@ -343,11 +302,10 @@ class OpenVinoEncoder:
         self._output = self._compiled.output(0)
 
     def _load_or_convert(self, sample: dict[str, Any]) -> Path | Any:
-        """The verified saved model, else a new conversion: saved, or in memory if it cannot be.
+        """The verified saved model, else a new conversion, saved when the cache is usable.
 
         Returns:
-            The path of ``model.xml``, or an in-memory ``openvino.Model`` when the cache folder
-            is unusable (a warning names ``WORKSPACE_TOOLS_CACHE_DIR``).
+            The path of ``model.xml``, or an in-memory ``openvino.Model``.
         """
         xml = verified_model(self.cache_dir)
         if xml is not None:
@@ -375,7 +333,7 @@ class OpenVinoEncoder:
                 return xml
             if self.cache_dir.is_symlink() or self.cache_dir.is_file():
                 self.cache_dir.unlink()
-            elif self.cache_dir.exists():  # damaged or from before checksums: replaced
+            elif self.cache_dir.exists():  # damaged: replaced
                 shutil.rmtree(self.cache_dir)
             logger.warning(
                 "Converting the embedding model for OpenVINO (%s, once; cached in %s)",
@@ -396,9 +354,7 @@ class OpenVinoEncoder:
         return self.cache_dir / "model.xml"
 
     def _convert_quietly(self, sample: dict[str, Any]) -> Any:
-        # nncf draws progress bars on stdout, which an MCP stdio server uses for messages.
-        # The tracer reads the model's loss_function, and transformers warns that its
-        # `loss_type=None` is unrecognised: meaningless for a model that is not trained here.
+        # stdout carries an MCP stdio server's messages; the loss_type warning is meaningless.
         modeling = logging.getLogger("transformers.modeling_utils")
         modeling.addFilter(_no_loss_type)
         try:
@@ -407,7 +363,7 @@ class OpenVinoEncoder:
                 warnings.catch_warnings(),
                 _nncf_bars_hidden_when_quiet(),
             ):
-                warnings.simplefilter("ignore")  # torch's tracer warnings about the model code
+                warnings.simplefilter("ignore")  # torch's tracer warnings
                 return self._convert(sample)
         finally:
             modeling.removeFilter(_no_loss_type)
@@ -459,20 +415,19 @@ class OpenVinoEncoder:
     def encode(
         self, texts: Sequence[str], *, batch_size: int = 32, prompt: str | None = None
     ) -> npt.NDArray[np.float32]:
-        """Vectors of ``texts`` as the model's own modules pool them (sorted by length first).
+        """Vectors of ``texts`` as the model's own modules pool them.
 
         Args:
             texts: The texts.
             batch_size: Texts per forward pass.
-            prompt: Text put before each input (the model's query or document prompt).
+            prompt: Text put before each input.
 
         Returns:
             An ``(len(texts), dimension)`` float32 array.
         """
         import torch
 
-        # sentence-transformers' own order (so a call forms the same forward passes as on torch)
-        order = np.argsort([-len(text) for text in texts])
+        order = np.argsort([-len(text) for text in texts])  # sentence-transformers' order
         rows_out: list[tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]] = []
         request = self._compiled.create_infer_request()
         with torch.no_grad():
@@ -512,13 +467,7 @@ def _writable_folder(folder: Path) -> bool:
 
 @contextlib.contextmanager
 def _nncf_bars_hidden_when_quiet() -> Any:
-    """Hide nncf's rich progress bars while this package logs errors only (the CLI's ``-q``).
-
-    nncf draws them on rich's global console, not through its logger (whose level nncf resets
-    when imported), so they follow the ``workspace_tools`` logger: a caller that set it to ERROR
-    sees no bars. rich is imported here, with the model conversion, rather than by every quiet
-    command.
-    """
+    """Hide nncf's rich progress bars while the ``workspace_tools`` logger shows errors only."""
     if logging.getLogger("workspace_tools").getEffectiveLevel() < logging.ERROR:
         yield
         return

@@ -1,17 +1,7 @@
 """Counting the distinct ``(term, document)`` pairs of tokenized documents, with numpy.
 
-One sort of the pairs gives every count, already in CSC order (by term, then document): a
-pair's key is its term shifted left past the document bits, plus the document. Keys of 32 bits
-sort in half the time of 64-bit ones and take half the memory, whose first touch costs about as
-much as the sort (a merge runs on a thread whose memory is fresh), so when the documents leave
-too few bits for every term (a 50,000-row merge needs 33), the lowest ids (the most frequent
-terms: ids are given in first-seen order) are counted first, with the few tokens of higher ids
-set aside (as keys that sort last) and counted after, range by range; the results follow one
-another, still in CSC order. Very large inputs (over :data:`_RANGES` ranges) sort 64-bit keys.
-
-:func:`count_pairs` gives each pair's term, document and count; :func:`count_postings` gives
-the postings a base keeps (where each term's pairs start, their documents and counts), without
-an array of every pair's term.
+One sort of pair keys (term shifted past the document bits, plus the document) gives every
+count in CSC order; 32-bit keys where they fit, else 64-bit.
 """
 
 from __future__ import annotations
@@ -26,10 +16,7 @@ _BLOCK: Final = 1 << 20
 """Tokens whose keys are made per numpy pass (a small temporary, reused)."""
 
 _RANGES: Final = 4
-"""Term ranges at most counted with 32-bit keys. Each range after the first costs a pass over
-the tokens of higher ids: a 50,000-row merge takes two ranges (1.5x faster than one 64-bit
-sort), a 200,000-row one would take 15 (2x slower, measured on Zipf-like ids), so it sorts
-64-bit keys."""
+"""Term ranges at most counted with 32-bit keys (more: 64-bit keys; see docs/benchmarks.md)."""
 
 
 def count_pairs(
@@ -40,13 +27,11 @@ def count_pairs(
     Args:
         flat: Term ids of every document, one after the other (none negative).
         lengths: Number of terms of each document.
-        dtype: Dtype of the returned term frequencies: a float one, or an unsigned integer
-            one that holds the length of the longest document.
+        dtype: Dtype of the term frequencies (float, or an unsigned int that fits every count).
         in_place: ``flat`` is an int64 array the caller no longer needs (it may be reused).
 
     Returns:
-        ``(terms, docs, tf)`` sorted by term then document (CSC order); terms and documents as
-        ``int32`` from 32-bit keys, else ``int64``.
+        ``(terms, docs, tf)`` sorted by term then document (``int32`` or ``int64`` ids).
     """
     n_docs = len(lengths)
     total = len(flat)
@@ -62,14 +47,11 @@ def count_pairs(
 def _count_narrow(
     ids: Any, keys: Any, doc_bits: int, span_bits: int, low: int, top: int, dtype: str
 ) -> tuple[Any, Any, Any]:
-    """:func:`count_pairs` of the tokens whose ids are ``low`` or more.
-
-    ``keys`` holds each token's document (``uint32``); it becomes the pair keys.
-    """
+    """:func:`count_pairs` of the tokens whose ids are ``low`` or more (``keys``: documents)."""
     limit = low + (1 << span_bits)
     high, high_ids, high_docs = _pair_keys(ids, keys, doc_bits, low, limit, top)
     spare = 0 if high is None else len(high)
-    # Room for the higher ranges' pairs after these (no concatenation: fresh memory is slow).
+    # room for the higher ranges' pairs after these (no concatenation)
     pairs, tf, count = _distinct_keys(keys[: len(keys) - spare], dtype, spare=spare)
     del keys
     terms = np.empty_like(pairs)
@@ -91,15 +73,14 @@ def _pair_keys(
     """Turn ``keys`` (each token's document) into sorted pair keys of the ids ``low:limit``.
 
     Returns:
-        ``(high, high_ids, high_docs)``: the positions, ids and documents of the tokens of
-        higher ids (``None`` each when there are none); their keys sort last.
+        Positions, ids and documents of the higher-id tokens (``None`` if none); they sort last.
     """
     high = high_ids = high_docs = None
     if top >= limit:
         high = np.flatnonzero(ids >= limit)
         high_ids, high_docs = ids[high], keys[high]
     shift = np.uint32(doc_bits)
-    for start in range(0, len(ids), _BLOCK):  # a small temporary, reused block after block
+    for start in range(0, len(ids), _BLOCK):
         part = ids[start : start + _BLOCK].astype(np.uint32)
         if low:
             part -= np.uint32(low)
@@ -112,12 +93,7 @@ def _pair_keys(
 
 
 def _distinct_keys(keys: Any, dtype: str, *, spare: int = 0) -> tuple[Any, Any, int]:
-    """The distinct keys of a sorted array and how often each occurs: ``(pairs, tf, count)``.
-
-    Both arrays have room for ``spare`` more pairs after the first ``count``. The counts start
-    at one and each repeated key adds one to its pair: repeats are few (most terms occur once
-    in a document), so no index array of every pair is made.
-    """
+    """The distinct keys of a sorted array, their counts, and how many (room for ``spare``)."""
     total = len(keys)
     new_pair = np.empty(total, dtype=bool)
     new_pair[:1] = True
@@ -164,8 +140,7 @@ def count_postings(flat: Any, lengths: Any, *, n_terms: int, dtype: str) -> tupl
         dtype: Dtype of the term frequencies (as :func:`count_pairs`).
 
     Returns:
-        ``(indptr, docs, tf)``: term ``t``'s pairs are ``docs[indptr[t]:indptr[t + 1]]``
-        (documents ascending) and ``tf`` likewise; ``docs`` is ``int32`` from 32-bit keys.
+        ``(indptr, docs, tf)``: term ``t``'s pairs are ``docs[indptr[t]:indptr[t + 1]]``.
     """
     n_docs = len(lengths)
     total = len(flat)
@@ -200,10 +175,7 @@ def _postings_narrow(
     indptr: Any,
     dtype: str,
 ) -> tuple[Any, Any]:
-    """:func:`count_postings` of the tokens whose ids are ``low`` or more: ``(docs, tf)``.
-
-    Fills ``indptr[low:]`` (counted from this range's first pair), as :func:`_count_narrow`.
-    """
+    """:func:`count_postings` of the tokens whose ids are ``low`` or more (fills ``indptr``)."""
     limit = low + (1 << span_bits)
     high, high_ids, high_docs = _pair_keys(ids, keys, doc_bits, low, limit, top)
     spare = 0 if high is None else len(high)

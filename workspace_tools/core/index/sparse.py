@@ -1,8 +1,4 @@
-"""SparseIndex: BM25 over pre-tokenized documents, on bm25s.
-
-bm25s builds an immutable score matrix, so the index is rebuilt from cached tokens when the corpus
-changes (fast: tens of thousands of chunks a second). Scores come straight from bm25s.
-"""
+"""SparseIndex: BM25 over pre-tokenized documents, on bm25s (an immutable score matrix)."""
 
 from __future__ import annotations
 
@@ -45,9 +41,7 @@ class BM25Config:
     method: str = "lucene"
     """bm25s scoring variant: ``lucene``, ``robertson``, ``atire``, ``bm25l`` or ``bm25+``."""
     query_tf: str = "saturated"
-    """How a query term repeated ``n`` times counts: ``saturated`` (Okapi's k3 saturation with
-    k3 growing with the query's length), ``count`` (``n`` times, as bm25s and Lucene) or
-    ``distinct`` (once). A query-time choice: it is not part of the index manifest."""
+    """How a repeated query term counts (see :func:`query_tf_weights`); not in the manifest."""
 
     def __post_init__(self) -> None:
         if self.k1 < 0 or not 0 <= self.b <= 1:
@@ -70,12 +64,8 @@ class BM25Config:
 def query_tf_weights(counts: Sequence[int], rule: str) -> npt.NDArray[np.float32]:
     """Weight of each distinct query term from how often it occurs in the query.
 
-    * ``saturated``: ``(k3 + 1) n / (k3 + n)`` (Okapi BM25's query-term saturation) with
-      ``k3 = distinct terms / 4``. A repeat in a long, written-out request counts almost fully
-      (CISI's paragraph queries: nDCG@10 0.320 counted once, 0.381 counted fully); a repeat in
-      a short query (an identifier part, a restated keyword) adds little.
-    * ``count``: ``n``, like bm25s and Lucene.
-    * ``distinct``: 1, each term once.
+    ``saturated``: ``(k3 + 1) n / (k3 + n)`` with ``k3 = distinct terms / 4`` (see
+    docs/benchmarks.md); ``count``: ``n``, like bm25s and Lucene; ``distinct``: 1.
     """
     values = np.asarray(counts, dtype=np.float32)
     if rule == "count":
@@ -128,11 +118,7 @@ class SparseIndex:
     def scores_ids(
         self, ids: Sequence[int], weights: Sequence[float] | None = None
     ) -> npt.NDArray[np.float32]:
-        """BM25 score of every document for distinct term ids (as given to :meth:`build_ids`).
-
-        ``weights`` (one per id) scale each term's bm25s score before they are summed; without
-        them every term counts once.
-        """
+        """BM25 score of every document for distinct term ids, each scaled by its ``weights``."""
         if self._retriever is None or self._size == 0:
             return np.zeros(self._size, dtype=np.float32)
         limit = len(self._retriever.scores["indptr"]) - 1
@@ -145,8 +131,6 @@ class SparseIndex:
         return self._weighted_scores(known, [weight_of[i] for i in known])
 
     def _weighted_scores(self, ids: list[int], weights: list[float]) -> npt.NDArray[np.float32]:
-        # The per-term scores are bm25s's own (its CSC score matrix, column per term); only
-        # their sum is weighted.
         matrix = self._retriever.scores
         indptr, indices, data = matrix["indptr"], matrix["indices"], matrix["data"]
         rows = [indices[indptr[i] : indptr[i + 1]] for i in ids]
@@ -212,14 +196,7 @@ class SparseIndex:
 
 
 def top_positive(scores: npt.NDArray[np.float32], k: int) -> list[tuple[int, float]]:
-    """Indices and values of the ``k`` largest positive scores, best first (ties: lower index).
-
-    Exact and deterministic, and several times faster than a partition of every positive score
-    (BM25 scores tie a lot: a few dozen distinct values among thousands of matches, where numpy's
-    partition slows down). The maxima of ``k`` equal blocks of ``scores`` are ``k`` different
-    rows, so the ``k``-th largest score is at least the smallest of them: only the rows at or
-    above that bound (usually a few dozen) are ranked.
-    """
+    """Indices and values of the ``k`` largest positive scores, best first (ties: lower index)."""
     if k <= 0 or scores.size == 0:
         return []
     blocks = scores.size // k
@@ -230,7 +207,7 @@ def top_positive(scores: npt.NDArray[np.float32], k: int) -> list[tuple[int, flo
     if rows.size == 0:
         return []
     values = scores[rows]
-    if rows.size > max(k, _SORT_ALL):  # many candidates (ties at the bound): keep k first
+    if rows.size > max(k, _SORT_ALL):  # many ties at the bound: keep k first
         kth = np.sort(values)[rows.size - k]  # the k-th largest
         above = np.flatnonzero(values > kth)
         tied = np.flatnonzero(values == kth)[: k - above.size]  # the lowest rows among ties

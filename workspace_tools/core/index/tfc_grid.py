@@ -1,15 +1,6 @@
 """bm25s's term-frequency component of the base postings, looked up instead of recomputed.
 
-After a change, every base posting of a query term (and, in the background, every base
-posting) is scored again under the live statistics: bm25s's term-frequency function of the
-posting's term frequency and its document's length, with the live average length. That is six
-float64 operations per posting. But the pairs (term frequency, document length) of the base are
-few: term frequencies are small counts, and a 50,000-chunk base has a few hundred distinct
-lengths. So the same function is evaluated once per cell of that grid (bm25s's own function on
-the same float32 and int64 values: elementwise, the same bits), and a posting's value is a
-lookup at ``tf * lengths + length code``. The grid of a base is made once (a pass over its term
-frequencies and one over its row lengths), the table of a state once per state (a few thousand
-evaluations).
+bm25s's function is evaluated once per (tf, length) cell; a posting looks up its cell.
 """
 
 from __future__ import annotations
@@ -70,7 +61,6 @@ def looked_up(
     grid: TfcGrid, values: npt.NDArray[Any], docs: npt.NDArray[Any], tf: npt.NDArray[Any]
 ) -> npt.NDArray[Any]:
     """The term-frequency component of base postings (rows ``docs``, frequencies ``tf``)."""
-    # np.take: about twice as fast as fancy indexing with int32 positions, the same values.
     cells = tf.astype(np.int32) * np.int32(len(grid.lengths))
     cells += np.take(grid.codes, docs)
     return np.take(values, cells)

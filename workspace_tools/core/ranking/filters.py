@@ -1,24 +1,14 @@
 """Metadata filters with MongoDB-style operators, as Mastra's vector stores accept them.
 
-A filter is a mapping. Each key is a metadata key (``source_id`` is the chunk's source) whose value
-is either a plain value (equality, the short form of ``$eq``) or a mapping of operators::
+A filter maps metadata keys (``source_id`` is the chunk's source) to a value (equality) or to
+operators::
 
-    {"format": "markdown"}                               # equality
-    {"year": {"$gte": 2020, "$lt": 2024}}                # every operator must hold
-    {"lang": {"$in": ["en", "de"]}, "draft": {"$exists": False}}
-    {"$or": [{"team": "docs"}, {"source_id": {"$in": ["a.md", "b.md"]}}]}
+    {"year": {"$gte": 2020, "$lt": 2024}, "lang": {"$in": ["en", "de"]}}
+    {"$or": [{"team": "docs"}, {"draft": {"$exists": False}}]}
 
-Operators: ``$eq``, ``$ne``, ``$in``, ``$nin``, ``$gt``, ``$gte``, ``$lt``, ``$lte``, ``$exists``;
-``$and``/``$or`` combine whole filters. On a list-valued key, equality with a scalar holds when
-the list has that element (``{"tags": "x"}`` matches ``tags: ["x", "y"]``, as Mastra's and most
-vector stores' filters do), ``$ne`` when it has not; a list operand compares the whole list.
-``$ne`` and ``$nin`` hold for a missing key; comparisons never hold for a missing key or between
-values that cannot be ordered (``"a" < 1``).
-
-Every filter meets two limits when it is compiled: ``$and``/``$or`` nest at most
-:data:`MAX_FILTER_DEPTH` levels, and a filter holds at most :data:`MAX_FILTER_VALUES` conditions
-and list values in all. ``$in``/``$nin`` lists are compiled into sets once, so a long list costs
-one hash lookup per chunk.
+Operators: ``$eq``, ``$ne``, ``$in``, ``$nin``, ``$gt``, ``$gte``, ``$lt``, ``$lte``, ``$exists``,
+``$and``, ``$or``. A scalar equals a list value holding it; ``$ne``/``$nin`` hold for a missing
+key, comparisons never do.
 """
 
 from __future__ import annotations
@@ -67,11 +57,7 @@ def _compare(op: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
 
 
 class _Members:
-    """The values of an ``$in``/``$nin`` list: hashable ones in a set, the rest in a list.
-
-    Membership is ``==`` as for a list (``1``, ``1.0`` and ``True`` are one value), at the cost
-    of one hash lookup instead of a scan.
-    """
+    """The values of an ``$in``/``$nin`` list: hashable ones in a set, the rest in a list."""
 
     __slots__ = ("_hashable", "_other")
 
@@ -128,9 +114,7 @@ def compile_filter(conditions: Any) -> Predicate:
     """Check ``conditions`` once and return a predicate over one chunk's metadata lookup.
 
     Raises:
-        InvalidInputError: the filter is not a mapping, names an unknown operator, gives an
-            operator a value of the wrong shape, nests deeper than :data:`MAX_FILTER_DEPTH` or
-            holds more than :data:`MAX_FILTER_VALUES` values; the message names the bad part.
+        InvalidInputError: a malformed filter, an unknown operator, or over the limits.
     """
     filter_shape(conditions)
     return _compile(conditions)
@@ -154,11 +138,8 @@ class Filter:
 def filter_shape(conditions: Any) -> tuple[int, int]:
     """The ``(depth, values)`` of a filter, checked against the limits without recursion.
 
-    Every backend calls this before it walks a filter (the walks recurse once per level).
-
     Raises:
-        InvalidInputError: deeper than :data:`MAX_FILTER_DEPTH` or more values than
-            :data:`MAX_FILTER_VALUES`.
+        InvalidInputError: over :data:`MAX_FILTER_DEPTH` or :data:`MAX_FILTER_VALUES`.
     """
     deepest, values = 0, 0
     pending: list[tuple[Any, int]] = [(conditions, 1)]
@@ -258,8 +239,7 @@ def rows_holding(
         holds: The compiled filter (:attr:`Filter.holds`).
         mask: The rows still in play (a row of ``keys`` each).
         keys: The chunk key of each row.
-        metadata: Chunk key -> ``(chunk id, source id, metadata)``; a key without an entry
-            is dropped.
+        metadata: Chunk key -> ``(chunk id, source id, metadata)``; missing keys are dropped.
     """
     absent = missing()
     for row in np.flatnonzero(mask).tolist():

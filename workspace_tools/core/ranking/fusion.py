@@ -60,11 +60,7 @@ def weighted_fusion(
     *,
     vector_weight: float = 0.5,
 ) -> list[FusedHit]:
-    """Mastra's rule: ``w * vector + (1 - w) * minmax(bm25)``, missing side counts 0.
-
-    BM25 scores are min-max normalised over the candidate pool; when they are all equal (one
-    hit included) each becomes 1.
-    """
+    """Mastra's rule: ``w * vector + (1 - w) * minmax(bm25)``, missing side counts 0."""
     _check_weight(vector_weight)
     bm25_map = dict(bm25)
     vec_map = dict(vector)
@@ -89,10 +85,7 @@ def reciprocal_rank_fusion(
     vector_weight: float = 0.5,
     k: int = RRF_K,
 ) -> list[FusedHit]:
-    """Weighted RRF: ``2 * (w / (k + rank_vec) + (1 - w) / (k + rank_bm25))``, ranks from 1.
-
-    The factor 2 makes equal weights give the textbook ``sum 1 / (k + rank)``.
-    """
+    """Weighted RRF: ``2 * (w / (k + rank_vec) + (1 - w) / (k + rank_bm25))``, ranks from 1."""
     _check_weight(vector_weight)
     bm25_rank = {key: rank for rank, (key, _) in enumerate(bm25, start=1)}
     vec_rank = {key: rank for rank, (key, _) in enumerate(vector, start=1)}
@@ -151,11 +144,7 @@ def zscore_fusion(
     *,
     vector_weight: float = 0.5,
 ) -> list[FusedHit]:
-    """Distribution-aware: each side as standard scores over its pool, then weighted.
-
-    A key one side did not return gets that side's lowest standard score (it ranked below the
-    whole pool), not zero, which would rank it above the pool's weaker half.
-    """
+    """Each side as standard scores over its pool, then weighted (missing: the side's lowest)."""
     _check_weight(vector_weight)
     vec, vec_floor = _zscores(dict(vector))
     lex, lex_floor = _zscores(dict(bm25))
@@ -174,12 +163,7 @@ def spread_fusion(
     *,
     vector_weight: float = 0.5,
 ) -> list[FusedHit]:
-    """Standard scores as :func:`zscore_fusion`, with a per-query weight from the score spread.
-
-    Each side's confidence is how far its best candidate stands above its pool (its top standard
-    score); ``vector_weight`` is scaled by the ratio of the two, so the side with the clearer
-    winner counts more for this query.
-    """
+    """Standard scores as :func:`zscore_fusion`, the weight scaled by each side's top z-score."""
     _check_weight(vector_weight)
     vec, vec_floor = _zscores(dict(vector))
     lex, lex_floor = _zscores(dict(bm25))

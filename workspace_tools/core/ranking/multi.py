@@ -1,9 +1,6 @@
-"""Several formulations of one search: check the list, fuse the per-formulation rankings.
+"""Several formulations of one search: check the list, fuse the rankings by RRF.
 
-An agent that is unsure of the words asks with a few paraphrases at once; each is ranked in the
-chosen mode and the rankings are fused by reciprocal rank fusion (Cormack et al.): a hit's score
-is the sum over the formulations that found it of ``1 / (RRF_K + rank)``, ranks from 1. RRF
-needs no score scale, which differs between formulations (BM25 scores grow with query length).
+A hit's score is the sum over the formulations that found it of ``1 / (RRF_K + rank)``.
 """
 
 from __future__ import annotations
@@ -36,13 +33,10 @@ class MultiHit(Generic[K]):
 
 
 def check_queries(query: object, *, max_chars: int) -> list[str]:
-    """The formulations of ``query`` (a string or a list of strings), checked.
-
-    Duplicates (after stripping spaces) are dropped, keeping the first; blank ones too.
+    """The formulations of ``query`` (a string or a list of strings), checked; blanks, repeats out.
 
     Raises:
-        InvalidInputError: not a string or a list of strings, an empty list, more than
-            :data:`MAX_QUERIES` formulations, or one longer than ``max_chars``.
+        InvalidInputError: a bad type, an empty or too long list, or a too long formulation.
     """
     if isinstance(query, str):
         items: list[object] = [query]
@@ -78,10 +72,7 @@ def check_queries(query: object, *, max_chars: int) -> list[str]:
 
 
 def fuse_rankings(rankings: Sequence[Sequence[K]], *, k: int = RRF_K) -> list[MultiHit[K]]:
-    """Reciprocal rank fusion of several rankings (keys best first), best fused hit first.
-
-    Ties keep the order of first appearance (earlier formulation, better rank).
-    """
+    """Reciprocal rank fusion of several rankings (keys best first), best first (stable)."""
     scores: dict[K, float] = {}
     found: dict[K, list[tuple[int, int]]] = {}
     for which, ranking in enumerate(rankings):

@@ -1,27 +1,7 @@
-r"""A document prior: what kind of file a source is, and how much that kind should count in ranking.
+"""A document prior: what kind of file a source is, and how much that kind counts in ranking.
 
-Real repositories hold files that match many query words but answer nothing: navigation files
-(``_meta.tsx``, ``SUMMARY.md``, sidebars), lockfiles, minified bundles, sitemaps, generated code.
-BM25's length normalisation even favours the short ones (a six-line ``_meta.tsx`` that lists
-"Agent Memory" outranks the page about agent memory). This module tells those kinds apart from
-the content's shape, with the path as a hint, once at index time:
-
-- **minified**: few, very long lines (mean line length, longest line's share of the text) that
-  are dense (under 10% whitespace, not sentences) or packed text (many ``\n`` escapes, as in a
-  JSON bundle); a long line of plain prose stays prose;
-- **lockfile**: lockfile names and the shape of one (``lockfileVersion``, many hash tokens);
-- **sitemap**: an XML ``<urlset>``/``<sitemapindex>``, or a name ``sitemap*.xml``/``.txt``
-  whose lines are mostly URLs;
-- **generated**: a ``@generated`` / "do not edit" / "auto-generated" header in the first lines;
-- **navigation**: little prose, and either most lines are links alone (a list of Markdown or HTML
-  links, or URLs: ``SUMMARY.md``, an index page) or a navigation name (``_meta``, ``SUMMARY``,
-  ``sidebars``, ``toc``...) whose lines are mostly entries (``"slug": "Title",``, ``title: "X"``,
-  bare names, brackets);
-- otherwise **prose** (sentences make up a fair share of the lines), **code** or **data**.
-
-:func:`content_kind` is stored in each chunk's metadata under :data:`KIND_KEY` (so it can also be
-filtered on); :func:`reweigh` multiplies a side's scores by :data:`PRIORS` of the kind at query
-time, so the weights can change without re-indexing. A kind set by the caller's metadata wins.
+:func:`content_kind` (navigation, lockfile, minified, sitemap, generated...) is stored under
+:data:`KIND_KEY` at index time; :func:`reweigh` applies :data:`PRIORS` at query time.
 """
 
 from __future__ import annotations
@@ -122,22 +102,17 @@ _ENTRY = re.compile(
     re.VERBOSE,
 )
 _ESCAPE = re.compile(r'\\n(?![a-z])|\\"')
-"""A JSON line break or quote escape (not LaTeX's lowercase commands such as ``\\nu``)."""
+"""A JSON line break or quote escape (not LaTeX's ``\\nu``)."""
 _SHAPE_CHARS: Final = 200_000
-"""Characters of a text looked at (the first ones): enough to tell its shape."""
+"""Characters of a text looked at (the first ones)."""
 
 
 def shape(text: str) -> dict[str, float]:
-    r"""Shape measures of a text (the first 200,000 characters), as used by :func:`content_kind`.
+    """Shape measures of a text's first 200,000 characters, as :func:`content_kind` reads them.
 
     Returns:
-        ``spaces``: share of whitespace characters; ``escapes``: backslash escapes such as
-        ``\n`` per character (text packed into a JSON string); ``lines``: non-blank lines;
-        ``mean_line`` and ``longest_share`` (longest line / all characters); ``prose``: share
-        of lines that read as sentences (five or more plain words, making up 60% of the
-        line's tokens); ``entries``: share that are navigation entries, bare names or
-        brackets; ``urls``: share that are a URL alone; ``links``: share that are a link alone
-        (a Markdown or HTML link list item, or a URL); ``hashes``: hash-like tokens per line.
+        Shares of whitespace, escapes, prose lines, entries, URLs and links; line count, mean
+        line length, longest line's share, hash-like tokens per line.
     """
     sample = text[:_SHAPE_CHARS]
     lines = [line for line in sample.splitlines() if line.strip()]
@@ -188,12 +163,7 @@ def shape(text: str) -> dict[str, float]:
 
 
 def content_kind(source_id: str, text: str, *, fmt: str = "text") -> str:
-    """The kind of a source, from its shape and (as a hint) its path.
-
-    The rules read the measures of :func:`shape`, but each measure is taken only when a rule
-    needs it, and the share of prose lines only as far as its threshold is decided (a prose
-    source is told after a few lines, not after matching every word of every line): the same
-    kind as from the full measures (``test_prior_kinds.py``), at a fraction of the cost.
+    """The kind of a source, from its shape (:func:`shape`, measured lazily) and its path.
 
     Args:
         source_id: The source's id (a path inside the workspace, or any id).
@@ -236,11 +206,7 @@ def content_kind(source_id: str, text: str, *, fmt: str = "text") -> str:
 
 
 class _Head:
-    """The first lines of a text (its first 8 lines within 2,000 characters), made when needed.
-
-    A phrase without a line break found in the head is in the first 2,000 characters too, so
-    those are searched first and the head is joined only when they hold the phrase.
-    """
+    """The first 8 lines within a text's first 2,000 characters, made when needed."""
 
     __slots__ = ("_first", "_lowered", "_text")
 
@@ -259,7 +225,7 @@ class _Head:
         return phrase in self._first and phrase in self.text()
 
     def lowered(self) -> str:
-        """The first 2,000 characters lower-cased (what ``_may_be_generated`` may read)."""
+        """The first 2,000 characters lower-cased."""
         if self._lowered is None:
             self._lowered = self._first.lower()
         return self._lowered
@@ -268,23 +234,14 @@ class _Head:
 def _name_and_suffix(path: str) -> tuple[str, str]:
     """``PurePosixPath(path).name`` and that name's ``suffix``, without making path objects."""
     name = path.rsplit("/", 1)[-1]
-    if not name or name == ".":  # "a/", "a/.", "": the path object finds the name
+    if not name or name == ".":
         name = PurePosixPath(path).name
     dot = name.rfind(".")
     return name, name[dot:] if 0 < dot < len(name) - 1 else ""
 
 
 def _is_prose_line(stripped: str) -> bool:
-    r"""Whether a line reads as a sentence: five or more plain words, 60% of its tokens.
-
-    ``stripped`` may keep the whitespace around it: its tokens (``str.split``) are the same.
-
-    A token that is all letters (``str.isalpha``) is a word (each such character is one of
-    :data:`_PROSE_WORD`'s ``[^\W\d_]``), so those are counted without the regular
-    expression, which then runs only on the other tokens, and only when the letters alone do
-    not decide: the same count as matching every token, several times faster on prose. An
-    ASCII line's tokens are counted on its bytes, without making them (:func:`_ascii_counts`).
-    """
+    """Whether a line reads as a sentence: five or more plain words, 60% of its tokens."""
     if stripped.isascii():
         total, others = _ascii_counts(stripped)
         if total < 5:
@@ -313,12 +270,7 @@ _OTHER_MARKS: Final = bytes(ord(" ") if code in _SPACE_CODES else ord("x") for c
 
 
 def _ascii_counts(line: str) -> tuple[int, int]:
-    """Tokens of an ASCII line (``len(line.split())``) and those not all letters.
-
-    On the bytes, whitespace (what ``str.split`` splits on) becomes a space and every other
-    byte a mark (``a``; ``x`` after the letters are deleted): a token starts where a mark
-    follows a space or the start, so counting those starts counts the tokens.
-    """
+    """Tokens of an ASCII line (``len(line.split())``) and those not all letters, on bytes."""
     raw = line.encode("ascii")
     marks = raw.translate(_TOKEN_MARKS)
     total = marks.count(b" a") + marks.startswith(b"a")
@@ -327,12 +279,7 @@ def _ascii_counts(line: str) -> tuple[int, int]:
 
 
 def _may_be_generated(lowered: str) -> bool:
-    """Whether :data:`_GENERATED` can match a head whose lower-cased text is in ``lowered``.
-
-    Each of its phrases holds ``generated`` or ``do not``, and a character that matches one of
-    those letters ignoring case lowercases to it (``test_prior_kinds.py`` checks every code
-    point), so ``str.lower`` and ``in`` tell.
-    """
+    """Whether :data:`_GENERATED` can match a head whose lower-cased text is ``lowered``."""
     return "generated" in lowered or "do not " in lowered
 
 
@@ -344,10 +291,7 @@ _SHA = re.compile(r"sha\d")
 
 
 def _may_hold_a_hash(sample: str) -> bool:
-    """Whether :data:`_HASH` can match: ``sha<digit>``, ``h1:`` or a run of 32 lowercase hex digits.
-
-    The run is found by a byte translation, much faster than the regular expression's scan.
-    """
+    """Whether :data:`_HASH` can match: ``sha<digit>``, ``h1:`` or 32 lowercase hex digits."""
     if "h1:" in sample or ("sha" in sample and _SHA.search(sample)):
         return True
     return _HEX_RUN in sample.encode("utf-8", "surrogatepass").translate(_HEX_MARKS)
@@ -358,7 +302,6 @@ class _Measures:
 
     def __init__(self, sample: str) -> None:
         self.sample = sample
-        # A line is blank when all of it is whitespace (what strip() would leave empty).
         self.lines = [line for line in sample.splitlines() if line and not line.isspace()]
         self.n = len(self.lines)
         if self.n:
@@ -392,7 +335,7 @@ class _Measures:
         return self._share(_ENTRY)
 
     def spaces(self) -> float:
-        sample = self.sample  # str.split() and str.isspace() share one notion of whitespace
+        sample = self.sample
         return (len(sample) - sum(map(len, sample.split()))) / len(sample)
 
     def spaces_below(self, limit: float) -> bool:
@@ -410,7 +353,7 @@ class _Measures:
     def prose_at_least(self, share: float) -> bool:
         """Whether ``prose lines / lines >= share``, reading lines only until that is known."""
         done, n = self._prose, self.n
-        lines = self.lines  # a line's tokens are those of it stripped: no stripped copy needed
+        lines = self.lines
         count = sum(done)
         while True:
             if count / n >= share:
@@ -430,11 +373,7 @@ def prior_of(kind: object) -> float:
 def reweigh(
     hits: Sequence[tuple[int, float]], kinds: Callable[[int], object]
 ) -> list[tuple[int, float]]:
-    """``hits`` with each score weighed by its kind's prior, best first again.
-
-    A positive score is multiplied by the prior and a negative one divided by it, so a lower
-    prior always moves a hit down. Hits whose prior is 1.0 keep their score.
-    """
+    """``hits`` with each score weighed by its kind's prior (a lower prior moves a hit down)."""
     out: list[tuple[int, float]] = []
     for key, score in hits:
         p = prior_of(kinds(key))

@@ -17,7 +17,6 @@ __all__ = ["MODES", "SearchMode", "filter_mask", "fuse", "resolve_mode"]
 
 SearchMode = Literal["bm25", "vector", "hybrid"]
 MODES: Final[tuple[str, ...]] = ("bm25", "vector", "hybrid")
-"""Every search mode there is."""
 
 
 def resolve_mode(mode: str | None, available: Sequence[str]) -> str:
@@ -42,7 +41,7 @@ def resolve_mode(mode: str | None, available: Sequence[str]) -> str:
 
 
 def filter_mask(chunks: Sequence[Chunk], conditions: Mapping[str, Any]) -> npt.NDArray[np.bool_]:
-    """Rows whose metadata (and ``source_id``) satisfy the filter (see ``index/filters.py``).
+    """Rows whose metadata (and ``source_id``) satisfy the filter (see :mod:`.filters`).
 
     Raises:
         InvalidInputError: a malformed filter or an unknown operator.

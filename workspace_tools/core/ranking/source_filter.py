@@ -1,18 +1,7 @@
 """``source_id`` conditions answered from a sorted column of source ids, not row by row.
 
-A filter on ``source_id`` alone (MCP roots confine a search with string ranges,
-``{"source_id": {"$gte": "src/...", "$lt": "src0"}}``; ``search_documents`` scopes with
-``$in`` lists) holds for a set of sources, and a source's chunks are rows of the index. So
-:class:`SourceColumn` keeps the distinct source ids sorted, with each row's position among them,
-and :func:`split_source_conditions` takes the ``source_id`` part of a filter out of the rest:
-a range is two bisections of the sorted ids, an equality or an ``$in`` value one each, and the
-rows follow with one numpy take. The rest of a filter (other keys) is still evaluated by its
-compiled predicate, on the rows the ``source_id`` part kept only.
-
-The selection is exactly what :func:`~workspace_tools.core.ranking.filters.compile_filter`'s
-predicate gives on ``source_id`` (a string): equality and ``$in`` hold for equal strings only,
-comparisons order strings by code point (as ``sorted`` does) and never hold against a value of
-another type, ``$ne``/``$nin`` are their negations and ``$exists`` holds for every source.
+:func:`split_source_conditions` takes the ``source_id``-only parts out of a filter;
+:class:`SourceColumn` answers them by bisection, as the compiled predicate would.
 """
 
 from __future__ import annotations
@@ -134,12 +123,7 @@ def _source_only(node: Any) -> bool:
 def split_source_conditions(
     conditions: Mapping[str, Any],
 ) -> tuple[list[Mapping[str, Any]], dict[str, Any] | None]:
-    """The top-level parts of a checked filter that constrain ``source_id`` alone, and the rest.
-
-    The filter holds where every part holds and the rest (``None``: nothing left) holds. Parts
-    are the top-level entries and the items of a top-level ``$and`` (so the roots' range and-ed
-    with a caller's filter splits).
-    """
+    """The top-level (or top ``$and``) parts of a filter on ``source_id`` alone, and the rest."""
     parts: list[Mapping[str, Any]] = []
     rest: dict[str, Any] = {}
     others: list[Any] = []

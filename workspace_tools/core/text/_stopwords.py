@@ -189,4 +189,4 @@ DEFAULT_STOPWORDS: Final[frozenset[str]] = frozenset(
         "yourselves",
     ]
 )
-"""English stop words: NLTK's list (bm25s' ``STOPWORDS_EN_PLUS``), best on SciFact train."""
+"""English stop words: NLTK's list (bm25s' ``STOPWORDS_EN_PLUS``; see docs/benchmarks.md)."""

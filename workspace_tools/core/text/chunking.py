@@ -1,10 +1,6 @@
 """Line-based chunking that prefers Markdown section boundaries.
 
-The floor is Mastra's rule: chunks of at most ``max_chars`` characters made of whole lines, a
-3-line overlap between consecutive chunks, and a line longer than ``max_chars`` sliced into pieces
-that share its line number. On top of that, Markdown sources start a new chunk at a heading once the
-current chunk holds ``min_section_chars`` characters, and every chunk records the heading path in
-force where it starts.
+Whole lines up to ``max_chars`` with overlap (Mastra's rule); Markdown also cuts at headings.
 """
 
 from __future__ import annotations
@@ -34,11 +30,9 @@ class ChunkingConfig:
     overlap_lines: int = 3
     """Lines repeated at the start of the next chunk when a section is split."""
     min_section_chars: int = 400
-    """A Markdown heading (or a code definition) starts a new chunk only once the current chunk
-    is at least this long."""
+    """A heading (or code definition) starts a new chunk once the current one is this long."""
     code: bool | None = None
-    """Cut source files at functions and classes (``code_chunks.py``, the ``code`` extra).
-    ``None``: when the extra is installed, or as an existing index was built."""
+    """Cut source files at functions and classes (the ``code`` extra); ``None``: automatic."""
 
     def __post_init__(self) -> None:
         if self.max_chars < 16:
@@ -78,8 +72,7 @@ def chunk_text(
 
     Args:
         text: The whole source text (``\\n`` line ends).
-        source_id: Id of the source; chunk ids are ``source_id`` for a single chunk and
-            ``source_id#chunk-<n>`` (0-based) otherwise.
+        source_id: Id of the source; chunk ids are it, or ``source_id#chunk-<n>`` for several.
         config: Chunk sizes.
         markdown: Treat ``#`` lines outside code fences as headings.
         metadata: Metadata copied onto every chunk.
@@ -165,11 +158,7 @@ def heading_path_at(
     start_levels: tuple[int, ...] = (),
     skip_first: bool = False,
 ) -> tuple[str, ...]:
-    """Heading path after reading ``lines[:upto]``, starting from path ``start``.
-
-    ``skip_first`` ignores ``lines[0]`` (a chunk whose first line is the heading already counted
-    in ``start``).
-    """
+    """Heading path after ``lines[:upto]`` from ``start`` (``skip_first``: ignore line 0)."""
     path = list(start)
     levels = list(start_levels) if len(start_levels) == len(start) else [0] * len(path)
     in_fence = False

@@ -1,13 +1,6 @@
 """Code-aware chunking: source files cut at functions, classes and methods (tree-sitter).
 
-Each definition starts a new chunk once the current one holds ``min_section_chars`` characters
-(small neighbours are packed together, as Markdown sections are), a chunk never exceeds
-``max_chars`` (a larger definition is split by the line rule of :func:`chunk_text`), and every
-chunk names the definitions it holds in its metadata: ``symbol`` (``"SparseIndex.search"``; a
-list when it holds several) and ``symbol_kind`` (``"method"``...). Classes, impls, traits and
-modules are entered, so each method is a definition of its own. Grammars come from the ``code``
-extra; without them, for another language, or when a file does not parse, :func:`code_chunks`
-returns ``None`` and the caller cuts by lines.
+Each chunk's metadata names its ``symbol`` (``"SparseIndex.search"``) and ``symbol_kind``.
 """
 
 from __future__ import annotations
@@ -122,10 +115,7 @@ def code_chunks(
     config: ChunkingConfig,
     metadata: Mapping[str, Any] | None = None,
 ) -> list[Chunk] | None:
-    """Cut a source file at its definitions; ``None`` when it cannot be (then cut by lines).
-
-    Chunk ids follow :func:`chunk_text` (``source_id`` alone, else ``source_id#chunk-<n>``).
-    """
+    """Cut a source file at its definitions (ids as :func:`chunk_text`); ``None`` if it cannot."""
     suffix = language_of(source_id)
     if suffix is None or not code_available() or not text.strip():
         return None
@@ -170,7 +160,7 @@ def _cover(
     """Lines ``first..last`` as units: the definitions among ``nodes``, ``label`` between them."""
     units: list[_Unit] = []
     row = first
-    above, above_end = -1, -2  # the comments/attributes right above the next definition
+    above, above_end = -1, -2  # comments/attributes right above the next definition
     for node in nodes:
         start, end = node.start_point.row, _last_row(node)
         if node.type.endswith(_ATTACHED):
@@ -262,11 +252,7 @@ def _last_row(node: Any) -> int:
 def _pack(
     units: list[_Unit], lines: list[str], config: ChunkingConfig
 ) -> list[tuple[int, int, list[tuple[str, str]]]]:
-    """Chunks as ``(first, last, labels)``: units packed until ``min_section_chars``.
-
-    Lines without a word character (blank, ``}``) never start a chunk; a unit over
-    ``max_chars`` is a chunk alone (:func:`code_chunks` splits it).
-    """
+    """Chunks as ``(first, last, labels)``: units packed until ``min_section_chars``."""
     spans: list[tuple[int, int, list[tuple[str, str]]]] = []
     first, last, size, labels = -1, -1, 0, list[tuple[str, str]]()
     for unit in units:

@@ -1,12 +1,6 @@
 """Which folders a glob walk must enter: the ones a match can lie in or under.
 
-A glob such as ``src/*/tests/**/*.py`` is walked from its literal base (``src``); without
-pruning every folder below it is read and each file tested. :func:`folder_filter` answers, for a
-folder, whether some path in or under it can match one of the patterns, segment by segment:
-``src/app`` can (``*`` takes ``app``), ``src/app/docs`` cannot (``tests`` is literal there), and
-any folder under a folder the whole pattern matches can (a matched folder brings its files, as in
-gitignore). The answer errs towards walking: a segment this module does not read as a plain
-``fnmatch`` segment (an escape, a character class with ``/``) is taken to match.
+For ``src/*/tests/**/*.py``: ``src/app`` may hold a match, ``src/app/docs`` cannot.
 """
 
 from __future__ import annotations
@@ -46,11 +40,7 @@ def _could_hold(pattern: tuple[str, ...], parts: tuple[str, ...]) -> bool:
 
 
 def folder_filter(patterns: Sequence[str]) -> Callable[[str], bool] | None:
-    """A predicate on root-relative folder paths: may a match of ``patterns`` lie in or under it?
-
-    ``patterns`` are root-relative globs without braces (expand them first). ``None`` when any
-    pattern cannot be pruned safely (every folder is then walked).
-    """
+    """Whether a match of ``patterns`` (no braces) may lie in or under a folder; ``None``: any."""
     split: list[tuple[str, ...]] = []
     for pattern in patterns:
         parts = tuple(part for part in pattern.strip("/").split("/") if part)

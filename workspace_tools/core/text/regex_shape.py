@@ -1,9 +1,4 @@
-"""The shape of a regular expression, read before it is compiled: group depth, recursive calls.
-
-One scanner walks the pattern as the ``regex`` module reads it (a backslash escapes the next
-character, ``[...]`` is a class in which ``(`` and ``)`` are literal, a leading ``]`` inside a
-class is literal) and reports each group's ``(`` and ``)``; grep's compile step bounds both.
-"""
+"""The shape of a regular expression, read before it is compiled: group depth, recursive calls."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""Open and read a file under a root without ever leaving it.
-
-Every path component is opened relative to its parent without following symbolic links
-(``openat`` + ``O_NOFOLLOW``); only regular files are read, and never more than a limit.
-The walker (``scan.py``) and every reader of workspace files go through here.
-"""
+"""Open and read a regular file under a root without ever leaving it (``O_NOFOLLOW``)."""
 
 from __future__ import annotations
 
@@ -55,7 +50,7 @@ def is_inside(root: Path, resolved: Path) -> bool:
 _READ_FLAGS: Final = (
     os.O_RDONLY
     | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_NONBLOCK", 0)  # a FIFO opens at once (then is refused), never blocks
+    | getattr(os, "O_NONBLOCK", 0)  # a FIFO never blocks (it is refused)
     | getattr(os, "O_NOCTTY", 0)
     | getattr(os, "O_CLOEXEC", 0)
 )
@@ -91,11 +86,8 @@ def kind_problem(st: os.stat_result, *, refuse_hard_links: bool) -> str | None:
 def open_inside(root: Path, rel: str, *, refuse_hard_links: bool = False) -> int:
     """Open the regular file ``rel`` under ``root`` for reading; return the file descriptor.
 
-    Every component is opened relative to its parent without following symbolic links
-    (``openat`` + ``O_NOFOLLOW``), so a link swapped in after the scan cannot lead the read out
-    of ``root``. A link whose target lies inside ``root`` is followed by resolving it first and
-    opening the resolved path the same way. The opened descriptor must be a regular file: a FIFO,
-    socket or device is refused without blocking.
+    Components open without following links; a link inside ``root`` is resolved and opened the
+    same way. A FIFO, socket or device is refused without blocking.
 
     Raises:
         PathOutsideWorkspaceError: ``outside workspace: ...`` (a link out of ``root``).
@@ -111,7 +103,7 @@ def open_inside(root: Path, rel: str, *, refuse_hard_links: bool = False) -> int
     except OSError as exc:
         if exc.errno not in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
             raise
-        real = Path(os.path.realpath(root / rel))  # a link: follow it only to inside the root
+        real = Path(os.path.realpath(root / rel))
         if not is_inside(root, real):
             msg = f"outside workspace: {rel} is a symbolic link that leads outside the root"
             raise PathOutsideWorkspaceError(msg) from None

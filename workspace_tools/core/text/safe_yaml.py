@@ -1,10 +1,4 @@
-"""YAML loading for untrusted text: ``yaml.SafeLoader`` with alias, depth and size limits.
-
-The three YAML readers (SKILL.md frontmatter, docs page frontmatter, ``workspace-tools.yaml``)
-all load through :func:`load_yaml`, so one hostile file meets the same limits everywhere: too
-many aliases (billion laughs), nesting deeper than Python's stack (PyYAML's composer recurses
-once per level) or more text than any settings block needs is an :class:`UnsafeYamlError`.
-"""
+"""YAML loading for untrusted text: ``yaml.SafeLoader`` with alias, depth and size limits."""
 
 from __future__ import annotations
 
@@ -26,7 +20,7 @@ MAX_YAML_ALIASES: Final = 20
 """Documents with more aliases than this are refused as alias bombs (billion laughs)."""
 
 MAX_YAML_DEPTH: Final = 64
-"""Deepest nesting of lists and mappings accepted (frontmatter and settings need a handful)."""
+"""Deepest nesting of lists and mappings accepted."""
 
 MAX_YAML_CHARS: Final = 1_000_000
 """Longest YAML text accepted, in characters."""
@@ -48,7 +42,7 @@ class _GuardedLoader(yaml.SafeLoader):
 
     def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         if self.check_event(yaml.AliasEvent):
-            self._aliases += 1  # an alias shares its node: counted here, checked after composing
+            self._aliases += 1  # checked after composing
         if not self.check_event(yaml.SequenceStartEvent, yaml.MappingStartEvent):
             return super().compose_node(parent, index)
         self._depth += 1
@@ -101,8 +95,7 @@ def load_yaml(
     except UnsafeYamlError:
         raise
     except (ValueError, TypeError, AttributeError, OverflowError) as exc:
-        # a tagged or implicit value PyYAML cannot build (a 5,000-digit int, 2001-13-45,
-        # !!float x): invalid YAML like any other, not a crash of the reader
+        # a value PyYAML cannot build (2001-13-45, !!float x): invalid YAML, not a crash
         msg = f"a value cannot be read: {exc}"
         raise yaml.YAMLError(msg) from exc
     finally:

@@ -1,9 +1,6 @@
 """Turn files, directories and glob patterns into the list of files to index.
 
-Honours ``.gitignore`` files (through pathspec), skips VCS folders, dependency folders, virtual
-environments and the index folder, bounds the depth, and reports every file it leaves out with a
-reason instead of dropping it silently. Ids are POSIX paths relative to the workspace root, so
-``./docs/a.md``, ``docs/a.md`` and ``/abs/root/docs/a.md`` are one id.
+Honours ``.gitignore``, skips VCS and dependency folders, and gives every file left out a reason.
 """
 
 from __future__ import annotations
@@ -73,8 +70,7 @@ DEFAULT_EXCLUDED_DIRS: Final[frozenset[str]] = frozenset(
 """Folder names never walked into."""
 
 DEFAULT_EXCLUDED_FILES: Final[frozenset[str]] = frozenset({"workspace-tools.yaml"})
-"""File names left out of folder walks: the project's own settings file is no content (it was
-the top hit for common words). Named explicitly (``index workspace-tools.yaml``), it is read."""
+"""File names left out of folder walks (the project's settings file); read when named."""
 
 _GLOB_CHARS: Final = re.compile(r"[*?\[\]{}]")
 _PLAIN_ID: Final = re.compile(r"[^/\\\x00][^\\\x00]*[^/\\\x00]|[^/\\\x00.]")
@@ -97,8 +93,7 @@ class ScanConfig:
     excluded_files: frozenset[str] = DEFAULT_EXCLUDED_FILES
     """File names left out when a folder is walked (a file named explicitly is still read)."""
     refuse_hard_links: bool = False
-    """Skip regular files with more than one hard link (reason ``hard link``): such a file may
-    also live outside the root. Off by default; see docs/security.md."""
+    """Skip files with more than one hard link (see docs/security.md)."""
 
     def __post_init__(self) -> None:
         for name in ("max_depth", "max_file_bytes"):
@@ -109,9 +104,6 @@ class ScanConfig:
 
     def read(self, root: Path, rel: str) -> tuple[bytes, os.stat_result]:
         """The bytes and ``fstat`` of file ``rel`` under ``root``, within this walk's limits.
-
-        :func:`read_inside` with :attr:`max_file_bytes` and :attr:`refuse_hard_links`: how a sync,
-        grep, the freshness check and distributed indexing all read a file the walk found.
 
         Raises:
             OSError: the file cannot be read.
@@ -150,10 +142,7 @@ def is_glob(path: str) -> bool:
 
 
 def normalise_id(root: Path, path: str | os.PathLike[str]) -> str:
-    """Root-relative POSIX id of ``path``; raise when it lies outside ``root``.
-
-    ``root`` must be absolute and resolved.
-    """
+    """Root-relative POSIX id of ``path``; raise when it lies outside (resolved) ``root``."""
     raw = os.fspath(path)
     if (
         _PLAIN_ID.fullmatch(raw)
@@ -215,9 +204,7 @@ def scan(
         root: Absolute, resolved workspace root.
         paths: Files, directories or glob patterns relative to ``root``; ``None`` scans the root.
         config: Walk limits.
-        folders: Walk into a folder below an entry only when this holds for its root-relative
-            path (MCP roots: the folders in or around them); ``None``: every folder. A glob
-            also skips the folders no match can lie in.
+        folders: Walk into a folder only when this holds for its path; ``None``: every folder.
 
     Returns:
         The files, the skipped files with reasons, and a scope predicate.
@@ -420,10 +407,7 @@ def _prefix_matcher(rel: str) -> Callable[[str], bool]:
 
 
 def glob_matcher(pattern: str) -> Callable[[str], bool]:
-    """Predicate matching root-relative POSIX paths against a glob, anchored at the root.
-
-    Supports ``**``, ``*``, ``?``, ``[...]`` (gitignore semantics, from pathspec) and ``{a,b}``.
-    """
+    """Predicate matching root-relative paths against a glob (gitignore rules, ``{a,b}``)."""
     specs = [pathspec.PathSpec.from_lines("gitignore", ["/" + p]) for p in expand_braces(pattern)]
     return lambda rel: any(spec.match_file(rel) for spec in specs)
 
@@ -436,12 +420,7 @@ def _parents(rel: str, base: str) -> Iterable[str]:
 
 
 class PathRules:
-    """Whether a scan of the whole root would reach a path (hidden, excluded, ignored, depth).
-
-    A file watcher asks it about each changed path, so an event under ``node_modules/``, a
-    ``.gitignore``d file or a dot-folder costs no sync. ``.gitignore`` files are read once per
-    object: make a new one when one of them changes.
-    """
+    """Whether a scan of the whole root would reach a path (``.gitignore`` read once)."""
 
     def __init__(self, root: Path, config: ScanConfig | None = None) -> None:
         self._walker = _Walker(root, config or ScanConfig())

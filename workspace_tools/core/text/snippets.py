@@ -38,14 +38,7 @@ def best_snippet(
     window_lines: int = 3,
     max_chars: int = 400,
 ) -> Snippet:
-    """Find the window of up to ``window_lines`` lines that covers the most query terms.
-
-    Windows start on a line with a hit and are ranked by the number of distinct query terms they
-    contain, then by the number of hits, then by position (earliest wins); trailing lines without
-    hits are dropped. With no lexical hit at all (a vector match), the window is the first
-    non-blank lines of the chunk. A window longer than ``max_chars`` is cut around its densest
-    stretch of hits, and the cuts are marked with ``…``.
-    """
+    """The window of up to ``window_lines`` lines that covers the most query terms, hits marked."""
     lines = text.split("\n")
     terms = frozenset(query_terms)
     spans = [_hit_spans(line, terms, tokenizer) if terms else [] for line in lines]
@@ -68,7 +61,6 @@ def best_snippet(
         not lines[stop - 1].strip() or (best is not None and not spans[stop - 1])
     ):
         stop -= 1
-    # Join the window, shifting each line's spans to offsets in the joined text.
     joined: list[str] = []
     window_spans: list[_Span] = []
     offset = 0
@@ -98,7 +90,6 @@ def mark_hits(line: str, terms: Collection[str], tokenizer: Tokenizer) -> str:
 
 
 def _hit_spans(line: str, terms: frozenset[str], tokenizer: Tokenizer) -> list[_Span]:
-    # Each distinct word is analysed once; positions are only looked up in lines with a hit.
     word_terms = tokenizer.word_terms
     hitting: dict[str, frozenset[str]] = {}
     for word in set(WORD_PATTERN.findall(line)):
@@ -123,7 +114,6 @@ def _region(text: str, spans: list[_Span], max_chars: int) -> tuple[int, int]:
         return 0, max_chars
     best_key: tuple[int, int] | None = None
     best_first = 0
-    # Sliding window over the spans (their ends increase): linear, not quadratic, in the hits.
     counts: dict[str, int] = {}
     stop = 0
     for i, (start, _end, terms) in enumerate(spans):
@@ -140,11 +130,9 @@ def _region(text: str, spans: list[_Span], max_chars: int) -> tuple[int, int]:
                 counts[term] -= 1
                 if not counts[term]:
                     del counts[term]
-    # Give the first hit some left context, then extend to max_chars.
-    begin = max(0, best_first - max_chars // 5)
+    begin = max(0, best_first - max_chars // 5)  # some left context
     end = min(len(text), begin + max_chars)
     begin = max(0, end - max_chars)
-    # Do not cut words in half.
     while begin > 0 and text[begin - 1].isalnum() and begin < best_first:
         begin += 1
     while end < len(text) and end > begin and text[end - 1].isalnum() and text[end].isalnum():

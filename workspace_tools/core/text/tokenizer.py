@@ -1,24 +1,7 @@
 r"""Unicode-aware tokenizer shared by every index.
 
-Rules, applied to each word-like run of the text:
-
-* Words are runs of Unicode letters and digits, so accents, Cyrillic, Greek and CJK text are all
-  searchable (Mastra's ASCII-only ``\\w`` drops them).
-* Code identifiers are split (``parseHttpRequest`` -> ``parse``, ``http``, ``request``;
-  ``snake_case``; ``foo.bar``; ``foo-bar``) while the whole identifier is kept as a token too.
-* CJK runs (Han, Hiragana, Katakana) have no spaces, so they become overlapping character bigrams
-  plus single characters.
-* Case folding, accent folding (``café`` == ``cafe``), English stop words and Snowball stemming
-  (PyStemmer) are on by default and configurable.
-
-Each distinct surface word is analysed once and cached (its terms, and its term ids), so
-tokenizing a large corpus costs the regular expression that finds the words and one dictionary
-lookup per word, both in C: the words are looked up by ``map`` over the cache's ``__getitem__``
-(a miss is analysed by ``__missing__``), and a text's whitespace-separated tokens stand for its
-words (each distinct token cached too). On the id path the ASCII characters that are never part
-of a word (:data:`NEVER_IN_WORDS`) are first made spaces, in one ``bytes.translate`` of the
-text's UTF-8: the same words, fewer distinct tokens (``cells,``, ``(cells`` and ``cells)`` are all
-``cells``), so fewer cache misses (SciFact: 70k distinct tokens instead of 96k).
+Unicode words; identifiers split (``parseHttpRequest`` -> ``parse``, ``http``, ``request``) and
+kept whole; CJK runs as bigrams plus characters; folding, stop words and stemming by default.
 """
 
 from __future__ import annotations
@@ -34,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from workspace_tools.core.text._stopwords import DEFAULT_STOPWORDS
 
-if TYPE_CHECKING:  # numpy is imported when ids are first made arrays (the worker never does)
+if TYPE_CHECKING:  # numpy is imported on first use (the worker never does)
     import numpy as np
     import numpy.typing as npt
 
@@ -48,8 +31,7 @@ __all__ = [
 ]
 
 WORD_PATTERN: Final = re.compile(
-    # The same pattern, with possessive quantifiers where Python has them (3.11+): they match
-    # exactly the same words with less backtracking bookkeeping, about 15% faster.
+    # the same pattern, with possessive quantifiers where Python has them (3.11+)
     r"\w++(?:[.\-:']\w++)*+" if sys.version_info >= (3, 11) else r"\w+(?:[.\-:']\w+)*"
 )
 _PART_SPLIT: Final = re.compile(r"[._\-:']+")
@@ -57,25 +39,18 @@ _CAMEL: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d
 _CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u31f0-\u31ff]+")
 _CACHE_LIMIT: Final = 1_000_000
 _PUNCTUATION: Final = "!\"#$%&'()*+,-./:;<=>?@[\\]^`{|}~“”‘’«»–—…±×·•°§"
-"""Characters that are never part of a word (``test_tokenizer.py`` checks): a token that is one
-word with some of these around it (``cells,``, ``(p53``, ``“odds”``) has that word's terms."""
+"""Characters that are never part of a word (stripped around a one-word token)."""
 NEVER_IN_WORDS: Final = '!"#$%&()*+,/;<=>?@[\\]^`{|}~'
-"""The ASCII characters that are never part of a word: neither ``\\w`` nor one of the separators
-``.-:'`` that :data:`WORD_PATTERN` allows between word characters. Each of them ends a word and
-starts none, as a space does, so a text with each of them replaced by a space has exactly the same
-words, in the same order (``test_tokenizer_cold.py`` checks)."""
+"""ASCII characters that are never part of a word: made spaces, a text keeps the same words."""
 _AS_SPACES: Final = bytes.maketrans(NEVER_IN_WORDS.encode("ascii"), b" " * len(NEVER_IN_WORDS))
 _INT32: Final = struct.Struct("=i")
-"""One term id as the native int32 bytes numpy reads (``np.frombuffer(..., np.int32)``)."""
+"""One term id as native int32 bytes."""
 _K = TypeVar("_K")
 _V = TypeVar("_V")
 TOKENIZER_RULES: Final = 1
-"""Version of the tokenizer's rules (word pattern, identifier splitting, folding, CJK, stemming).
+"""Version of the tokenizer's rules, part of :meth:`Tokenizer.fingerprint`.
 
-Bump it with any change to :class:`Tokenizer` that gives other terms for the same text and
-settings: it is part of :meth:`Tokenizer.fingerprint`, so an index built with other rules is
-refused on open (rebuild it) instead of being searched with terms that no longer match. An
-index saved before the version was recorded was built with rules 1.
+Bump it with any change that gives other terms for the same text and settings.
 """
 
 
@@ -126,31 +101,21 @@ class Tokenizer:
     def __init__(self, config: TokenizerConfig | None = None) -> None:
         self.config = config or TokenizerConfig()
         self._cache: _WordCache[str, tuple[str, ...]] = _WordCache(self._token_terms)
-        """Whitespace-separated token of a text (``cells``, ``cells,``, ``(p53``) -> the terms of
-        its words, filled on a miss. A word is a token of one word, so words are looked up here
-        too (a token of one word is stored once, whether met as a word or as a token)."""
+        """Token (or word) -> the terms of its words."""
         self._id_cache: _WordCache[str, bytes] = _WordCache(self._token_ids)
-        """Token (or word) -> the vocabulary ids of its terms (new terms added), filled on a
-        miss, as native int32 bytes: a text's ids are one ``bytes.join`` of its tokens' (no int
-        object is read)."""
+        """Token (or word) -> the ids of its terms, as native int32 bytes."""
         stem_word = _make_stemmer(self.config.stemmer)
         self._stem: Callable[[str], str] = (
             _identity if stem_word is None else _StemCache(stem_word).__getitem__
         )
-        """Term -> its stem (a term stemmed before costs a C lookup)."""
+        """Term -> its stem."""
         self.vocab: dict[str, int] = {}
         """Term -> integer id, grown as documents are tokenized (ids are never reused)."""
         self.vocab_generation = 0
-        """Bumped by :meth:`set_vocabulary` (ids change only then: a map of them is made again)."""
+        """Bumped by :meth:`set_vocabulary` (ids change only then)."""
 
     def tokenize(self, text: str) -> list[str]:
-        """Terms of one text, in order, with repeats.
-
-        No word of :data:`WORD_PATTERN` holds whitespace, so the words of a text are the words
-        of its whitespace-separated tokens, one token after the other: ``str.split`` finds the
-        tokens (several times faster than the pattern's scan) and each distinct token's terms
-        are cached (``test_tokenizer.py`` checks both against the pattern over the whole text).
-        """
+        """Terms of one text, in order, with repeats (words never hold whitespace)."""
         return list(chain.from_iterable(map(self._cache.__getitem__, text.split())))
 
     def terms_text(self, text: str) -> str:
@@ -163,12 +128,7 @@ class Tokenizer:
         return ids
 
     def term_ids(self, text: str) -> npt.NDArray[np.int32]:
-        """The :attr:`vocab` id of each term of :meth:`tokenize`, adding new terms in order.
-
-        A new term gets the next id when first met, so the ids equal numbering the terms of
-        :meth:`tokenize` one after the other; no term string is made for a token seen before
-        (its ids are cached, and cleared with the vocabulary by :meth:`set_vocabulary`).
-        """
+        """The :attr:`vocab` id of each term of :meth:`tokenize`, adding new terms in order."""
         import numpy as np
 
         return np.frombuffer(self.term_id_bytes(text), dtype=np.int32)
@@ -178,10 +138,9 @@ class Tokenizer:
 
         Args:
             text: The text.
-            spaced: Its :data:`NEVER_IN_WORDS` characters are spaces already (the worker
-                decodes texts from :func:`spaced_utf8` bytes): they are not looked for again.
+            spaced: Its :data:`NEVER_IN_WORDS` characters are spaces already.
         """
-        if not spaced:  # the same words, fewer distinct tokens (the module docstring)
+        if not spaced:  # the same words, fewer distinct tokens
             data = text.encode("utf-8", "surrogatepass").translate(_AS_SPACES)
             text = data.decode("utf-8", "surrogatepass")
         return b"".join(map(self._id_cache.__getitem__, text.split()))
@@ -191,9 +150,7 @@ class Tokenizer:
         return [self.term_ids(text) for text in texts]
 
     def _token_terms(self, token: str) -> tuple[str, ...]:
-        # The cold path of tokenize: once per distinct token. Letters and digits alone are one
-        # word (``\w`` is those and ``_``); a token of several words (or of a word and
-        # punctuation) is its words' terms, each word looked up in the same cache.
+        # Once per distinct token; a token of several words is its words' terms.
         if not token.isalnum():
             word = _one_word(token)
             if word is None:
@@ -204,9 +161,7 @@ class Tokenizer:
         return self._analyse(token)
 
     def _token_ids(self, token: str) -> bytes:
-        # The cold path of term_ids, as _token_terms; a single term (most words, as
-        # _is_single_term tells) is folded, stemmed and numbered right here, another word's
-        # terms come from the terms cache.
+        # As _token_terms; a single term (most words) is numbered right here.
         if token.isalnum():
             if token.isascii() and (
                 token.islower()
@@ -221,8 +176,7 @@ class Tokenizer:
                 vocab = self.vocab
                 return _INT32.pack(vocab.setdefault(self._stem(term), len(vocab)))
             return self._word_ids(token)
-        # _one_word, inline (this runs for most tokens of a first build).
-        word = token.strip(_PUNCTUATION)
+        word = token.strip(_PUNCTUATION)  # _one_word, inline
         if word.isalnum():  # one word in punctuation (``cells,``, ``(p53``)
             return self._id_cache[word]
         if WORD_PATTERN.fullmatch(word) is None:  # several words (``p<0.05``), none (``+/-``)
@@ -235,7 +189,7 @@ class Tokenizer:
         """Ids of a word that is not a single term: its terms cached (as ``_cache[word]``)."""
         cache = self._cache
         terms = cache.get(word)
-        if terms is None:  # _cache's miss, without its second look at the word's shape
+        if terms is None:
             if len(cache) >= cache._limit:
                 cache.clear()
             terms = cache[word] = tuple(map(self._stem, self._split_terms(word)))
@@ -270,10 +224,7 @@ class Tokenizer:
         return counts
 
     def id_counts(self, counts: Mapping[str, int]) -> dict[int, int]:
-        """Term counts keyed by vocabulary id; terms not in :attr:`vocab` are left out.
-
-        Terms that share an id (none do today) add up.
-        """
+        """Term counts keyed by vocabulary id; terms not in :attr:`vocab` are left out."""
         vocab = self.vocab
         out: dict[int, int] = {}
         for term, count in counts.items():
@@ -308,9 +259,8 @@ class Tokenizer:
         surfaces: list[str]
         if word.isascii() and cfg.lowercase and cfg.split_identifiers:
             low = word.lower()
-            if low == word or word.isupper():  # no case change to split at (``well-known``)
-                # Its parts are the pieces between _PART_SPLIT's separators (str.replace: faster).
-                parts = (
+            if low == word or word.isupper():  # no case change to split at
+                parts = (  # the pieces between _PART_SPLIT's separators
                     (low.replace(".", " ").replace("-", " ").replace("_", " ").replace(":", " "))
                     .replace("'", " ")
                     .split()
@@ -342,21 +292,12 @@ class Tokenizer:
 
 
 def spaced_utf8(data: bytes) -> bytes:
-    """UTF-8 text with each :data:`NEVER_IN_WORDS` character made a space (the same words).
-
-    Those characters are ASCII, and no byte of a multi-byte UTF-8 sequence is, so the bytes stay
-    valid UTF-8 (lone surrogates encoded with ``surrogatepass`` too).
-    """
+    """UTF-8 text with each :data:`NEVER_IN_WORDS` character made a space (still valid UTF-8)."""
     return data.translate(_AS_SPACES)
 
 
 class _WordCache(dict[_K, _V]):
-    """Word -> what it gives (terms, term ids); a missing word is analysed when first looked up.
-
-    ``dict.__getitem__`` stays the C lookup, so ``map`` over it runs no Python code for a word
-    already seen. Past :data:`_CACHE_LIMIT` entries it starts again (a corpus of many rare
-    words).
-    """
+    """Word -> its terms or ids, made on a miss; cleared past :data:`_CACHE_LIMIT` entries."""
 
     def __init__(self, make: Callable[[_K], _V]) -> None:
         super().__init__()
@@ -371,13 +312,7 @@ class _WordCache(dict[_K, _V]):
 
 
 def _one_word(token: str) -> str | None:
-    """The one word of a token (``WORD_PATTERN.findall(token) == [word]``), found without the scan.
-
-    ``token`` itself when it is that word; ``None`` when it holds several words, none, or a word
-    among characters other than :data:`_PUNCTUATION` (ask ``WORD_PATTERN`` then). Those
-    characters are never part of a word, so a word with them around it is the token's only word
-    (a separator, such as the ``.`` of ``cells.``, joins words only between them).
-    """
+    """The one word of a token, found without the scan; ``None``: ask ``WORD_PATTERN``."""
     word = token.strip(_PUNCTUATION)
     if word.isalnum():
         return word
@@ -387,11 +322,7 @@ def _one_word(token: str) -> str | None:
 
 
 def _is_single_term(word: str) -> bool:
-    """Whether an ASCII word is one term as it stands: no separator, no case change inside.
-
-    ``cells``, ``Cells``, ``DNA``, ``p53``, ``GAS5`` and ``2014`` are; ``mRNA``, ``Il6`` and
-    ``well-known`` are not. This is the fast path taken by most words of prose.
-    """
+    """Whether an ASCII word is one term as it stands (``Cells``, ``DNA``; not ``mRNA``)."""
     return (
         word.isascii()
         and word.isalnum()
@@ -405,7 +336,6 @@ def _is_single_term(word: str) -> bool:
 
 
 def _identifier_parts(word: str) -> list[str]:
-    # No separator is the common case: skip the regex split.
     pieces = [word] if word.isalnum() else _PART_SPLIT.split(word)
     parts: list[str] = []
     for piece in pieces:
@@ -445,18 +375,13 @@ def _make_stemmer(name: str | None) -> Callable[[str], Any] | None:
         known = ", ".join(sorted(Stemmer.algorithms()))
         msg = f"Unknown stemmer {name!r}. Use one of: {known}; or None for no stemming."
         raise ValueError(msg) from exc
-    # PyStemmer's own LRU cache costs more than it saves: _StemCache keeps every stem.
-    stemmer.maxCacheSize = 0
+    stemmer.maxCacheSize = 0  # _StemCache keeps every stem
     stem_word: Callable[[str], Any] = stemmer.stemWord
     return stem_word
 
 
 class _StemCache(dict[str, str]):
-    """Term -> its stem, stemmed when first looked up (one Python call: ``__missing__``).
-
-    Only alphabetic terms of three or more characters are stemmed: numbers and CJK characters
-    stay as they are. Past :data:`_CACHE_LIMIT` entries it starts again, as :class:`_WordCache`.
-    """
+    """Term -> its stem, made on a miss (alphabetic terms of 3+ characters only)."""
 
     def __init__(self, stem_word: Callable[[str], Any]) -> None:
         super().__init__()

@@ -22,10 +22,10 @@ def check_unicode(value: str, *, what: str) -> None:
     Raises:
         InvalidInputError: Names the position and the code point.
     """
-    if value.isascii():  # most text: no surrogate possible (a constant-time check)
+    if value.isascii():
         return
     try:
-        value.encode("utf-8")  # fails exactly on a lone surrogate; faster than the search
+        value.encode("utf-8")  # fails exactly on a lone surrogate
     except UnicodeEncodeError:
         pass
     else:

@@ -1,16 +1,6 @@
 """Confining a call to folders of the workspace: ``within``, a tuple of root-relative paths.
 
-A ``within`` value names the parts of a root a call may see (an MCP client's roots inside the
-served folder, for example): ``None`` means the whole root; ``("src", "docs/guides")`` means
-those folders (or files) and everything under them; ``()`` means nothing. The same value
-confines every kind of result:
-
-- ranked search: :func:`within_filter` is a metadata filter on ``source_id``, written in the
-  filter language every backend compiles, so the backend pre-filters and ``top_k`` hits of the
-  confined part still come back;
-- grep and the file listings: :func:`is_within` keeps the collected files inside it before any
-  is read;
-- a read by path or chunk id: :func:`is_within` on the source id.
+``None``: the whole root; ``("src", "docs/a.md")``: those and all under them; ``()``: nothing.
 """
 
 from __future__ import annotations
@@ -36,19 +26,13 @@ __all__ = [
 ]
 
 _AFTER_SLASH: Final = "/\x01"
-"""Lower bound of the ids under a folder ``p``: ``p + "/\\x01"``. Every id under ``p`` sorts
-at or after it (ids hold no NUL byte), and ``p + "/"`` cannot be the bound itself because the
-workspace writes ``source_id`` filter values as stored ids (``"src/"`` -> ``"src"``)."""
+"""Lower bound of the ids under a folder ``p`` (``p + "/"`` itself would be rewritten)."""
 _PAST_SLASH: Final = chr(ord("/") + 1)
 """``"0"``: ``p + "0"`` is the first string after every ``p + "/..."``."""
 
 
 def normalise_within(paths: Iterable[str] | None) -> tuple[str, ...] | None:
-    """``paths`` as clean POSIX prefixes without duplicates or nesting; ``None``: the whole root.
-
-    ``"."`` or ``""`` (the root itself) among them gives ``None``; a path inside another one
-    listed is dropped (``("src", "src/app")`` -> ``("src",)``).
-    """
+    """``paths`` as clean POSIX prefixes without duplicates or nesting; ``None``: the whole root."""
     if paths is None:
         return None
     cleaned: list[str] = []
@@ -82,15 +66,9 @@ def within_filter(
 ) -> dict[str, Any]:
     """A ``source_id`` filter holding exactly for the ids in ``within`` (none for ``()``).
 
-    Each prefix ``p`` becomes the string range of ``p/...`` (``$gte``/``$lt``), which every
-    backend evaluates before ranking (a pre-filter), or'ed with ``source_id == p`` when ``p``
-    may be a source itself (a root naming one file).
-
     Args:
         within: The folders (see :func:`normalise_within`).
-        sources: The ids that are sources (``ws.source(p) is not None``); a prefix not in it
-            needs no equality test, which halves the cost of the filter per chunk. ``None``:
-            any prefix may be a source.
+        sources: The ids that are sources (only those get an equality test); ``None``: any.
     """
     if not within:
         return {"source_id": {"$in": []}}
@@ -136,8 +114,6 @@ def within_entries(root: Path, within: Sequence[str]) -> list[str]:
 
 def narrow_entries(root: Path, entries: Sequence[str], within: Sequence[str]) -> list[str]:
     """``entries`` with each folder around ``within`` replaced by ``within``'s folders in it.
-
-    So nothing outside them is walked; globs stay (:func:`keep_within` filters their files).
 
     Raises:
         InvalidInputError: no entry meets ``within``.
