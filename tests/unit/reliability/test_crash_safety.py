@@ -202,6 +202,7 @@ def _build(tmp_path: Path) -> tuple[Path, list[str]]:
         )
     ws = Workspace(root, embedder=FakeEmbedder(), chunking=None, hnsw_threshold=5)
     ws.sync()
+    ws.search("alpha", mode="vector")  # FAISS loaded: the removal below tombstones a node
     (root / "doc7.md").unlink()  # a tombstone in the graph, so its files are all there
     ws.sync()
     ws.save()  # a snapshot too, so its files are damaged as well

@@ -167,6 +167,6 @@ def build_snapshot(
         stats=stats,
         embed_texts=to_embed,
     )
-    if vectors is None or (embed_in_background and to_embed):
-        return snapshot  # lexical, or embedded later (DocsIndex starts the thread)
+    if vectors is None or (embed_in_background and to_embed and not vectors.has_all(to_embed)):
+        return snapshot  # lexical, or embedded later (DocsIndex queues it)
     return snapshot.with_vectors(vectors.embed_sections(to_embed))

@@ -97,6 +97,14 @@ class SectionVectors:
         """The embedder's model id."""
         return str(getattr(self.embedder, "model_id", type(self.embedder).__name__))
 
+    def has_all(self, texts: Sequence[str]) -> bool:
+        """Whether every text's vector is cached (then embedding them costs nothing)."""
+        with self._lock:
+            if not self._loaded:
+                self._loaded = True
+                self._cache.update(self._read_cache())
+            return all(text_hash(t) in self._cache for t in texts)
+
     def embed_sections(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """One unit-length row per text; cached texts are not embedded again."""
         with self._embedding:
