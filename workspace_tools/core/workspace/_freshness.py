@@ -30,7 +30,7 @@ from typing import Final
 from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.core.text.hashing import text_hash
 from workspace_tools.core.text.scan import scan
-from workspace_tools.core.workspace._base import WorkspaceBase
+from workspace_tools.core.workspace._host import WorkspaceHost
 from workspace_tools.core.workspace._ingest import RACY_WINDOW_NS
 
 __all__ = [
@@ -140,7 +140,7 @@ def _stats(root: Path, ids: Iterable[str]) -> dict[str, tuple[int, int]]:
     return out
 
 
-def record_skipped(workspace: WorkspaceBase, skipped: Iterable[str], *, complete: bool) -> None:
+def record_skipped(workspace: WorkspaceHost, skipped: Iterable[str], *, complete: bool) -> None:
     """After a sync: the files it saw but did not index are kept out until they change.
 
     A ``complete`` sync (of the default paths) replaces the list: it re-added what ``remove()``
@@ -160,7 +160,7 @@ def record_skipped(workspace: WorkspaceBase, skipped: Iterable[str], *, complete
     _write_unindexed(workspace.index_dir, found)
 
 
-def record_removed(workspace: WorkspaceBase, removed: Iterable[str]) -> None:
+def record_removed(workspace: WorkspaceHost, removed: Iterable[str]) -> None:
     """After ``remove()``: its files still on disk are kept out until they change."""
     found = _stats(workspace.root, removed)
     if found and workspace.index_dir.is_dir():
@@ -170,7 +170,7 @@ def record_removed(workspace: WorkspaceBase, removed: Iterable[str]) -> None:
 # -- the stat walk ---------------------------------------------------------------------------
 
 
-def _digest(workspace: WorkspaceBase, rel: str) -> str | None:
+def _digest(workspace: WorkspaceHost, rel: str) -> str | None:
     """The content hash of the file ``rel`` (read through the safe reader), if it reads."""
     try:
         data, _ = workspace.scan_config.read(workspace.root, rel)
@@ -179,12 +179,12 @@ def _digest(workspace: WorkspaceBase, rel: str) -> str | None:
     return text_hash(data)
 
 
-def _same_content(workspace: WorkspaceBase, rel: str, digest: str) -> bool:
+def _same_content(workspace: WorkspaceHost, rel: str, digest: str) -> bool:
     """Whether the file ``rel`` still hashes to ``digest``."""
     return _digest(workspace, rel) == digest
 
 
-def pending_changes(workspace: WorkspaceBase) -> PendingChanges:
+def pending_changes(workspace: WorkspaceHost) -> PendingChanges:
     """The files a ``sync()`` (of the default paths) would add, update or remove.
 
     One ``stat`` per file; only files recorded inside the racy-timestamp window are read.

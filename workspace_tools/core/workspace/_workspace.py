@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import threading
-import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from workspace_tools.core.adapters import adapter
+from workspace_tools.core.backends.base import VectorBackfill, backfills
 from workspace_tools.core.backends.catalog import SourceCatalog
 from workspace_tools.core.backends.config import (
     BackendConfig,
@@ -29,6 +31,7 @@ from workspace_tools.core.embedding.adapters import as_embedder
 from workspace_tools.core.embedding.embedder import Embedder, SentenceTransformerEmbedder
 from workspace_tools.core.errors import (
     InvalidInputError,
+    ReadOnlyWorkspaceError,
 )
 from workspace_tools.core.extras import (
     VECTOR_INSTALL,
@@ -44,27 +47,30 @@ from workspace_tools.core.text.chunking import ChunkingConfig
 from workspace_tools.core.text.scan import (
     ScanConfig,
     is_glob,
+    normalise_id,
 )
 from workspace_tools.core.text.tokenizer import Tokenizer, TokenizerConfig
-from workspace_tools.core.types import Chunk, SyncReport
+from workspace_tools.core.text.within import is_within, normalise_within
+from workspace_tools.core.types import Chunk, SearchResult, SyncReport
 from workspace_tools.core.workspace._compat import code_as_built
 from workspace_tools.core.workspace._freshness import record_removed
 from workspace_tools.core.workspace._ingest import (
     DocumentLike,
+    embed_texts,
     gc_paused,
-    stage_texts,
-    unpack_document,
 )
-from workspace_tools.core.workspace._listing import ListingPath
+from workspace_tools.core.workspace._lines import DEFAULT_READ_CHARS, TextPage
 from workspace_tools.core.workspace._progress import (
     BATCH_CHUNKS,
     BATCH_FILES,
     BATCH_SECONDS,
+    SyncProgress,
     SyncTracker,
 )
-from workspace_tools.core.workspace._reads import MAX_QUERY_CHARS, ReadPath
+from workspace_tools.core.workspace._reader import MAX_QUERY_CHARS, IndexReader
 from workspace_tools.core.workspace._settings import bm25_argument, workspace_options
-from workspace_tools.core.workspace._sync import SyncPath
+from workspace_tools.core.workspace._writer import IndexWriter
+from workspace_tools.core.workspace.reporting import progress_bar
 
 if TYPE_CHECKING:
     from workspace_tools.core.workspace._watch import Watcher
@@ -103,7 +109,7 @@ def _make_embedder(embedder: Any) -> Embedder | None:
     return as_embedder(embedder)
 
 
-class Workspace(ReadPath, SyncPath, ListingPath):
+class Workspace:
     """A folder of files (and any strings you add) indexed for BM25, vector and hybrid search.
 
     Settings not passed here come from the project's ``workspace-tools.yaml`` (its
@@ -277,6 +283,8 @@ class Workspace(ReadPath, SyncPath, ListingPath):
         """...or this many new chunks..."""
         self.batch_seconds = BATCH_SECONDS
         """...or this many seconds of reading, whichever comes first."""
+        self._writer = IndexWriter(self)
+        self._reader = IndexReader(self)
         if rebuild and not read_only:
             # The old index stays until the first commit replaces it in the same transaction,
             # so an interrupted rebuild leaves the previous index, not an empty one.
@@ -285,9 +293,347 @@ class Workspace(ReadPath, SyncPath, ListingPath):
                 self._saved_settings = self._db.settings()
             self._follower.empty = True
         else:
-            self._load()
+            self._writer._load()
         if self.chunking.code is None:
             self.chunking = code_as_built(self.chunking, None)
+
+    @property
+    def modes(self) -> tuple[str, ...]:
+        """Search modes this workspace can run."""
+        out = []
+        if self.bm25_enabled:
+            out.append("bm25")
+        if self.embedder is not None:
+            out.append("vector")
+        if len(out) == 2:
+            out.append("hybrid")
+        return tuple(out)
+
+    def _check_writable(self) -> None:
+        if self.read_only:
+            msg = (
+                f"The workspace at {str(self.root)!r} is read-only: indexing, removing and syncing "
+                "are disabled. Open it with read_only=False to change the index."
+            )
+            raise ReadOnlyWorkspaceError(msg)
+
+    def _normalise_source_id(self, source_id: str) -> str:
+        if not isinstance(source_id, str) or not source_id.strip():
+            msg = f"A source id must be a non-empty string, got {source_id!r}."
+            raise InvalidInputError(msg)
+        if "\x00" in source_id:
+            msg = f"Source id {source_id!r} contains a NUL byte."
+            raise InvalidInputError(msg)
+        if "://" in source_id:
+            return source_id
+        return normalise_id(self.root, self._root_relative(source_id)) or "."
+
+    def _root_relative(self, path: str) -> str:
+        """``'/docs/guide.md'`` (Mastra's id style) as ``'docs/guide.md'``.
+
+        An absolute path inside the root keeps its meaning; any other leading slash marks a
+        path relative to the workspace root.
+        """
+        if not path.startswith("/"):
+            return path
+        candidate = Path(os.path.normpath(path))
+        if candidate == self.root or self.root in candidate.parents:
+            return path
+        return path.lstrip("/") or "."
+
+    def _refresh(self) -> None:
+        with self._lock:
+            self._follower.refresh()
+
+    def _show(self, show: bool | None, /) -> bool:  # noqa: FBT001 - positional-only
+        return self.show_progress if show is None else show
+
+    def _progress(self, items: list[Any], label: str, *, show: bool | None) -> Iterator[Any]:
+        bar = progress_bar(len(items), label, show=self._show(show))
+        try:
+            for item in items:
+                yield item
+                if bar is not None:
+                    bar.update(1)
+        finally:
+            if bar is not None:
+                bar.close()
+
+    def _settings(self) -> dict[str, Any]:
+        embedder = None
+        if self.embedder is not None:
+            embedder = {"model_id": self.embedder.model_id, "dimension": self.embedder.dimension}
+        elif self._saved_settings is not None:
+            embedder = self._saved_settings.get("embedder")
+        return {
+            "tokenizer": self.tokenizer.fingerprint(),
+            "chunking": self.chunking.to_dict(),
+            "bm25": self.bm25_config.to_dict() if self.bm25_enabled else None,
+            "embedder": embedder,
+        }
+
+    def _ensure_vectors(self, *, refreshed: bool = False, embed: bool = True) -> None:
+        """Ready the backend's vectors and embed chunks indexed before vectors were enabled.
+
+        ``refreshed``: the caller has just caught up with the database (a search). ``embed``:
+        ``False`` leaves chunks without a vector to the next call that embeds.
+        """
+        state = self._state
+        if self.embedder is None or not backfills(state):
+            return
+        embedder = self.embedder
+        with self._lock:  # without the write lock: a search does not wait for a running sync
+            if not refreshed:
+                self._follower.refresh()
+            if not state.ensure_vectors(embedder.dimension, embedder.model_id) or not embed:
+                return
+        with self._write_lock:
+            with self._lock:
+                self._follower.refresh()
+                pending = state.ensure_vectors(embedder.dimension, embedder.model_id)
+            if not pending:
+                return
+            texts = {r.hash: r.text for r in self._db.chunks(list(pending)).values()}
+            vectors = embed_texts(self.embedder, texts, show_progress=self.show_progress)
+            if not self.read_only and vectors:
+                with self._lock, self._db.write("save vectors") as writer:
+                    writer.put_vectors(vectors)
+                    writer.set_meta("settings", json.dumps(self._settings(), sort_keys=True))
+            with self._lock:
+                state.add_vectors(vectors)
+
+    def __len__(self) -> int:
+        with self._lock:
+            self._follower.refresh()
+            return len(self._state)
+
+    def __repr__(self) -> str:
+        return (
+            f"Workspace(root={str(self.root)!r}, sources={len(self.source_ids())}, "
+            f"chunks={len(self)}, modes={self.modes})"
+        )
+
+    def source_ids(self) -> list[str]:
+        """Ids of every indexed file and string."""
+        with self._lock:
+            self._follower.refresh()
+            return list(self._sources.all())
+
+    def source(self, source_id: str) -> SourceRecord | None:
+        """The manifest row of a source, if indexed."""
+        with self._lock:
+            self._follower.refresh()
+            return self._sources.get(self._normalise_source_id(source_id))
+
+    def chunks_of(self, source_id: str) -> list[Chunk]:
+        """Chunks of a source, in order."""
+        with self._lock:
+            if self._follower.empty or not self._db.exists():
+                return []
+            return [r.chunk() for r in self._db.chunks_of(self._normalise_source_id(source_id))]
+
+    def stats(self, *, within: Sequence[str] | None = None) -> dict[str, Any]:
+        """Counts and settings, for people and tools.
+
+        Args:
+            within: Count only the sources in these folders of the root (and their chunks),
+                as an MCP client's roots confine a session; ``None``: every source. Vectors
+                are then counted only when every chunk has one (else ``None``: not known).
+        """
+        within = normalise_within(within)
+        with self._lock:
+            self._follower.refresh()
+            state = self._state
+            vectors = state.vector_count() if isinstance(state, VectorBackfill) else None
+            if vectors is None:
+                no_vectors = self.embedder is None or self._follower.empty or not self._db.exists()
+                vectors = 0 if no_vectors else self._db.count_embedded()
+            sources, chunks = len(self._sources.all()), len(self._state)
+            if within is not None:
+                inside = [r for s, r in self._sources.all().items() if is_within(s, within)]
+                every = vectors >= chunks
+                sources, chunks = len(inside), sum(len(r.chunk_ids) for r in inside)
+                vectors = chunks if every and vectors else (0 if not vectors else None)
+            return {
+                "root": str(self.root),
+                "index_dir": str(self.index_dir),
+                "sources": sources,
+                "chunks": chunks,
+                "modes": list(self.modes),
+                "embedder": self.embedder.model_id if self.embedder else None,
+                "vectors": vectors,
+                "backend": self._state.name,
+            }
+
+    def _matching(self, target: str) -> list[str]:
+        """Sources ``target`` names: itself, or everything under it as a folder."""
+        with self._lock:
+            if target in {"", "."}:
+                return list(self._sources.all())
+            single = self._sources.get(target) is not None
+            if single and (self._follower.empty or not self._db.has_children(target)):
+                return [target]
+            return [s for s in self._sources.all() if s == target or s.startswith(target + "/")]
+
+    @property
+    def sync_progress(self) -> SyncProgress:
+        """How far the running (or last) sync of this object got; safe from any thread."""
+        return self._tracker.snapshot()
+
+    def sync(
+        self, paths: Sequence[str] | str | None = None, *, show_progress: bool | None = None
+    ) -> SyncReport:
+        """Bring the index in line with files under the root.
+
+        New and changed files are converted, chunked and embedded (vectors come from the cache
+        first); files deleted from disk leave both indexes; unchanged files cost one ``stat``.
+
+        Args:
+            paths: Files, directories and glob patterns relative to the root (default: the root).
+            show_progress: Show a progress bar (default: the workspace setting).
+
+        Changes are committed in bounded batches (``batch_files`` changed files,
+        ``batch_chunks`` new chunks or ``batch_seconds`` of reading, whichever comes first;
+        removals go with the last batch), so an interrupt, a kill or a crash keeps every
+        finished batch and the next sync continues without embedding them again.
+        :attr:`sync_progress` says how far a running sync got, from any thread.
+
+        Returns:
+            What was added, updated, removed and skipped (with reasons).
+        """
+        return self._writer.sync(paths, show_progress=show_progress)
+
+    def commit_pending_rebuild(self) -> bool:
+        """Commit a pending ``rebuild=True`` now: the old index is cleared in this commit.
+
+        A workspace opened with ``rebuild=True`` keeps the previous index on disk until its first
+        commit replaces it (an interrupted rebuild leaves the old index, not an empty one). Call
+        this to make the clear durable before other work reads the stored state (``save()`` and
+        ``ray_index()`` do). Cached vectors are kept when the embedder is unchanged.
+
+        Returns:
+            Whether there was a clear to commit (``False``: nothing was written).
+        """
+        return self._writer.commit_pending_rebuild()
+
+    def search(
+        self,
+        query: str | Sequence[str],
+        *,
+        top_k: int = 10,
+        mode: str | None = None,
+        min_score: float | None = None,
+        filter: Mapping[str, Any] | None = None,  # noqa: A002 - the public API name
+        vector_weight: float | None = None,
+    ) -> list[SearchResult]:
+        """Rank chunks for ``query``.
+
+        Args:
+            query: Words, a question, or code identifiers; or a list of up to
+                :data:`~workspace_tools.core.ranking.multi.MAX_QUERIES` formulations of the same
+                need (paraphrases). Each formulation is ranked in ``mode`` and the rankings are
+                fused by reciprocal rank fusion; each result's ``found_by`` names the
+                formulations that found it and ``score`` is the fused score.
+            top_k: Most results (larger than the corpus returns the whole ranked corpus).
+            mode: ``bm25``, ``vector`` or ``hybrid``; default hybrid when both indexes exist.
+            min_score: Drop results scoring below this (scores depend on the mode; see docs).
+                With several formulations it applies to each one's own scores, before fusion.
+            filter: Conditions on chunk metadata (``source_id``, ``format`` and your own keys):
+                plain values for equality (on a list-valued key: one of its elements), or
+                operators ``$eq $ne $in $nin $gt $gte $lt $lte $exists``, combined with
+                ``$and``/``$or`` (see ``core/ranking/filters.py``); applied before ranking, so
+                ``top_k`` matching hits come back.
+            vector_weight: Weight of the vector side in hybrid fusion for this call, in [0, 1]
+                (default: the workspace's).
+
+        Returns:
+            Results best first. An empty query or index gives an empty list; BM25 never returns
+            chunks that share no term with the query.
+
+        Raises:
+            InvalidInputError: a query that is not a string or a list of 1 to 5 strings, too
+                long a query, a bad ``top_k``, ``vector_weight``, mode or filter.
+        """
+        return self._reader.search(
+            query,
+            top_k=top_k,
+            mode=mode,
+            min_score=min_score,
+            filter=filter,
+            vector_weight=vector_weight,
+        )
+
+    def read(
+        self,
+        path: str | None = None,
+        *,
+        start_line: int | None = None,
+        end_line: int | None = None,
+        chunk_id: str | None = None,
+        max_chars: int = DEFAULT_READ_CHARS,
+    ) -> TextPage:
+        """Lines of a file's converted text (or of an indexed string), a page at a time.
+
+        Give ``path`` and optionally a line range, or ``chunk_id`` (a search result's ``id``)
+        for that chunk's lines. Rich documents (PDF, DOCX...) are read as the Markdown ``sync``
+        indexes (from the conversion cache, which a read never writes), so line numbers match
+        search and grep results.
+        The page holds whole lines up to ``max_chars`` characters; ``more_lines`` says how many
+        follow (read on with ``start_line=page.end_line + 1``).
+
+        Raises:
+            InvalidInputError: no path nor chunk id, both a chunk id and a line range, an
+                unknown chunk, a missing or unreadable file, bad line numbers or ``max_chars``.
+            PathOutsideWorkspaceError: the path leaves the workspace root.
+        """
+        return self._reader.read(
+            path, start_line=start_line, end_line=end_line, chunk_id=chunk_id, max_chars=max_chars
+        )
+
+    def read_text(self, path: str) -> str:
+        """Text of a file inside the root (converted like ``sync`` does), for tools.
+
+        Raises:
+            InvalidInputError: No such file, not a regular file, too large, unreadable (the OS
+                reason), or not convertible.
+            PathOutsideWorkspaceError: The path leaves the root.
+        """
+        return self._reader.read_text(path)
+
+    def warm_up(self, *, embed: bool = True) -> None:
+        """Load now what the first vector or hybrid search would otherwise wait for.
+
+        Opening reads the BM25 index only. The dense index is made by the first vector or
+        hybrid search: FAISS filled from the vectors the database keeps (their one copy; ~0.35 s
+        at 50,000 chunks), and any chunk indexed before vectors were enabled embedded. A server
+        calls this from its background thread once its model is loaded, so its first hybrid
+        search answers at once (``mcp/_background.py``). Without an embedder it does nothing.
+
+        Args:
+            embed: Also embed the chunks without a vector (stored, unless read-only). ``False``
+                loads only what is stored and leaves those to the first vector search (a
+                read-only server: it could not keep them, and would embed them at every start).
+        """
+        self._ensure_vectors(embed=embed)
+
+    def as_retriever(
+        self, *, search_type: str = "similarity", search_kwargs: Mapping[str, Any] | None = None
+    ) -> Any:
+        """This workspace as a LangChain retriever (``WorkspaceRetriever``), LangChain-style.
+
+        Args:
+            search_type: ``similarity`` (the default mode, or ``search_kwargs["mode"]``),
+                ``similarity_score_threshold`` (needs ``score_threshold``), or a mode by name:
+                ``bm25``, ``vector``, ``hybrid``.
+            search_kwargs: ``k``, ``filter``, ``mode``, ``vector_weight``, ``score_threshold``
+                (or ``min_score``).
+
+        Raises:
+            ValueError: an unknown ``search_type`` or ``search_kwargs`` key.
+            MissingDependencyError: ``langchain-core`` is not installed.
+        """
+        factory = adapter("retriever")
+        return factory(self, search_type=search_type, search_kwargs=dict(search_kwargs or {}))
 
     @classmethod
     def from_project(cls, root: str | os.PathLike[str], **overrides: Any) -> Workspace:
@@ -329,7 +675,7 @@ class Workspace(ReadPath, SyncPath, ListingPath):
         """
         # The chunk ids come from the change itself: reading the source back cost a refresh
         # and a query per write.
-        chunk_ids = self._index_documents(
+        chunk_ids = self._writer._index_documents(
             [(id, content, dict(metadata or {}))], show_progress=False
         )[1]
         return next(iter(chunk_ids.values()), [])
@@ -343,47 +689,7 @@ class Workspace(ReadPath, SyncPath, ListingPath):
         # the workspace holds (~0.35 s of a 50,000-chunk build in 10,000-chunk batches, ~50 ms
         # paused; the objects that outlive the batch are walked once, after it).
         with gc_paused():
-            return self._index_documents(documents, show_progress=show_progress)[0]
-
-    def _index_documents(
-        self, documents: Iterable[DocumentLike], *, show_progress: bool | None
-    ) -> tuple[SyncReport, dict[str, list[str]]]:
-        """:meth:`index_many`, and the chunk ids of each source id (normalised) it was given."""
-        self._check_writable()
-        started = time.perf_counter()
-        report = SyncReport()
-        chunk_ids: dict[str, list[str]] = {}
-        previous_of: dict[str, SourceRecord | None] = {}
-        digests: dict[str, str] = {}
-        with self._write_lock:
-            self._refresh()
-            latest: dict[str, tuple[str, dict[str, Any]]] = {}
-            for doc in documents:
-                doc_id, content, metadata = unpack_document(doc)
-                latest[self._normalise_source_id(doc_id)] = (content, metadata)
-            with gc_paused():  # many small objects, no cycles: no collection passes over them
-                with self._lock:
-                    previous = self._sources.get_many(latest)
-                staged = stage_texts(
-                    latest,
-                    previous,
-                    chunking=self.chunking,
-                    report=report,
-                    chunk_ids=chunk_ids,
-                    previous_of=previous_of,
-                    digests=digests,
-                )
-            self._apply(
-                staged,
-                [],
-                report,
-                show_progress=show_progress,
-                previous=previous_of,
-                digests=digests,
-            )
-        report.seconds = time.perf_counter() - started
-        chunk_ids.update((record.id, list(record.chunk_ids)) for record, _ in staged)
-        return report, chunk_ids
+            return self._writer._index_documents(documents, show_progress=show_progress)[0]
 
     def remove(self, id_or_prefix: str) -> list[str]:
         """Remove a source, every source under a folder prefix, or every source matching a glob.
@@ -404,7 +710,7 @@ class Workspace(ReadPath, SyncPath, ListingPath):
             else:
                 ids = self._matching(target)
             report = SyncReport(removed=ids)
-            self._apply([], ids, report, show_progress=False)
+            self._writer._apply([], ids, report, show_progress=False)
             record_removed(self, ids)  # kept out of the next stat walk until they change
             return ids
 
@@ -452,11 +758,11 @@ class Workspace(ReadPath, SyncPath, ListingPath):
         self._check_writable()
         with self._write_lock, self._lock:
             self._refresh()
-            self.commit_pending_rebuild()
+            self._writer.commit_pending_rebuild()
             if self._db.exists():
-                self._merge(prune=True)
+                self._writer._merge(prune=True)
                 self._db.compact()
-            self._prune_conversions()
+            self._writer._prune_conversions()
 
     def close(self) -> None:
         """Stop the helper process this workspace started and release the backend's connections.

@@ -11,7 +11,8 @@ import pytest
 from tests.support.calls import record_first_arguments
 from tests.support.fakes import FakeEmbedder
 from workspace_tools.core.text import hashing
-from workspace_tools.core.workspace import Workspace, _writes
+from workspace_tools.core.workspace import Workspace
+from workspace_tools.core.workspace import _writer as _writes
 
 
 def _stored_hashes(ws: Workspace) -> dict[str, str]:

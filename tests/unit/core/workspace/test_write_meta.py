@@ -9,7 +9,7 @@ import pytest
 
 from tests.support.fakes import FakeEmbedder
 from workspace_tools import Workspace
-from workspace_tools.core.workspace import _writes
+from workspace_tools.core.workspace import _writer as _writes
 
 
 def test_writes_store_the_settings_and_root_made_once(
