@@ -19,7 +19,7 @@ from workspace_tools.core.ranking.fusion import DEFAULT_FUSION
 from workspace_tools.core.text.chunking import ChunkingConfig
 from workspace_tools.core.text.scan import ScanConfig
 from workspace_tools.core.workspace import Workspace
-from workspace_tools.core.workspace._settings import _KEYS
+from workspace_tools.core.workspace.settings import _KEYS
 
 PAGE = REPO / "docs" / "configuration.md"
 SECTIONS: dict[str, Any] = {

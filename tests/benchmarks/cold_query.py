@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 from workspace_tools.core.workspace import Workspace
-from workspace_tools.core.workspace._freshness import pending_changes
+from workspace_tools.core.workspace.freshness import pending_changes
 
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 CLI = [sys.executable, "-m", "workspace_tools.cli"]

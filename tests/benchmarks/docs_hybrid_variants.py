@@ -6,7 +6,7 @@ The variants tried for issue 29 before a default was chosen, on the TUNE half of
 ``_mastra_questions.py`` and the twenty keyword queries of ``docs_mastra.py`` (the held-out half
 is never read here): fusion rule and vector weight; the page's own vector (title and
 description) mixed into each section's cosine; fusing per page (best section of each side)
-instead of per section; the page-kind prior on the vector side (power 0 to 1.5) and applied after
+instead of per section; the page-type prior on the vector side (power 0 to 1.5) and applied after
 fusion instead; the candidate pool; the question's lead words ("how do I", "what is") left out of
 the embedded query; field weights of the lexical side. ``--path-text`` also embeds every section
 again as "short title > heading path", the page description, then the text (about 4,000 texts:
@@ -33,7 +33,7 @@ from _mastra_questions import TUNE, Question
 from docs_mastra import DEFAULT_ROOT, QUERIES
 
 from workspace_tools.core.docs.index import DocsIndex, FieldWeights, HybridConfig, PagePrior
-from workspace_tools.core.docs.kinds import page_factor, query_intent
+from workspace_tools.core.docs.page_types import page_factor, query_intent
 from workspace_tools.core.docs.vectors import SectionVectors, default_cache_file, fuse_scores
 from workspace_tools.core.embedding.embedder import SentenceTransformerEmbedder
 from workspace_tools.core.text.chunking import is_markdown_heading
@@ -63,7 +63,7 @@ class Arrays:
         assert index._vectors is not None
         self.section_page = snap.section_page
         self.pages = [p.path for p in snap.pages]
-        self.kinds = snap.page_kinds
+        self.kinds = snap.page_types
         self.rows: dict[str, dict[str, Array]] = {}
         self.intent: dict[str, str | None] = {}
         section_sets = {"section": snap.vectors, **extra}
@@ -82,7 +82,7 @@ class Arrays:
             self.intent[query] = query_intent(query)
 
     def factors(self, query: str, prior: PagePrior = PagePrior()) -> Array:
-        """The page-kind factor of each section's page."""
+        """The page-type factor of each section's page."""
         kinds = [page_factor(k, self.intent[query], prior) for k in self.kinds]
         return np.array(kinds, dtype=np.float32)[self.section_page]
 
@@ -100,7 +100,7 @@ class Arrays:
 
 
 def _lexical(index: DocsIndex, query: str) -> Array:
-    """The weighted lexical section scores of ``query`` (before the page-kind prior)."""
+    """The weighted lexical section scores of ``query`` (before the page-type prior)."""
     snap = index._snap()
     total = np.zeros(len(snap.sections), dtype=np.float32)
     for group in snap.expander.expand(query):

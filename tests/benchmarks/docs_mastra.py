@@ -8,8 +8,8 @@ prefix/typo expansion switched off, to show what expansion adds.
     .venv/bin/python tests/benchmarks/docs_mastra.py [--root DIR] [--repeat N] [--peer DIR]
 
 Then the 71 written questions of ``_mastra_questions.py`` (TUNE half looked at while choosing the
-page-kind prior, HELD_OUT half only reported) and the twenty queries above, with the page-kind
-prior (``core/docs/kinds.py``) off and on: success@1, success@3 and MRR@10 over distinct pages.
+page-type prior, HELD_OUT half only reported) and the twenty queries above, with the page-type
+prior (``core/docs/page_types.py``) off and on: success@1, success@3 and MRR@10 over distinct pages.
 
 ``--peer DIR`` also runs the peer: MiniSearch (the engine behind lightweight docs servers such as
 Mastra's) configured as the reference server describes it (boosts title 5, description 3,
@@ -101,7 +101,7 @@ def first_hits(index: DocsIndex, questions: list[Question]) -> tuple[int, int, f
 
 
 def report_page_prior(root: Path) -> None:
-    """The written questions and the twenty queries, page-kind prior off and on."""
+    """The written questions and the twenty queries, page-type prior off and on."""
     older = [(query, (expected,)) for query, expected, _ in QUERIES]
     for label, prior in (("off", PagePrior(guide=1.0, match=1.0)), ("on ", PagePrior())):
         index = DocsIndex(root, page_prior=prior)

@@ -26,7 +26,7 @@ from _testsets import SHARED
 from tests.unit.core.ranking.test_prior_kinds import reference_kind
 from workspace_tools.core.convert import convert_bytes
 from workspace_tools.core.errors import WorkspaceError
-from workspace_tools.core.ranking.prior import content_kind
+from workspace_tools.core.ranking.content_kinds import content_kind
 
 
 def sources() -> dict[str, list[tuple[str, str, str]]]:

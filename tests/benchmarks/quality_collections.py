@@ -19,7 +19,7 @@ agent's search uses), Recall@100 from ``top_k=100``. Vectors come from the defau
 behind an on-disk cache in ``/tmp`` (``_testsets.CachedEmbedder``), so only the first run embeds.
 
 ``--prior``: only bm25, vector and hybrid at the defaults, with the ranking prior off and on, and
-the kinds ``core/ranking/prior.py`` gave the collection's documents.
+the kinds ``core/ranking/content_kinds.py`` gave the collection's documents.
 """
 
 from __future__ import annotations
@@ -49,8 +49,8 @@ from _testsets import (
 
 from workspace_tools import Workspace
 from workspace_tools.core.index.sparse import QUERY_TF_RULES, BM25Config
+from workspace_tools.core.ranking.content_kinds import KIND_KEY
 from workspace_tools.core.ranking.fusion import FUSION_RULES
-from workspace_tools.core.ranking.prior import KIND_KEY
 
 COLLECTIONS = ["scifact-train", "scifact-test", "cisi", "cranfield", "npl"]
 
@@ -139,7 +139,7 @@ def run_collection(
 
 
 def prior_check(name: str, embedder: CachedEmbedder) -> dict[str, Any]:
-    """The default modes with the ranking prior (``core/ranking/prior.py``) off and on."""
+    """The default modes with the ranking prior (``core/ranking/content_kinds.py``) off and on."""
     _, queries, qrels = load(name)
     ws = build(name, embedder)
     kinds: dict[str, int] = {}

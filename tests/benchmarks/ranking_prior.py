@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _mastra_questions import HELD_OUT, QUESTIONS, TUNE, Question
 
 from workspace_tools import Workspace
-from workspace_tools.core.ranking.prior import KIND_KEY
+from workspace_tools.core.ranking.content_kinds import KIND_KEY
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_ROOT = Path(

@@ -70,7 +70,7 @@ def vectors_off(args: argparse.Namespace) -> bool:
     if not missing:
         return False
     from workspace_tools.core.config import ProjectConfig
-    from workspace_tools.core.workspace._settings import workspace_options
+    from workspace_tools.core.workspace.settings import workspace_options
 
     root = os.path.abspath(args.root)
     if not os.path.isdir(root):

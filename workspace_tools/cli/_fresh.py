@@ -1,7 +1,7 @@
 """The freshness rule of ``workspace-tools search``: never answer silently from a stale index.
 
 Before it searches an existing index (without ``--sync`` or ``--no-sync``), ``search`` walks the
-folder with one ``stat`` per file (:mod:`workspace_tools.core.workspace._freshness`). Then:
+folder with one ``stat`` per file (:mod:`workspace_tools.core.workspace.freshness`). Then:
 
 - nothing changed: it searches;
 - at most :data:`AUTO_SYNC_FILES` files (new, changed or deleted) holding at most
@@ -21,7 +21,7 @@ import sys
 from typing import Any, Final
 
 from workspace_tools.core.text.scan import is_glob
-from workspace_tools.core.workspace._freshness import (
+from workspace_tools.core.workspace.freshness import (
     AUTO_SYNC_BYTES,
     AUTO_SYNC_FILES,
     pending_changes,

@@ -179,7 +179,7 @@ def _context(root_arg: str, *, index_dir: str | None = None) -> tuple[Path, Any,
     from workspace_tools.core.config import ProjectConfig
     from workspace_tools.core.convert import CachedConverter, ConversionCache
     from workspace_tools.core.text.scan import ScanConfig
-    from workspace_tools.core.workspace._settings import workspace_options
+    from workspace_tools.core.workspace.settings import workspace_options
 
     root = Path(root_arg).expanduser().absolute()
     if not root.is_dir():

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from workspace_tools.cli import main
-from workspace_tools.core.workspace import _freshness
+from workspace_tools.core.workspace import freshness as _freshness
 
 BM25 = ("--embedder", "none")
 OLD = time.time() - 3600  # an hour ago: mtimes the index trusts (outside the racy window)

@@ -15,7 +15,7 @@ import numpy.typing as npt
 from workspace_tools.core.convert.formats import DOCS_PAGE_SUFFIXES
 from workspace_tools.core.docs._mdx import DocsPage, first_paragraph, parse_page
 from workspace_tools.core.docs.expand import ExpansionConfig, QueryExpander, surface_map
-from workspace_tools.core.docs.kinds import page_kind
+from workspace_tools.core.docs.page_types import page_type
 from workspace_tools.core.docs.results import DocsStats
 from workspace_tools.core.docs.vectors import SectionVectors, page_text, section_text
 from workspace_tools.core.errors import InvalidInputError
@@ -59,7 +59,7 @@ class Snapshot:
     by_path: dict[str, int]
     sections: tuple[Section, ...]
     section_page: npt.NDArray[np.int64]
-    page_kinds: tuple[str, ...]
+    page_types: tuple[str, ...]
     fields: dict[str, SparseIndex | None]
     expander: QueryExpander
     stats: DocsStats
@@ -161,7 +161,7 @@ def build_snapshot(
         by_path={p.path: i for i, p in enumerate(pages)},
         sections=tuple(sections),
         section_page=np.array([s.page for s in sections], dtype=np.int64),
-        page_kinds=tuple(page_kind(p.path) for p in pages),
+        page_types=tuple(page_type(p.path) for p in pages),
         fields=fields,
         expander=expander,
         stats=stats,

@@ -1,7 +1,7 @@
 """DocsIndex: search a documentation tree (``.md``/``.mdx`` pages) section by section.
 
 BM25F-style: one BM25 index per field, summed with field weights; query words expand
-(:mod:`.expand`), page kinds weigh (:mod:`.kinds`), vectors fuse in (:mod:`.vectors`).
+(:mod:`.expand`), page types weigh (:mod:`.kinds`), vectors fuse in (:mod:`.vectors`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from workspace_tools.core.docs.build import (
     build_snapshot,
 )
 from workspace_tools.core.docs.expand import ExpansionConfig
-from workspace_tools.core.docs.kinds import PagePrior, page_factor, query_intent
+from workspace_tools.core.docs.page_types import PagePrior, page_factor, query_intent
 from workspace_tools.core.docs.results import DocsHit, DocsStats, FieldWeights
 from workspace_tools.core.docs.vectors import (
     HybridConfig,
@@ -95,7 +95,7 @@ class DocsIndex:
             expansion: Prefix and typo settings for query words.
             bm25: BM25 parameters of every field index.
             suffixes: File name endings indexed as pages.
-            page_prior: Multipliers by page kind (``PagePrior(guide=1, match=1)``: off).
+            page_prior: Multipliers by page type (``PagePrior(guide=1, match=1)``: off).
             embedder: Embed each section too for hybrid search; ``None`` ranks lexically.
             hybrid: Vector weight, fusion rule and candidate pool of hybrid search.
             vector_cache: Keep section vectors on disk (``True``: user cache; or a file path).
@@ -241,7 +241,7 @@ class DocsIndex:
             total += best
         intent = query_intent(query)
         factors = np.array(
-            [page_factor(kind, intent, self.page_prior) for kind in snap.page_kinds],
+            [page_factor(kind, intent, self.page_prior) for kind in snap.page_types],
             dtype=np.float32,
         )
         if len(factors) and not np.all(factors == 1.0):

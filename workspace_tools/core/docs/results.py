@@ -37,7 +37,7 @@ class DocsHit:
     snippet: str
     """Best lines of the section, query hits marked ``<<like this>>``."""
     score: float
-    """Weighted per-field BM25 score times the page-kind factor (hybrid: fused); higher: better."""
+    """Weighted per-field BM25 score times the page-type factor (hybrid: fused); higher: better."""
     line: int
     """1-based file line of the snippet's first line."""
 

@@ -13,10 +13,10 @@ from workspace_tools.core.backends.base import BackendQuery, caches_results
 from workspace_tools.core.convert import Converted
 from workspace_tools.core.embedding.embedder import embed_query
 from workspace_tools.core.errors import ConversionError, InvalidInputError, WorkspaceError
+from workspace_tools.core.ranking.content_kinds import KIND_KEY, prior_of, reweigh
 from workspace_tools.core.ranking.filters import Filter
 from workspace_tools.core.ranking.fusion import FusedHit
 from workspace_tools.core.ranking.multi import check_queries, fuse_rankings
-from workspace_tools.core.ranking.prior import KIND_KEY, prior_of, reweigh
 from workspace_tools.core.ranking.ranking import fuse, resolve_mode
 from workspace_tools.core.text.scan import normalise_id, read_inside, resolve_inside
 from workspace_tools.core.types import Chunk, SearchResult
@@ -267,7 +267,7 @@ class IndexReader:
             if plain:
                 break  # every weight is 1.0: the scores stand as they are
             if want == pool:
-                # Each side's scores weighed by the kind of file (core/ranking/prior.py).
+                # Each side's scores weighed by the kind of file (core/ranking/content_kinds.py).
                 bm25_hits = reweigh(bm25_hits, kinds.get)
                 vector_hits = reweigh(vector_hits, kinds.get)
                 break

@@ -53,7 +53,6 @@ from workspace_tools.core.text.tokenizer import Tokenizer, TokenizerConfig
 from workspace_tools.core.text.within import is_within, normalise_within
 from workspace_tools.core.types import Chunk, SearchResult, SyncReport
 from workspace_tools.core.workspace._compat import code_as_built
-from workspace_tools.core.workspace._freshness import record_removed
 from workspace_tools.core.workspace._ingest import (
     DocumentLike,
     embed_texts,
@@ -68,9 +67,10 @@ from workspace_tools.core.workspace._progress import (
     SyncTracker,
 )
 from workspace_tools.core.workspace._reader import MAX_QUERY_CHARS, IndexReader
-from workspace_tools.core.workspace._settings import bm25_argument, workspace_options
 from workspace_tools.core.workspace._writer import IndexWriter
+from workspace_tools.core.workspace.freshness import record_removed
 from workspace_tools.core.workspace.reporting import progress_bar
+from workspace_tools.core.workspace.settings import bm25_argument, workspace_options
 
 if TYPE_CHECKING:
     from workspace_tools.core.workspace._watch import Watcher
@@ -139,9 +139,10 @@ class Workspace:
             SciFact and three classic collections), ``"weighted"`` (Mastra's), ``"rrf"``,
             ``"minmax"`` or ``"spread"``; see docs/benchmarks.md, "Fusion rules".
         vector_weight: Weight of the vector side in hybrid fusion, in [0, 1] (default 0.5).
-        ranking_prior: Weigh scores by the kind of file (``core/ranking/prior.py``): navigation
-            files, lockfiles, minified bundles, sitemaps and generated files count less than
-            the pages that answer (default True; see docs/benchmarks.md, "Ranking prior").
+        ranking_prior: Weigh scores by the content kind of each file
+            (``core/ranking/content_kinds.py``): navigation files, lockfiles, minified bundles,
+            sitemaps and generated files count less than the pages that answer (default True;
+            see docs/benchmarks.md, "Ranking prior").
         read_only: Refuse every change to the index (default False).
         autosave: Save after every call that changed the index.
         rebuild: Ignore (and replace) an existing index instead of loading it.

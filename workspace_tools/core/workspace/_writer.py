@@ -32,7 +32,6 @@ from workspace_tools.core.workspace._compat import (
     code_as_built,
     root_record,
 )
-from workspace_tools.core.workspace._freshness import record_skipped
 from workspace_tools.core.workspace._host import WorkspaceHost
 from workspace_tools.core.workspace._ingest import (
     DocumentLike,
@@ -42,6 +41,7 @@ from workspace_tools.core.workspace._ingest import (
     stage_texts,
     unpack_document,
 )
+from workspace_tools.core.workspace.freshness import record_skipped
 
 __all__ = ["IndexWriter"]
 

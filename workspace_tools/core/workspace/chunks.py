@@ -10,7 +10,7 @@ import dataclasses
 from typing import Any
 
 from workspace_tools.core.convert import UNIT_FORMATS, Converted
-from workspace_tools.core.ranking.prior import KIND_KEY, content_kind
+from workspace_tools.core.ranking.content_kinds import KIND_KEY, content_kind
 from workspace_tools.core.text.chunking import ChunkingConfig, chunk_text
 from workspace_tools.core.text.code_chunks import code_chunks
 from workspace_tools.core.types import Chunk
@@ -24,20 +24,16 @@ def chunk_converted(
     metadata: dict[str, Any],
     *,
     config: ChunkingConfig,
-    kind: str | None = None,
 ) -> list[Chunk]:
     """Chunks of a converted source; PDF pages, slides and sheets go into chunk metadata.
 
     Source files are cut at their definitions when ``config.code`` is on (``symbol`` and
     ``symbol_kind`` metadata, ``core/text/code_chunks.py``), else (or when that fails) by lines.
 
-    Each chunk's metadata also holds the source's kind (``content_kind``: prose, code,
-    navigation, lockfile, minified... from ``core/ranking/prior.py``), unless the caller set one.
-    ``kind``: that kind when it is known already (computed elsewhere, or a placeholder the
-    caller replaces in the chunks' metadata, where it keeps its place as the first key).
+    Each chunk's metadata also holds the source's content kind (``content_kind``: prose, code,
+    navigation, lockfile, minified...: ``core/ranking/content_kinds.py``).
     """
-    if kind is None:
-        kind = content_kind(source_id, converted.text, fmt=converted.format)
+    kind = content_kind(source_id, converted.text, fmt=converted.format)
     meta = {KIND_KEY: kind, **converted.metadata, **metadata, "format": converted.format}
     meta.pop("headings", None)
     chunks = None

@@ -50,7 +50,7 @@ def test_the_config_file_chooses_the_backend(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     from workspace_tools.core.config import ProjectConfig
-    from workspace_tools.core.workspace._settings import workspace_options
+    from workspace_tools.core.workspace.settings import workspace_options
 
     options, _ = workspace_options(ProjectConfig.load(tmp_path))
     assert options["backend"] == BackendConfig(

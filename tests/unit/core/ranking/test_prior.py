@@ -9,7 +9,13 @@ import pytest
 
 from tests.support.fakes import FakeEmbedder
 from workspace_tools.core.errors import InvalidInputError
-from workspace_tools.core.ranking.prior import KIND_KEY, PRIORS, content_kind, prior_of, reweigh
+from workspace_tools.core.ranking.content_kinds import (
+    KIND_KEY,
+    PRIORS,
+    content_kind,
+    prior_of,
+    reweigh,
+)
 from workspace_tools.core.workspace import Workspace
 
 PROSE = """# Agent memory

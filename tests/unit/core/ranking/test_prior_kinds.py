@@ -7,8 +7,8 @@ from pathlib import PurePosixPath
 
 import pytest
 
-from workspace_tools.core.ranking import prior
-from workspace_tools.core.ranking.prior import content_kind, shape
+from workspace_tools.core.ranking import content_kinds as prior
+from workspace_tools.core.ranking.content_kinds import content_kind, shape
 
 
 def reference_kind(source_id: str, text: str, *, fmt: str = "text") -> str:

@@ -134,7 +134,11 @@ def test_chunk_converted_falls_back_to_lines_without_the_extra_or_when_off(
     assert "symbol" not in off[0].metadata
     monkeypatch.setattr(code_module, "code_available", lambda: False)
     assert chunk_converted("src/index.py", converted, {}, config=config) == off
-    minified = chunk_converted("app.py", converted, {}, config=config, kind="minified")
+    one_line = Converted(
+        text="def f(): return " + "1 + " * 400 + "1\n", format="code", markdown=False
+    )
+    minified = chunk_converted("app.min.js", one_line, {}, config=config)
+    assert minified[0].metadata["content_kind"] == "minified"
     assert "symbol" not in minified[0].metadata
 
 

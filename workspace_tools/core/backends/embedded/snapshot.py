@@ -51,7 +51,7 @@ from workspace_tools.core.backends.embedded.snapshot_io import (
     narrowed,
 )
 from workspace_tools.core.errors import IndexCorruptError
-from workspace_tools.core.store._rows import ChunkFields
+from workspace_tools.core.store.database import ChunkFields
 
 if TYPE_CHECKING:
     from workspace_tools.core.backends.embedded.dense import DenseIndex, FrozenDense, SavedGraph

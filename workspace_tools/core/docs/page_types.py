@@ -1,6 +1,6 @@
-"""Page kinds (guide, reference, example) and what kind of page a query asks for.
+"""Page types (guide, reference, example) and what type of page a query asks for.
 
-A page's kind comes from its folders, a query's from its wording (see docs/benchmarks-docs.md).
+A page's type comes from its folders, a query's from its wording (see docs/benchmarks-docs.md).
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Final
 
-__all__ = ["PAGE_KINDS", "PagePrior", "page_factor", "page_kind", "query_intent"]
+__all__ = ["PAGE_TYPES", "PagePrior", "page_factor", "page_type", "query_intent"]
 
-PAGE_KINDS: Final = ("guide", "reference", "example")
+PAGE_TYPES: Final = ("guide", "reference", "example")
 
 _REFERENCE_DIRS: Final = frozenset(
     {"reference", "references", "api", "api-reference", "api_reference", "apis"}
@@ -30,12 +30,12 @@ _GUIDE_START = re.compile(r"^(?:how|why|when|where|can|should|is it|what is|what
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PagePrior:
-    """Score multipliers by page kind (``1.0`` and ``1.0`` switch the prior off)."""
+    """Score multipliers by page type (``1.0`` and ``1.0`` switch the prior off)."""
 
     guide: float = 1.3
     """For guide pages (neither reference nor example)."""
     match: float = 1.5
-    """For a page whose kind is the one the query asks for."""
+    """For a page whose type is the one the query asks for."""
 
     def __post_init__(self) -> None:
         if not (self.guide > 0 and self.match > 0):
@@ -43,7 +43,7 @@ class PagePrior:
             raise ValueError(msg)
 
 
-def page_kind(path: str) -> str:
+def page_type(path: str) -> str:
     """``guide``, ``reference`` or ``example``, from the page's folders."""
     folders = {part.lower() for part in PurePosixPath(path).parts[:-1]}
     if folders & _REFERENCE_DIRS:
@@ -54,7 +54,7 @@ def page_kind(path: str) -> str:
 
 
 def query_intent(query: str) -> str | None:
-    """The page kind a query asks for (``example``, ``reference``, ``guide``), else ``None``."""
+    """The page type a query asks for (``example``, ``reference``, ``guide``), else ``None``."""
     text = " ".join(query.lower().split())
     if _EXAMPLE_WORDS.search(text):
         return "example"
@@ -65,9 +65,9 @@ def query_intent(query: str) -> str | None:
     return None
 
 
-def page_factor(kind: str, intent: str | None, prior: PagePrior) -> float:
-    """The multiplier of a page of ``kind`` for a query asking for ``intent``."""
-    factor = prior.guide if kind == "guide" else 1.0
-    if intent is not None and kind == intent:
+def page_factor(page: str, intent: str | None, prior: PagePrior) -> float:
+    """The multiplier of a page of type ``page`` for a query asking for ``intent``."""
+    factor = prior.guide if page == "guide" else 1.0
+    if intent is not None and page == intent:
         factor *= prior.match
     return factor

@@ -1,4 +1,4 @@
-"""Page kinds and query intent in docs search: the guide answers "how do I", unless asked otherwise."""
+"""Page types and query intent in docs search: the guide answers "how do I", unless asked otherwise."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from workspace_tools.core.docs.index import DocsIndex, PagePrior
-from workspace_tools.core.docs.kinds import page_factor, page_kind, query_intent
+from workspace_tools.core.docs.page_types import page_factor, page_type, query_intent
 
 GUIDE = """---
 title: Suspend and resume
@@ -57,13 +57,13 @@ def tree(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_page_kind_comes_from_the_folders() -> None:
-    assert page_kind("docs/workflows/suspend.mdx") == "guide"
-    assert page_kind("reference/workflows/suspend.mdx") == "reference"
-    assert page_kind("en/API/agents.md") == "reference"
-    assert page_kind("examples/rag/basic.mdx") == "example"
-    assert page_kind("cookbook/rag.md") == "example"
-    assert page_kind("reference.md") == "guide"  # a file name is not a folder
+def test_page_type_comes_from_the_folders() -> None:
+    assert page_type("docs/workflows/suspend.mdx") == "guide"
+    assert page_type("reference/workflows/suspend.mdx") == "reference"
+    assert page_type("en/API/agents.md") == "reference"
+    assert page_type("examples/rag/basic.mdx") == "example"
+    assert page_type("cookbook/rag.md") == "example"
+    assert page_type("reference.md") == "guide"  # a file name is not a folder
 
 
 def test_query_intent_from_the_wording() -> None:
