@@ -1,7 +1,6 @@
 """workspace-tools: a searchable workspace and Agent Skills for LangChain agents.
 
-Public names are imported lazily, so ``import workspace_tools`` loads neither torch, FAISS nor
-LangChain.
+Public names are imported lazily (no torch, FAISS or LangChain on import).
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """Entry point (group ``workspace_tools.skills``) that offers the example skills.
 
-The examples live in the repository's top-level ``skills_examples/`` folder; the wheel build
-(``setup.py``) copies them into the package as ``workspace_tools/skills_examples``. An installed
-wheel uses that copy, a source checkout or editable install the top-level folder.
-
-Entry-point skills are opt-in: a registry loads them only with ``entry_points=True``
-(``skills_entry_points=True`` on the toolkit, ``--entry-points`` on the CLI), so installing a
-package never changes an agent's prompt by itself.
+The wheel holds a copy of ``skills_examples/``; a checkout uses the top-level folder. Entry-point
+skills load only with ``entry_points=True``.
 """
 
 from __future__ import annotations

@@ -67,6 +67,7 @@ STORES = ("ws", "tantivy", "fts5", "lancedb")
 LABELS = {
     "ws": "workspace-tools",
     "ws-bm25": "workspace-tools (bm25 only)",
+    "ws-hybrid": "workspace-tools (default: hybrid)",
     "tantivy": "tantivy",
     "fts5": "SQLite FTS5",
     "lancedb": "LanceDB",
@@ -160,10 +161,21 @@ class Vectors:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         assert self.array is not None
-        return np.asarray(self.array[[self._rows[t] for t in texts]], dtype=np.float32)
+        return np.vstack([self._vector(t) for t in texts]).astype(np.float32)
+
+    def _vector(self, text: str) -> np.ndarray:
+        """A document's saved vector; a query's, drawn from a generator seeded by its text."""
+        row = self._rows.get(text)
+        if row is not None:
+            return np.asarray(self.array[row])  # type: ignore[index]
+        seed = int.from_bytes(text.encode()[:8].ljust(8, b"\0"), "little")
+        vector = np.random.default_rng(seed).normal(size=DIM)
+        return vector / np.linalg.norm(vector)
 
 
 class Ours:
+    mode = "bm25"
+
     def __init__(self, path: Path, vectors: Vectors | None) -> None:
         import bm25s  # noqa: F401  - imports are not what is timed
         import faiss  # noqa: F401
@@ -191,7 +203,8 @@ class Ours:
         self.ws = self._open()
 
     def query(self, text: str) -> list[str]:
-        return [hit.source_id for hit in self.ws.search(text, mode="bm25", top_k=10)]
+        mode = self.mode if self.vectors is not None else "bm25"  # SciFact: text only
+        return [hit.source_id for hit in self.ws.search(text, mode=mode, top_k=10)]
 
     def write(self, doc_id: str, text: str, row: int) -> None:
         if self.vectors is not None:
@@ -334,7 +347,15 @@ class Lance:
         return self.path
 
 
+class OursHybrid(Ours):
+    """The default path: vectors on, every query hybrid (the default mode then)."""
+
+    mode = "hybrid"
+
+
 def _store(name: str, path: Path, vectors: Vectors | None) -> Any:
+    if name == "ws-hybrid":
+        return OursHybrid(path, vectors)
     if name in ("ws", "ws-bm25"):
         return Ours(path, vectors if name == "ws" else None)
     return {"tantivy": Tantivy, "fts5": Fts5, "lancedb": Lance}[name](path, vectors)
@@ -351,7 +372,8 @@ def child_build(name: str, path: Path, size: int, vectors_file: Path | None) -> 
         vectors = None
     else:
         docs = list(chunks(size))
-        vectors = Vectors(vectors_file, [t for _, t in docs]) if vectors_file else None
+        wants = vectors_file and name != "ws-bm25"
+        vectors = Vectors(vectors_file, [t for _, t in docs]) if wants else None
     store = _store(name, path, vectors)
     started = time.perf_counter()
     store.build(docs)
@@ -376,7 +398,7 @@ def child_measure(
     asked = queries(count)
     new_docs = list(chunks(writes, start=WRITE_BASE))
     vectors = None
-    if vectors_file is not None and name in ("ws", "lancedb"):
+    if vectors_file is not None and name in ("ws", "ws-hybrid", "lancedb"):
         vectors = Vectors(vectors_file, [t for _, t in chunks(size)])
     store = _store(name, path, vectors)
     rss_imports = _rss_mb()
@@ -394,11 +416,16 @@ def child_measure(
         times.append(time.perf_counter() - started)
     elapsed = time.perf_counter() - began
     rss_above = _peak_rss_mb() - rss_imports
-    write_times = []
+    rss_first = _peak_rss_mb() - rss_imports
+    write_times, doing = [], []
+    steps = _write_steps() if name.startswith("ws") else None
     for number, (doc_id, text) in enumerate(new_docs):
+        if steps is not None:
+            steps.clear()
         started = time.perf_counter()
         store.write(doc_id, text, size + number)
         write_times.append(time.perf_counter() - started)
+        doing.append(dict(steps or {}))
     pending = []
     for text in asked[1:]:
         started = time.perf_counter()
@@ -415,14 +442,60 @@ def child_measure(
     return {
         "open_first_query": open_first,
         "rss_above_imports_mb": rss_above,
+        "rss_after_first_query_mb": rss_first,
         "bm25_p50": statistics.median(times),
         "qps": len(times) / elapsed,
         "write_p50": statistics.median(write_times),
         "write_worst": max(write_times),
+        "worst_write_steps": doing[write_times.index(max(write_times))],
         "first_write": write_times[0],
         "bm25_p50_pending": statistics.median(pending),
         "bm25_p50_settled": statistics.median(settled),
     }
+
+
+def _write_steps() -> dict[str, float]:
+    """Seconds one write spends in each step of ours, filled while it runs (cleared per write).
+
+    The steps: embedding its text, its database transaction (the COMMIT, with SQLite's own WAL
+    checkpoint when due), the backend's apply (term ids, segments, FAISS), loading the vector
+    index, and a merge or graph round run in the caller's thread (none should).
+    """
+    from workspace_tools.core.backends.embedded import backend, dense, merge
+    from workspace_tools.core.store import database
+
+    steps: dict[str, float] = {}
+
+    def timed(owner: Any, attr: str, step: str) -> None:
+        real = getattr(owner, attr)
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return real(*args, **kwargs)
+            finally:
+                steps[step] = steps.get(step, 0.0) + time.perf_counter() - started
+
+        setattr(owner, attr, wrapper)
+
+    real_write = database.IndexDatabase.write
+
+    @contextlib.contextmanager
+    def write(self: Any, action: str) -> Iterator[Any]:
+        started = time.perf_counter()
+        try:
+            with real_write(self, action) as writer:
+                yield writer
+        finally:
+            steps["transaction"] = steps.get("transaction", 0.0) + time.perf_counter() - started
+
+    database.IndexDatabase.write = write  # type: ignore[method-assign]
+    timed(Vectors, "embed", "embed")
+    timed(backend.EmbeddedBackend, "_apply", "apply")
+    timed(backend.EmbeddedBackend, "ensure_vectors", "load vectors")
+    timed(dense.DenseIndex, "_start_graph", "graph start")
+    timed(merge, "build", "merge build")
+    return steps
 
 
 # --- the parent ---------------------------------------------------------------------------------
@@ -556,6 +629,10 @@ def _report_size(size: int, rows: dict[str, Any], names: list[str]) -> None:
         ("queries per second", _cells(rows, names, "qps", lambda v: f"{v:,.0f}")),
         ("one-doc write p50 (ms)", _cells(rows, names, "write_p50", _ms)),
         ("one-doc write worst (ms)", _cells(rows, names, "write_worst", _ms)),
+        (
+            "RSS above imports after the first query (MB)",
+            _cells(rows, names, "rss_after_first_query_mb", mb),
+        ),
         ("first write after opening (ms)", _cells(rows, names, "first_write", _ms)),
     ]
     _table(f"{size:,} chunks", table, names)
@@ -566,7 +643,9 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="*", default=[50_000])
     parser.add_argument("--rounds", type=int, default=5, help="measuring processes per store")
     parser.add_argument("--build-rounds", type=int, default=5, help="builds per store and size")
-    parser.add_argument("--stores", nargs="+", default=list(STORES), choices=[*STORES, "ws-bm25"])
+    parser.add_argument(
+        "--stores", nargs="+", default=list(STORES), choices=[*STORES, "ws-bm25", "ws-hybrid"]
+    )
     parser.add_argument("--queries", type=int, default=40, help="SciFact test queries timed")
     parser.add_argument("--writes", type=int, default=50, help="one-document writes timed")
     parser.add_argument("--json", type=Path, default=None, help="save the raw figures here")

@@ -25,11 +25,7 @@ def plural(count: int, noun: str) -> str:
 
 
 def add_root_option(parser: argparse.ArgumentParser) -> None:
-    """Accept ``--root`` after a subcommand too (it then wins over one given before).
-
-    Every command parser already has it (and the other global options, see
-    :mod:`workspace_tools.cli._grammar`); this is kept for parsers built elsewhere.
-    """
+    """Accept ``--root`` after a subcommand too (for parsers that are no ``CommandParser``)."""
     if "--root" not in parser._option_string_actions:
         parser.add_argument("--root", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
@@ -145,9 +141,7 @@ def _print_interrupted(ws: Any) -> None:
 
 
 def _root_relative(path: str, root: Any) -> str:
-    """``path``, given relative to the current folder, made relative to the root.
-
-    Glob patterns stay relative to the root.
+    """``path``, given relative to the current folder, made relative to the root (globs stay).
 
     Raises:
         InvalidInputError: the path does not exist or lies outside the root.
@@ -177,11 +171,7 @@ def _root_relative(path: str, root: Any) -> str:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    """Search the index (indexing the folder first when it has no index yet).
-
-    An existing index is first compared with the folder (one ``stat`` per file): a few changed
-    files are synced, more make the search stop with an error (``cli/_fresh.py``).
-    """
+    """Search the index (indexing the folder first, or freshening it: ``cli/_fresh.py``)."""
     ws = _workspace(args)
     fresh = not ws.has_index  # an index emptied by `remove` stays empty: no whole-folder sync
     if (fresh and not args.no_sync) or args.sync:
@@ -355,9 +345,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``workspace-tools`` command.
 
     Returns:
-        The exit status, one rule for every command (docs/cli.md): 0 found or done, 1 nothing
-        found (no hit, nothing matched ``remove``...), 2 a usage or input error (``error: ...``
-        on stderr), 130 on Ctrl-C, 141 when the reader of the output went away (``| head``).
+        The exit status (docs/cli.md): 0 done, 1 nothing found, 2 usage or input error,
+        130 on Ctrl-C, 141 when the output's reader went away.
     """
     try:
         os.getcwd()
@@ -398,8 +387,7 @@ def _quiet_if(quiet: bool) -> Any:  # noqa: FBT001 - one flag, one meaning
 
 
 def _broken_pipe() -> int:
-    # The reader closed the pipe (`| head`): stop quietly, and keep Python from printing
-    # a second error when it flushes stdout at exit.
+    # The reader closed the pipe: stop quietly, without an error at exit's flush.
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     return 141

@@ -1,18 +1,7 @@
 """The freshness rule of ``workspace-tools search``: never answer silently from a stale index.
 
-Before it searches an existing index (without ``--sync`` or ``--no-sync``), ``search`` walks the
-folder with one ``stat`` per file (:mod:`workspace_tools.core.workspace.freshness`). Then:
-
-- nothing changed: it searches;
-- at most :data:`AUTO_SYNC_FILES` files (new, changed or deleted) holding at most
-  :data:`AUTO_SYNC_BYTES` bytes changed: it syncs them first (a note on stderr), then searches;
-- more changed, or the index is read-only: it prints
-  ``error: N files changed since the last index; run with --sync ...`` and exits with
-  :data:`STALE_EXIT` without searching.
-
-Why these bounds: a sync of a few files costs about what loading the embedding model costs
-(an edit session stays a one-command search), while a branch switch or a generated folder can
-take minutes to embed, which a search should not start without being asked.
+Up to :data:`AUTO_SYNC_FILES` changed files (:data:`AUTO_SYNC_BYTES` bytes) are synced first;
+more, or a read-only index, stop the search with :data:`STALE_EXIT`.
 """
 
 from __future__ import annotations
@@ -50,11 +39,10 @@ def freshen(ws: Any, *, quiet: bool, machine: bool) -> int | None:
     Args:
         ws: The open workspace.
         quiet: ``-q``: no note about a sync.
-        machine: ``--json``: no note on stderr either (the output stays one JSON document).
+        machine: ``--json``: no note on stderr either.
 
     Returns:
-        ``None`` to go on with the search, else the exit code to stop with (the error is
-        printed).
+        ``None`` to go on with the search, else the exit code to stop with.
     """
     pending = pending_changes(ws)
     if not pending.count:

@@ -1,16 +1,4 @@
-"""One grammar for every ``workspace-tools`` command: global options go before or after it.
-
-The top-level parser (:class:`ProgramParser`) defines the global options with their real
-defaults. Every command parser, nested ones included (``skills list``, ``docs search``,
-``mcp smoke``, and commands other modules register), is a :class:`CommandParser`, which defines
-the same options again with ``default=argparse.SUPPRESS``: a value given after the command wins
-over one given before it, and an option not given there leaves the earlier value alone.
-``add_subparsers`` hands a parser's own class to its subcommands, so nesting needs no extra
-step.
-
-Both classes turn argparse's ``invalid choice: '1'`` (from ``workspace-tools -k 1 search x``, an
-option of a command written before it) into a message saying where the option goes.
-"""
+"""One grammar for every ``workspace-tools`` command: global options go before or after it."""
 
 from __future__ import annotations
 
@@ -43,9 +31,7 @@ def add_global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
 
     Args:
         parser: The parser to extend.
-        top: ``True`` for the program's parser (real defaults, shown in its help); ``False``
-            for a command's parser (no defaults, so a value given before the command stays;
-            not repeated in the command's help, whose epilog points at them).
+        top: ``True`` for the program's parser (real defaults), ``False`` for a command's.
     """
 
     def kw(text: str, *, default: Any = None) -> dict[str, Any]:
@@ -176,7 +162,7 @@ class _Grammar(argparse.ArgumentParser):
 
 
 class CommandParser(_Grammar):
-    """A command's parser: the global options are accepted here too (see the module doc)."""
+    """A command's parser: the global options again, without defaults (a value here wins)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("conflict_handler", "resolve")

@@ -1,13 +1,4 @@
-"""``-q``: results and errors only, third-party output included.
-
-The libraries under the embedding model print on their own: Hugging Face and tqdm progress bars,
-NNCF's rich progress bars while the model is quantised on first use, transformers' warnings
-and bm25s' debug lines (transformers' ``loss_type`` warning, meaningless here, is left
-out of every conversion: ``openvino_model._no_loss_type``). :func:`silence_third_party` turns
-each off through the library's own switch (environment variables read at import, logger
-levels, rich's global console), before any of them is imported, and keeps warnings of this
-package from the logs (errors still show).
-"""
+"""``-q``: results and errors only, third-party output (progress bars, warnings) included."""
 
 from __future__ import annotations
 
@@ -47,11 +38,7 @@ def _errors_only(record: logging.LogRecord) -> bool:
 
 @contextlib.contextmanager
 def silence_third_party() -> Iterator[None]:
-    """Keep everything but results and errors off the terminal (this process and children).
-
-    Everything it changes is put back on exit, so a program calling ``main()`` twice, or a
-    test, is not left quiet.
-    """
+    """Keep everything but results and errors off the terminal; undone on exit."""
     saved_env = {key: os.environ.get(key) for key in QUIET_ENV}
     names = ("", *THIRD_PARTY_LOGGERS, "workspace_tools")  # "": the root, for all the others
     saved_levels = {name: logging.getLogger(name).level for name in names}
@@ -62,8 +49,8 @@ def silence_third_party() -> Iterator[None]:
         # bm25s and nncf set their logger's level when imported, after this: a filter stays
         logging.getLogger(name).addFilter(_errors_only)
     console = None
-    rich = sys.modules.get("rich")  # not imported here (18 ms): the model conversion quiets
-    if rich is not None:  # nncf's bars itself while the workspace_tools logger is at ERROR
+    rich = sys.modules.get("rich")  # not imported here: the model conversion quiets nncf's bars
+    if rich is not None:
         console = rich.get_console()
     was_quiet = console.quiet if console is not None else False
     if console is not None:

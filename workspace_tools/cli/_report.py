@@ -1,8 +1,4 @@
-"""How the CLI prints skipped files: one line per distinct reason, not one per file.
-
-A folder of 200 PDFs without the ``documents`` extra gives 200 identical ``missing extra: pip
-install ...`` reasons; they print as one line naming the first files and the count.
-"""
+"""How the CLI prints skipped files: one line per distinct reason, not one per file."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""What the ``workspace-tools skills`` subcommands do; :mod:`workspace_tools.cli.skills` wires them.
-
-Imported only when a ``skills`` command runs, so other commands do not pay for the skills stack.
-"""
+"""What the ``workspace-tools skills`` subcommands do (imported only when one runs)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""``workspace-tools docs ...``: search and list a documentation tree from the shell.
-
-``add_docs_parser(subparsers)`` registers ``docs search QUERY --root DIR [-k N] [--mode M]`` and
-``docs list --root DIR``; each parsed namespace carries ``func``, a handler returning the exit
-code.
-"""
+"""``workspace-tools docs search`` and ``docs list``: a documentation tree from the shell."""
 
 from __future__ import annotations
 

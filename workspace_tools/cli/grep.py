@@ -1,12 +1,7 @@
 """``workspace-tools grep``: literal or regex line search over the workspace's files.
 
-The options are those of the ``search_documents`` tool in grep mode (pattern, literal or regex,
-case, paths and globs, context lines, a limit), on the same core :func:`~workspace_tools.core.
-grep.grep`: files are read through the conversion ``index`` uses (PDF, DOCX... become text, and
-conversions the index stored are reused), the project's scan rules apply. Lines print like
-grep's: ``path:line: text``, context lines as ``path-line- text`` with ``--`` between groups,
-and ``[page N]`` (``[slide N]``, ``[sheet NAME]``) before the text of a hit in a PDF (PPTX,
-XLSX). Exit status 0 when a line matched, 1 when none did, 2 on a bad pattern or path.
+The ``search_documents`` tool's grep mode on converted files, printed like grep's output
+(``path:line: text``); exit status 0 on a match, 1 on none, 2 on a bad pattern or path.
 """
 
 from __future__ import annotations

@@ -1,9 +1,4 @@
-"""``workspace-tools mcp``: serve the tools over MCP; ``workspace-tools mcp smoke``: check them.
-
-``add_mcp_parser(subparsers)`` registers both. The server speaks stdio by default and streamable
-HTTP with ``--http HOST:PORT``; the tool groups come from ``--workspace``, ``--docs`` (and
-``--docs-scope``), ``--skills``, else from the ``mcp`` section of ``workspace-tools.yaml``.
-"""
+"""``workspace-tools mcp``: serve the tools over MCP; ``workspace-tools mcp smoke``: check them."""
 
 from __future__ import annotations
 
@@ -71,12 +66,7 @@ def add_mcp_parser(
 
 
 def _group_options(*, after_command: bool) -> argparse.ArgumentParser:
-    """``--workspace``, ``--docs``... for ``mcp`` and, again, for ``mcp smoke``.
-
-    After ``smoke`` they have no defaults (``argparse.SUPPRESS``), so ``mcp --docs D smoke``
-    keeps ``D`` and ``mcp smoke --docs D`` sets it. ``--skills`` takes one path (repeat it):
-    a list would swallow ``smoke`` as a path.
-    """
+    """``--workspace``, ``--docs``... for ``mcp`` and, without defaults, for ``mcp smoke``."""
 
     def default(value: Any) -> Any:
         return argparse.SUPPRESS if after_command else value
@@ -155,8 +145,7 @@ def _check_paths(options: Any, *, skills: Sequence[str]) -> None:
     """Every folder given on the command line must exist, like ``--docs``.
 
     Raises:
-        InvalidInputError: ``--workspace`` is not a folder, or a ``--skills`` path (not a glob)
-            does not exist.
+        InvalidInputError: A ``--workspace`` or ``--skills`` path does not exist.
     """
     from workspace_tools.core.errors import InvalidInputError
     from workspace_tools.core.skills import is_glob
@@ -218,8 +207,7 @@ def _serve(args: argparse.Namespace) -> int:
     log.setLevel(logging.WARNING if args.quiet else logging.INFO)
     logging.getLogger("workspace_tools").setLevel(log.level)
     _say_what_is_served(args, options, log)
-    # The protocol is answered now; the tools are built behind it, then the model is loaded,
-    # the first sync runs and the files are watched (docs/live.md).
+    # The protocol is answered now; the tools are built behind it (docs/live.md).
     lazy = LazyServer(
         name=options.name,
         prompts_and_resources=bool(options.skills),
@@ -259,12 +247,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _serve_argv(args: argparse.Namespace, options: Any) -> list[str]:
-    """The ``workspace-tools ... mcp`` command line serving ``options``, always read-only.
-
-    The options are the resolved ones (flags before and after ``smoke``, and the ``mcp``
-    section of ``workspace-tools.yaml``), so the server serves exactly what ``mcp`` would.
-    ``--read-only`` keeps the smoke test from writing the user's index.
-    """
+    """The ``workspace-tools ... mcp`` command line serving the resolved ``options``, read-only."""
     argv = ["-q"]  # run in the root (a --root would be a root given by the user)
     if args.embedder is not None:
         argv += ["--embedder", args.embedder]

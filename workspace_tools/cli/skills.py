@@ -1,11 +1,4 @@
-"""``workspace-tools skills`` subcommands (paths, git skills, versions, explicit loads).
-
-list, show, load, validate, add, remove, disable, enable; update and sync (git skills);
-publish, versions, pin and rollback (versioned skills).
-
-Wire into the main parser with :func:`add_skills_parser`; each parsed namespace carries
-``func(args) -> int`` and needs ``args.root`` (the project root).
-"""
+"""``workspace-tools skills`` subcommands: paths, git skills, versions, explicit loads."""
 
 from __future__ import annotations
 
@@ -107,11 +100,7 @@ def add_skills_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _command(name: str) -> Callable[[argparse.Namespace], int]:
-    """``name`` of :mod:`workspace_tools.cli._skills_commands`, imported when it runs.
-
-    The skills stack (parser, registry, search) costs about 60 ms to import; registering the
-    ``skills`` parser for every command (``search``, ``grep``...) must not pay it.
-    """
+    """``name`` of :mod:`workspace_tools.cli._skills_commands`, imported when it runs."""
 
     def run(args: argparse.Namespace) -> int:
         module = importlib.import_module("workspace_tools.cli._skills_commands")

@@ -1,11 +1,4 @@
-"""``workspace-tools watch``: keep the index in step with the files, in the foreground.
-
-The first sync catches up with what changed while nothing watched; then every burst of file
-events becomes one incremental sync (``Workspace.watch()``, ``core/workspace/_watch.py``). On a
-terminal a status line shows what the index holds and the last change; otherwise one line is
-printed per sync that changed something. Ctrl-C stops it (exit 130; every finished batch is
-committed).
-"""
+"""``workspace-tools watch``: keep the index in step with the files, in the foreground."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""MCP servers for the workspace, documents, docs and skill tools.
-
-``build_tools(options)`` builds the chosen tool groups once; ``create_server(served)`` puts them
-behind an MCP server; ``run_stdio`` and ``run_http`` serve it. The command is
-``workspace-tools mcp`` (see ``docs/mcp.md``). Names are imported on first use, so a server can
-answer ``initialize`` before LangChain and the tools are imported (``mcp/_lazy.py``).
-"""
+"""MCP servers for the workspace, documents, docs and skill tools (see ``docs/mcp.md``)."""
 
 from __future__ import annotations
 

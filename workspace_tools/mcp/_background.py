@@ -1,12 +1,4 @@
-"""What a server does behind the protocol: load the model, index, watch, and say how far it got.
-
-A server answers ``initialize`` and ``tools/list`` at once; :class:`Background` then loads the
-embedding model and runs the first sync in a thread (through the workspace's watcher, which
-keeps following the files, unless watching is off), and loads the dense index
-(``Workspace.warm_up``), so the first vector or hybrid search does not wait for it. Searches
-answer meanwhile from what is committed, and :meth:`Background.note` gives the line they carry
-(``indexing: 420 of 1000 files``). :func:`status` is what the ``workspace_status`` tool returns.
-"""
+"""What a server does behind the protocol: load the model, index, watch, and say how far it got."""
 
 from __future__ import annotations
 
@@ -28,8 +20,7 @@ class Background:
     Args:
         workspace: The served workspace.
         sync: Index new and changed files (ignored when the workspace is read-only).
-        watch: Keep following the files after that (ignored when read-only: a read-only
-            server's searches already see what other processes commit).
+        watch: Keep following the files after that (ignored when read-only).
     """
 
     def __init__(self, workspace: Any, *, sync: bool, watch: bool) -> None:
@@ -75,10 +66,7 @@ class Background:
         return self._worker is not None and self._worker.busy()
 
     def note(self, *, within: Any = None) -> str | None:
-        """The line a search carries while the index is being built, else ``None``.
-
-        ``within`` (folders of the root: the client's roots) counts only the files in them.
-        """
+        """The line a search carries while the index is being built (files in ``within``)."""
         progress = self.workspace.sync_progress.within(within)
         if progress.running:
             return (
@@ -122,14 +110,7 @@ class Background:
 def status(
     workspace: Any, background: Background | None, *, within: Any = None
 ) -> tuple[str, dict[str, Any]]:
-    """The ``workspace_status`` answer: text and structured content.
-
-    The structured content has ``index`` (what is committed), ``indexing`` (the running or
-    last sync), ``watch`` (the watcher, if any) and ``last_error``; other parts of the server
-    may add keys of their own. With ``within`` (the folders of the root the client's roots
-    serve), ``index`` and ``indexing`` count only the sources and files in them, and
-    ``workspace`` has the whole index's counts.
-    """
+    """The ``workspace_status`` answer: text and structured content (counted within ``within``)."""
     stats = workspace.stats(within=within)
     progress = workspace.sync_progress.within(within)
     indexing = {

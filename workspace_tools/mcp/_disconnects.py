@@ -1,17 +1,4 @@
-"""A client that goes away ends its session: no traceback, no error exit.
-
-Three places turn a disconnect into noise without this module:
-
-* over stdio, writing an answer to a client that closed (or was killed) raises
-  ``BrokenPipeError`` inside the SDK's writer task, which ends the server with an
-  ``ExceptionGroup`` and exit status 1: :class:`ProtocolWriter` drops the output instead, points
-  the protocol descriptor at ``/dev/null`` (so no later flush fails) and ends the session;
-* over HTTP, the SDK logs an ``anyio.ClosedResourceError`` traceback (``logger.exception``) when
-  a client drops its event stream: :func:`quiet_disconnect_logs` filters those records to one
-  debug line;
-* uvicorn re-raises the SIGTERM it handled after a graceful shutdown (exit 143):
-  :func:`exit_cleanly_on_signal` keeps the graceful shutdown and exits 0, as docs/mcp.md says.
-"""
+"""A client that goes away ends its session: no traceback, no error exit."""
 
 from __future__ import annotations
 
@@ -126,11 +113,7 @@ def _discard(stream: io.TextIOWrapper) -> None:
 
 @contextlib.contextmanager
 def exit_cleanly_on_signal(server: Any) -> Iterator[None]:
-    """Let SIGINT/SIGTERM shut a ``uvicorn.Server`` down gracefully, then exit normally.
-
-    uvicorn's own ``capture_signals`` re-raises the handled signal once the server stopped, so
-    the process dies by it (exit 143 for SIGTERM); this replacement only asks for the shutdown.
-    """
+    """Let SIGINT/SIGTERM shut a ``uvicorn.Server`` down gracefully, then exit normally."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return

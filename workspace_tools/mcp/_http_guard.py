@@ -1,15 +1,7 @@
 """Who may talk to the HTTP server: one bind policy, Origin on every bind, bearer tokens.
 
-* **Loopback** is a property of the address, not of its spelling: ``127.0.0.1``, ``127.0.0.2``
-  (all of ``127.0.0.0/8``), ``::1``, ``[::1]``, ``::ffff:127.0.0.1``, ``localhost`` and
-  ``LOCALHOST`` are all loopback. A server bound to loopback accepts only requests whose
-  ``Host`` header names a loopback host (DNS-rebinding protection: ``421``).
-* **Origin** is checked on every bind, as the MCP specification requires: a request carrying an
-  ``Origin`` header is refused (``403``) unless that origin is a loopback one or was allowed with
-  ``--allow-origin``. Clients that are not browsers send no ``Origin`` and are not affected.
-* **Bearer tokens**: with a token (``--auth-token`` or :data:`TOKEN_ENV`), every request needs
-  ``Authorization: Bearer <token>`` (``401`` otherwise; compared in constant time). A bind that
-  is not loopback without a token is refused before the server starts.
+A loopback bind refuses a non-loopback ``Host`` (421); a foreign ``Origin`` is refused (403);
+with a token every request needs ``Authorization: Bearer`` (401). See docs/security.md.
 """
 
 from __future__ import annotations
@@ -84,8 +76,7 @@ def http_policy(
     """The policy of a server bound to ``host``; the token defaults to :data:`TOKEN_ENV`.
 
     Raises:
-        InvalidInputError: a bind that is not loopback without a token, a token shorter than
-            :data:`MIN_TOKEN_CHARS`, or an allowed origin that is not ``scheme://host[:port]``.
+        InvalidInputError: A non-loopback bind without a token, a short token or a bad origin.
     """
     env = os.environ if environ is None else environ
     secret = token if token is not None else (env.get(TOKEN_ENV) or None)

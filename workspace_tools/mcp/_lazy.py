@@ -1,12 +1,4 @@
-"""A server that speaks the protocol before its tools exist: ``initialize`` in well under a second.
-
-Building the tools imports LangChain, opens the workspace, reads the docs and the skills: a
-second or more before any model or index is touched. :class:`LazyServer` is an MCP ``Server``
-(``mcp.server.lowlevel``, nothing else imported) that answers ``initialize`` and ``ping`` at
-once, builds the real server (``build()``, normally ``build_tools`` + ``create_server``) on a
-background worker, and hands every other request to it once it is there (a request that comes
-earlier waits for it). A build that fails is logged and every request gets its message.
-"""
+"""A server that answers ``initialize`` at once and builds its tools on a background worker."""
 
 from __future__ import annotations
 
@@ -44,8 +36,7 @@ class LazyServer:
     Args:
         name: Server name reported to clients.
         prompts_and_resources: Advertise prompts and resources (the skills catalogue).
-        resources: Advertise resources even without prompts (``workspace://status`` of a
-            workspace server); ``None``: as ``prompts_and_resources``.
+        resources: Advertise resources even without prompts (``None``: as the above).
     """
 
     def __init__(

@@ -1,13 +1,4 @@
-"""The live side of a server over MCP: the status tool, progress notifications, MCP logging.
-
-- ``workspace_status`` (:data:`STATUS_TOOL`) is an MCP tool of its own: what is indexed, what
-  is pending, the watcher and the last error (:func:`workspace_tools.mcp._background.status`).
-- :func:`with_progress` runs a tool call and, when the client passed a progress token, sends
-  ``notifications/progress`` from the workspace's sync progress while the call runs.
-- :class:`SessionLog` is a logging handler that also sends the server's log records to every
-  connected client as ``notifications/message`` (stderr keeps them too).
-- :func:`with_note` adds the "indexing: N of M files" note to a search answered mid-index.
-"""
+"""The live side of a server over MCP: status tool, progress, MCP logging, the indexing note."""
 
 from __future__ import annotations
 
@@ -134,12 +125,7 @@ async def with_progress(
     workspace: Any,
     send: Callable[[float, float | None, str], Awaitable[None]],
 ) -> types.CallToolResult:
-    """Run ``call``, sending the progress of the syncs it runs or waits for through ``send``.
-
-    ``send(progress, total, message)`` is called with a progress that only grows: files read
-    by the syncs that ran during the call (one that was running when the call came, such as
-    the background index the call waits for, counts too).
-    """
+    """Run ``call``, sending ``send(progress, total, message)`` as its syncs read files."""
     since = time.time()
     tracker = _Progress(since)
     result: types.CallToolResult | None = None
@@ -269,11 +255,7 @@ class Live:
     async def call(
         self, tool: Any, arguments: dict[str, Any], *, within: Any = None
     ) -> types.CallToolResult:
-        """Run ``tool``: with progress notifications if asked, with the indexing note.
-
-        ``within``: the folders of the workspace the session's roots serve (the note counts
-        the files in them only); ``None``: the whole workspace.
-        """
+        """Run ``tool`` with progress notifications if asked and the indexing note of ``within``."""
         from workspace_tools.mcp.adapt import call_tool
 
         background = self.background

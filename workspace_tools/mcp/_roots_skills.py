@@ -1,10 +1,4 @@
-"""The skills a session serves: a registry narrowed to the skills inside the client's roots.
-
-:class:`SkillsView` answers what the skill tools, the catalogue prompt and the ``skills://``
-resources ask a :class:`~workspace_tools.core.skills.SkillRegistry` (``catalog``, ``get``,
-``read_file``, ``root``), leaving out the skills a :class:`~workspace_tools.mcp.roots.RootsScope`
-does not serve. A hidden skill reads as an unknown one: its name is in no listing.
-"""
+"""The skills a session serves: a registry narrowed to the skills inside the client's roots."""
 
 from __future__ import annotations
 

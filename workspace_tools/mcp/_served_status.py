@@ -1,12 +1,4 @@
-"""The status tool of a server without a workspace (``--docs`` only, ``--skills`` only).
-
-A workspace server's ``workspace_status`` says what its index holds and does
-(:mod:`workspace_tools.mcp._live`). A docs or skills server has no index to report, but a client
-still asks what it serves: the docs tree (pages and sections, how searches rank), the skills
-(names and how many failed to load) and the directories of this session (the client's roots
-within the folders the command line allows). Counts follow the roots: the pages and skills a
-session may see.
-"""
+"""The status tool of a server without a workspace (``--docs`` only, ``--skills`` only)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""Skill resource URIs: ``skills://NAME`` with the name percent-encoded, so any name lists.
-
-A skill whose name breaks the spec (``bad skill``, ``Ünï``, ``a/b``) is still served with a
-diagnostic; before this, one such name made ``AnyUrl`` raise and ``resources/list`` fail for
-every skill. Names are encoded with :func:`urllib.parse.quote` (nothing kept but unreserved
-characters) and decoded when a resource is read, so each URI reads back the skill it names.
-"""
+"""Skill resource URIs: ``skills://NAME`` with the name percent-encoded, so any name lists."""
 
 from __future__ import annotations
 

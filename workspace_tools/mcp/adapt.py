@@ -1,13 +1,4 @@
-"""One definition of each tool: MCP tools generated from the LangChain tools.
-
-The name, description and input schema of an MCP tool are the LangChain tool's; its
-``outputSchema`` is the tool's declared ``output_model``; its ``title`` and hints come from the
-tool's declared :class:`~workspace_tools.tools._base.ToolFacts` (a tool that declares nothing is
-not advertised as read-only). A call runs the LangChain tool itself
-(same validation, same core call, same error messages): the text it returns becomes a text block,
-its artifact the ``structuredContent``, and an error (a ``ToolException`` or a validation error)
-an ``isError`` result carrying the message the LangChain tool gives.
-"""
+"""One definition of each tool: MCP tools generated from (and running) the LangChain tools."""
 
 from __future__ import annotations
 
@@ -79,8 +70,7 @@ async def call_tool(tool: BaseTool, arguments: dict[str, Any]) -> types.CallTool
     """Run ``tool`` with ``arguments`` (blocking work runs in a thread) as an MCP result.
 
     Raises:
-        Exception: a bug in the tool (not a ``ToolException`` or a validation error); it is
-            logged with its traceback and re-raised.
+        Exception: A bug in the tool (not a ``ToolException``), logged and re-raised.
     """
     call = {"type": "tool_call", "name": tool.name, "args": arguments, "id": f"mcp-{next(_CALLS)}"}
     try:

@@ -1,20 +1,6 @@
 """What an MCP server serves: the tool groups, their roots and ``--read-only``.
 
-Settings come from the ``mcp`` section of ``workspace-tools.yaml``; command-line flags win::
-
-    skills: [skills]
-    mcp:
-      workspace: .            # workspace_search, workspace_index, search_documents
-      docs: website/docs      # docs_search, docs_list, docs_get_page, docs_refresh_index
-      docs_scopes: [guides]   # domain-scoped docs tools instead (docs_search_guides, ...)
-      skills: [skills]        # skill, skill_read, skill_search (default: the top-level list)
-      read_only: false        # never write: no workspace_index, no indexing at start-up
-      sync: true              # index new and changed files at start-up (not when read-only)
-      watch: true             # keep following the files afterwards (not when read-only)
-      name: workspace-tools   # server name shown to clients
-
-Without any of ``workspace``, ``docs`` or ``skills`` (in the file or as flags), the server
-serves the workspace at the project root and the project's skills.
+Settings come from the ``mcp`` section of ``workspace-tools.yaml``; command-line flags win.
 """
 
 from __future__ import annotations
@@ -74,10 +60,7 @@ class ServerOptions:
         return replace(self, **given)
 
     def defaulted(self, project_skills: Sequence[str]) -> ServerOptions:
-        """With no group chosen, the workspace at ``root`` and the project's skills.
-
-        Without skills paths, the managed skills (from git, pinned versions) when there are any.
-        """
+        """With no group chosen, the workspace at ``root`` and the project's (or managed) skills."""
         from workspace_tools.core.skills import MANAGED_DIR
 
         if self.workspace is None and self.docs is None and not self.skills:
@@ -87,11 +70,7 @@ class ServerOptions:
 
 
 def _inside(config: ProjectConfig, key: str, value: Any) -> Path:
-    """A folder the project file names, refused outside the project root.
-
-    The file comes with the folder's content: it may choose what inside the folder is served,
-    not make the server index (and write an index into) another folder. Flags may.
-    """
+    """A folder the project file names, refused outside the project root (flags may)."""
     if not isinstance(value, str) or "\x00" in value:
         msg = f"'{key}' in '{SECTION}' in {config.path} must be a path (a string), got {value!r}."
         raise InvalidInputError(msg)

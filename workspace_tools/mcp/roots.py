@@ -1,18 +1,7 @@
 """MCP roots: serve the client's roots, within the folders the command line allows.
 
-The command line (and ``workspace-tools.yaml``) names the folders a server may touch: the
-workspace root, the docs root, the skills folders. A client that offers roots
-(``capabilities.roots``) narrows them: the served directories are the parts of its roots that lie
-inside an allowed folder (a client root around an allowed folder serves that folder). A root
-that meets no allowed folder, or is not a local ``file://`` URI, is ignored and logged; it never
-widens what is served. A roots list that cannot be read serves nothing.
-
-Every result is confined to the served directories: :meth:`RootsScope.within` gives a tool the
-folders of its own root it may see (``within``, see :mod:`workspace_tools.core.text.within`),
-which search applies as a pre-filter and grep, read and the docs tools as a path check. A tool
-argument naming a path (``path``, ``paths``) outside them is refused with a message that lists
-them. :meth:`RootsScope.report` is what ``workspace_status`` shows (the reference filesystem
-server's ``list_allowed_directories``).
+The served directories are the parts of the client's roots inside an allowed folder (never
+wider); tools see them as ``within`` and path arguments outside them are refused.
 """
 
 from __future__ import annotations
@@ -48,11 +37,7 @@ def allowed_directories(
 
 
 def uri_path(uri: str) -> Path | None:
-    """The local folder of a ``file://`` root URI (``None`` for other schemes and hosts).
-
-    Percent-encoding is decoded, a trailing slash dropped and symbolic links resolved, so the
-    folder compares with the allowed ones as the path confinement does.
-    """
+    """The local folder of a ``file://`` root URI, links resolved (``None`` for other URIs)."""
     parsed = urlparse(uri)
     if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
         return None
@@ -63,10 +48,7 @@ def uri_path(uri: str) -> Path | None:
 
 
 def serve_within(client_roots: Sequence[Path], allowed: Sequence[Path]) -> list[Path]:
-    """The parts of ``client_roots`` inside ``allowed``; empty when they do not meet.
-
-    An allowed folder that a client root contains counts whole.
-    """
+    """The parts of ``client_roots`` inside ``allowed`` (an allowed folder inside a root whole)."""
     out: list[Path] = []
     for root in client_roots:
         for folder in allowed:
@@ -94,9 +76,7 @@ class RootsScope:
         self.base = base
         """Folder relative path arguments are resolved against (the workspace root)."""
         self.project = project.resolve() if project is not None else None
-        """The project (``--root``): the roots confine the files inside it. A folder the
-        command line serves outside it (a shared docs tree, a user's skills folder) is not a
-        file of the project and is served as the command line says."""
+        """The project (``--root``); folders served outside it are not narrowed by the roots."""
         self.served: list[Path] = list(allowed)
         """What is served now: :attr:`allowed`, narrowed by the client's roots."""
         self.client_roots: list[Path] | None = None
@@ -111,11 +91,7 @@ class RootsScope:
         self._stale = True
 
     async def refresh(self, session: Any) -> None:
-        """Ask the client for its roots when it offers them and they may have changed.
-
-        Calls arriving while the roots are asked for wait for the answer: none of them is
-        served with the folders of before.
-        """
+        """Ask the client for its roots when they may have changed; concurrent calls wait."""
         async with self._asking:
             await self._refresh(session)
 
@@ -151,9 +127,7 @@ class RootsScope:
         for uri, reason in ignored:
             await _warn(session, f"Ignored the client's root {uri}: {reason}.")
         if not roots:
-            # No root left (none sent, as the MCP Inspector does, or every one ignored): the
-            # client's roots say nothing about these folders, so the command line decides, as
-            # the reference filesystem server keeps its allowed directories.
+            # No root left: the command line decides.
             self.client_roots, self.served = None, list(self.allowed)
             if ignored:
                 await _warn(
@@ -181,11 +155,7 @@ class RootsScope:
         return any(path == d or path.is_relative_to(d) for d in self.served)
 
     def within(self, root: Path) -> tuple[str, ...] | None:
-        """The parts of ``root`` a call may see (relative to it); ``None``: all of it.
-
-        The real path decides: a link inside the served folders whose target lies outside them
-        is left out, and a link outside them whose target lies inside is let in.
-        """
+        """The parts of ``root`` a call may see, by real path (``None``: all of it)."""
         root = root.resolve()
         if not self._confines(root):
             return None
@@ -239,12 +209,7 @@ class RootsScope:
         return lines
 
     def confine(self, tool: Any, arguments: dict[str, Any]) -> tuple[Any, str | None]:
-        """``tool`` confined to the served directories for one call, or why it is refused.
-
-        A tool with a ``within`` field (search, grep, read, docs) gets a shallow copy with
-        ``within`` set to the served folders of its root; a tool that writes keeps the strict
-        check of its path arguments.
-        """
+        """``tool`` confined to the served directories for one call (a copy), or a refusal."""
         from workspace_tools.tools._base import tool_writes
 
         if self.client_roots is None:
@@ -276,11 +241,7 @@ class RootsScope:
         return tool.model_copy(update={"within": within}), None
 
     def refusal(self, arguments: dict[str, Any], *, narrows: bool = False) -> str | None:
-        """Why a call's path arguments leave the served directories (``None``: they do not).
-
-        With ``narrows`` (the tool confines its results itself, see :meth:`within`), a folder
-        or glob around served directories is accepted: it is searched only inside them.
-        """
+        """Why a call's path arguments leave the served directories (``None``: they do not)."""
         if self.client_roots is None or self.base is None or not self._confines(self.base):
             return None  # the tools confine paths to their own roots already
         values: list[str] = []
@@ -321,11 +282,7 @@ def _links(root: Path) -> list[str]:
 def _by_real_path(
     root: Path, inside: tuple[str, ...] | None, serves: Callable[[Path], bool]
 ) -> tuple[str, ...] | None:
-    """``inside`` (parts of ``root``, ``None``: all of it) corrected by the real path of links.
-
-    A link in ``inside`` whose real path ``serves`` refuses is cut out (its folder is replaced by
-    its other entries); a link outside ``inside`` whose real path is served is added.
-    """
+    """``inside`` (parts of ``root``, ``None``: all of it) corrected by the real path of links."""
     out_links: set[str] = set()
     in_links: list[str] = []
     for link in _links(root):

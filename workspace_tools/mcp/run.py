@@ -1,10 +1,7 @@
 """Run a server over stdio or streamable HTTP, with clean stdout and clean shutdown.
 
-Over stdio, file descriptor 1 carries only JSON-RPC: :func:`protect_stdout` moves the protocol to
-a private copy of it and points fd 1 and ``sys.stdout`` at stderr, so a stray ``print``, a
-progress bar or a C library writing to stdout cannot corrupt the framing. SIGINT and SIGTERM end
-the server cleanly, as does the client closing stdin: each request read before is answered first,
-or cancelled with an error when it does not finish within a grace period.
+Over stdio fd 1 carries only JSON-RPC (other writes go to stderr). SIGINT, SIGTERM or stdin
+closing end the server after the pending requests answer or a grace period passes.
 """
 
 from __future__ import annotations
@@ -34,8 +31,7 @@ __all__ = ["parse_address", "protect_stdout", "run_http", "run_stdio"]
 
 _LOG = logging.getLogger("workspace_tools.mcp")
 ANSWER_GRACE: Final = 30.0
-"""Seconds the requests still running when stdin closes have to answer before they are
-cancelled (each gets an error response)."""
+"""Seconds running requests have to answer once stdin closes before they are cancelled."""
 
 
 def protect_stdout() -> io.TextIOWrapper:
@@ -52,13 +48,7 @@ def protect_stdout() -> io.TextIOWrapper:
 
 
 class _StdinLines:
-    """Lines of stdin, read from file descriptor 0 by a daemon thread.
-
-    The SDK's default reader blocks a worker thread in ``sys.stdin.readline``, which a cancelled
-    server waits for and the interpreter joins at exit. Here a signal can end the server while a
-    read is pending: the daemon thread uses ``os.read`` (no lock of ``sys.stdin`` held at exit)
-    and :meth:`close` releases a waiting reader.
-    """
+    """Lines of stdin, read from fd 0 by a daemon thread, so a signal can end a pending read."""
 
     def __init__(self, fd: int, out: _ProtocolOut) -> None:
         self._lines: queue.Queue[str] = queue.Queue()
@@ -100,12 +90,7 @@ class _StdinLines:
 
 
 class _ProtocolOut:
-    """The protocol stream as the SDK's stdio writer uses it, with one thread hand-off a message.
-
-    The SDK awaits ``write`` then ``flush`` for every message; here ``write`` only keeps the
-    text and ``flush`` writes and flushes it in a worker thread, so a client that stops reading
-    blocks a thread, never the event loop.
-    """
+    """The protocol stream for the SDK's stdio writer; ``flush`` writes in a worker thread."""
 
     def __init__(self, stream: io.TextIOWrapper, *, on_closed: Any, grace: float) -> None:
         self._stream = stream
@@ -191,10 +176,8 @@ def run_stdio(
 
     Args:
         server: The MCP server.
-        stdout: The protocol stream :func:`protect_stdout` returned, when it was called before
-            start-up work that might print; by default it is called now.
-        grace: Seconds the requests still running when stdin closes have to answer; each one
-            left then is answered with a "Request cancelled" error.
+        stdout: The stream :func:`protect_stdout` returned (default: it is called now).
+        grace: Seconds running requests have to answer once stdin closes.
     """
     from mcp.server.stdio import stdio_server
 
@@ -233,15 +216,10 @@ def parse_address(value: str) -> tuple[str, int]:
 
 
 def http_app(server: Any, *, host: str, policy: HttpPolicy | None = None) -> Any:
-    """A Starlette app serving ``server`` at ``/mcp`` (streamable HTTP, one session per client).
-
-    Every request passes :class:`~workspace_tools.mcp._http_guard.HttpGuard` first: on a
-    loopback bind a ``Host`` that is not loopback is refused (DNS-rebinding protection), on every
-    bind a foreign ``Origin`` is refused, and with a token a request without it.
+    """A Starlette app serving ``server`` at ``/mcp`` behind :class:`HttpGuard`.
 
     Raises:
-        InvalidInputError: without ``policy``, the policy of ``host`` cannot be made (a bind that
-            is not loopback and no token in the environment).
+        InvalidInputError: No ``policy`` and a bind that is not loopback without a token.
     """
     from contextlib import asynccontextmanager
 

@@ -1,11 +1,4 @@
-"""The server factory: the chosen tool groups, built once, behind one MCP server.
-
-``build_tools(options)`` opens the workspace (loading its index and the embedding model now,
-and indexing new files unless read-only; with ``background=True`` those run behind the protocol
-instead, see ``mcp/_background.py``), builds the docs indexes and reads the skills, all once.
-``create_server(served)`` puts those tools, the skills catalogue (a prompt and resources) and
-logging behind an MCP ``Server``; every call runs the LangChain tool in a thread.
-"""
+"""The server factory: the chosen tool groups, built once (``build_tools``), behind one server."""
 
 from __future__ import annotations
 
@@ -82,8 +75,7 @@ class ServedTools:
     notes: list[str] = field(default_factory=list)
     """What start-up did, one line each (logged to stderr)."""
     background: Any = None
-    """Model load, first sync and watching behind the protocol (``build_tools(background=)``);
-    start it with ``served.background.start()`` once the server is about to serve."""
+    """Model load, first sync and watching behind the protocol (``build_tools(background=)``)."""
     allowed: list[Path] = field(default_factory=list)
     """Folders the command line allows (workspace, docs, skills); client roots narrow them."""
     project: Path | None = None
@@ -101,11 +93,9 @@ def build_tools(
 
     Args:
         options: Groups, roots and ``read_only``.
-        embedder: An embedder object or name overriding the workspace settings (``None``:
-            the settings of the workspace's ``workspace-tools.yaml``).
+        embedder: An embedder object or name overriding the workspace settings.
         show_progress: Progress bars on stderr while indexing at start-up.
-        background: Load the model, index and watch behind the protocol
-            (``served.background``, see ``mcp/_background.py``) instead of now.
+        background: Load the model, index and watch behind the protocol instead of now.
 
     Raises:
         InvalidInputError: a folder does not exist, or two tools would share a name.
@@ -216,11 +206,7 @@ def _package_version() -> str:
 
 
 def create_server(served: ServedTools, *, instructions: str | None = None) -> Server[Any, Any]:
-    """An MCP server over ``served``: its tools, the skills catalogue and logging.
-
-    Tool calls run concurrently (each tool runs its blocking work in a thread); a client that
-    calls an unknown tool gets an ``isError`` result naming the tools there are.
-    """
+    """An MCP server over ``served``: its tools, the skills catalogue and logging."""
     server: Server[Any, Any] = Server(
         served.name, version=_package_version(), instructions=instructions
     )
@@ -281,8 +267,7 @@ def create_server(served: ServedTools, *, instructions: str | None = None) -> Se
         return roots
 
     async def roots_changed(_: Any) -> None:
-        # A notification carries no request context, so which session sent it is not known:
-        # every session asks its client again before its next call (one roots/list each).
+        # The sender is unknown: every session asks its client again before its next call.
         for roots in list(scopes.values()):
             roots.invalidate()
 
@@ -318,11 +303,7 @@ def _add_resources(
     skills: Callable[[], Awaitable[Any]] | None,
     status: Callable[[], Awaitable[str]] | None,
 ) -> None:
-    """The skills catalogue (prompt and resources) and the status resource, for one session.
-
-    ``skills()`` gives the registry as the calling session sees it (narrowed to its roots);
-    ``status()`` the ``workspace_status`` answer as JSON (:data:`STATUS_URI`).
-    """
+    """The skills catalogue (prompt and resources) and the status resource, per session."""
     extra: list[types.Resource] = []
     if status is not None:
         extra.append(

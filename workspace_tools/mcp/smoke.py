@@ -1,11 +1,7 @@
 """``workspace-tools mcp smoke``: start a server, list its tools through a real client, call each.
 
-The server runs as a subprocess over stdio and is driven by the ``mcp`` SDK's ``ClientSession``.
-Every tool is called once with example arguments taken from the data (a page path and a word of
-its title from ``docs_list``, a word ``search_documents`` greps from the files, a skill name
-from the catalogue); a call passes when it is not an error, its ``structuredContent`` matches
-the tool's ``outputSchema`` and, for a search, it found something. One line per tool, then a
-summary. ``workspace-tools mcp smoke`` starts the server read-only, so nothing is written.
+A call passes when it is no error, its ``structuredContent`` matches its ``outputSchema`` and a
+search found something.
 """
 
 from __future__ import annotations
@@ -64,11 +60,7 @@ def example_arguments(
     word: str | None = None,
     docs_word: str | None = None,
 ) -> dict[str, Any]:
-    """Arguments that exercise a tool named ``name`` (scoped and prefixed names included).
-
-    ``word`` (a word found in the workspace's files) and ``docs_word`` (one of a docs page's
-    title) are the queries, so a working search has something to find.
-    """
+    """Arguments that exercise a tool named ``name``; ``word`` and ``docs_word`` are queries."""
     query = word or "search"
     examples: list[tuple[str, dict[str, Any]]] = [
         ("workspace_search", {"query": query, "top_k": 3}),
@@ -169,9 +161,7 @@ async def smoke(
     Args:
         command: The server's executable.
         args: Its arguments.
-        env: Its environment (default: this process's, so the server runs as
-            ``workspace-tools mcp`` would from the same shell, with its cache and offline
-            settings; the SDK's default would pass only ``PATH``, ``HOME`` and a few more).
+        env: Its environment (default: this process's).
         cwd: The folder the server starts in.
 
     Returns:

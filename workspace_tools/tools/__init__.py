@@ -1,7 +1,4 @@
-"""LangChain adapters over the workspace core: tools, toolkit, retriever and middleware.
-
-Names are imported lazily, so ``import workspace_tools.tools`` stays cheap until one is used.
-"""
+"""LangChain adapters over the workspace core: tools, toolkit, retriever and middleware (lazy)."""
 
 from __future__ import annotations
 

@@ -33,10 +33,7 @@ __all__ = [
 
 @contextlib.contextmanager
 def as_tool_errors() -> Iterator[None]:
-    """Turn :class:`WorkspaceError` into :class:`ToolException` so the model reads the message.
-
-    Any other exception is a bug and propagates.
-    """
+    """Turn :class:`WorkspaceError` into :class:`ToolException` (other exceptions propagate)."""
     try:
         yield
     except WorkspaceError as exc:
@@ -58,21 +55,14 @@ def format_validation_error(error: ValidationError) -> str:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolFacts:
-    """What a tool does to its environment, declared once on its class.
-
-    The one builder of tool groups reads them (``tools/groups.py``: a read-only build, for the
-    toolkit or the MCP server, leaves out the tools that write) and the MCP adapter advertises
-    them (``title``, ``readOnlyHint``, ``idempotentHint``, ``destructiveHint``). A tool that
-    declares nothing is not advertised as read-only.
-    """
+    """What a tool does to its environment, declared on its class (read-only builds, MCP hints)."""
 
     title: str | None = None
     """Human-readable name (MCP ``title``)."""
     writes: bool | None = None
     """Changes stored state (the index) on every call; ``None``: not known."""
     syncs: bool = False
-    """May index new files first (when its ``auto_sync`` is on), unless the tool or its
-    workspace is read-only."""
+    """May index new files first (with ``auto_sync``, unless read-only)."""
     idempotent: bool | None = None
     """Calling it again with the same arguments changes nothing more."""
     destructive: bool | None = None
@@ -121,9 +111,7 @@ class WorkspaceBaseTool(BaseTool):
 
     @classmethod
     def structured_output(cls, artifact: Any) -> dict[str, Any]:
-        """The artifact as a JSON object matching :attr:`output_model`.
-
-        A list artifact is given as ``{"results": [...]}``.
+        """The artifact as a JSON object matching :attr:`output_model` (a list under ``results``).
 
         Raises:
             pydantic.ValidationError: the artifact does not match the declared model.
@@ -142,9 +130,7 @@ class ThreadedTool(WorkspaceBaseTool):
     workspace: Workspace
     """The shared workspace."""
     within: tuple[str, ...] | None = None
-    """Only results in these folders (relative to the workspace root); ``None``: the whole
-    workspace. The MCP server sets it per call from the client's roots
-    (:mod:`workspace_tools.core.text.within`)."""
+    """Only results in these folders (relative to the root; ``None``: all), set per MCP call."""
 
     async def _arun(
         self,
@@ -164,10 +150,8 @@ _PROGRESS_INTERVAL = 0.5
 def sync_with_progress(workspace: Workspace, paths: list[str] | None) -> Any:
     """``workspace.sync(paths)``, streaming its progress to the LangGraph run calling the tool.
 
-    Each message is ``{"event": "workspace_tools_progress", "stage", "done", "total"}``. It goes
-    to the graph's stream writer (``stream_mode="custom"``) and out as a custom event of the
-    same name (``astream_events``). Outside a graph run (a direct ``tool.invoke``) nothing is
-    sent.
+    Messages are ``{"event": "workspace_tools_progress", "stage", "done", "total"}``, sent to the
+    stream writer and as a custom event; outside a graph run nothing is sent.
     """
     emit = _progress_emitter()
     if emit is None:

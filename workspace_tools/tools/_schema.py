@@ -1,13 +1,4 @@
-"""Compact JSON schemas for the declared tool outputs: the same rules in fewer subschemas.
-
-MCP clients check a tool's ``outputSchema`` on every call; the ``mcp`` SDK's client runs
-``jsonschema.validate``, which first checks the schema itself against the JSON Schema 2020-12
-meta-schema, at a cost that grows with the number of subschemas (about 4.5 ms a call for the
-``workspace_search`` schema pydantic generates, 3.2 ms for its compact form). Every change here
-keeps the set of valid instances: titles are annotations, ``additionalProperties: true`` is the
-default, a ``$ref`` to a non-recursive definition can be written in place, and a union with
-``null`` whose other member only holds keywords of its own type can be a type list.
-"""
+"""Compact JSON schemas for the declared tool outputs: the same rules in fewer subschemas."""
 
 from __future__ import annotations
 
@@ -61,13 +52,7 @@ _SCHEMA_VALUES: Final = frozenset(
 
 
 def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """``schema`` (as pydantic generates it) with the same valid instances and fewer subschemas.
-
-    Titles and ``additionalProperties: true`` are dropped, references to non-recursive
-    ``$defs`` are written in place (``$defs`` stays only for what is still referenced), and
-    ``anyOf: [X, {type: null}]`` becomes ``X`` with ``type: [X's type, "null"]`` when ``X`` has a
-    single type and only keywords of that type. Property names are never touched.
-    """
+    """``schema`` (as pydantic generates it) with the same valid instances and fewer subschemas."""
     defs: dict[str, Any] = schema.get("$defs", {})
     compact: dict[str, Any] = _walk(schema, defs, ())
     if _refers(compact):  # a recursive model: keep its definitions
@@ -129,13 +114,7 @@ def _nullable_as_type_list(node: dict[str, Any]) -> dict[str, Any]:
 
 
 def single_type_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """``schema`` with every nullable property made optional and single-typed.
-
-    Some clients' schema dialects (OpenAI-style strict schemas, Gemini's) take one ``type`` per
-    schema. A property typed ``[X, "null"]`` (or ``anyOf: [X, {type: null}]``) becomes ``X``
-    and leaves ``required``: the value is omitted instead of being ``null``.
-    :func:`omit_nulls` gives the matching instances.
-    """
+    """``schema`` with every nullable property optional and single-typed (see ``omit_nulls``)."""
     out: dict[str, Any] = _single(schema)
     return out
 

@@ -1,9 +1,7 @@
 """LangChain tools over a :class:`~workspace_tools.core.docs.index.DocsIndex`.
 
 ``make_docs_tools(root)`` gives ``docs_search``, ``docs_list``, ``docs_get_page`` and
-``docs_refresh_index``, sharing one index built when the tools are made. With ``scope="guides"``
-the same four tools only see ``root/guides`` and are named ``docs_search_guides`` and so on, so
-several scopes can sit side by side in one agent.
+``docs_refresh_index`` over one index (``scope`` names a subfolder and suffixes the names).
 """
 
 from __future__ import annotations
@@ -111,12 +109,10 @@ class _DocsTool(WorkspaceBaseTool):
     index: DocsIndex
     """The shared docs index."""
     cite_prefix: str = ""
-    """Put before every page path the tools print (``"docs/"``: paths read as the workspace's
-    own, e.g. ``docs/concepts.md:172``); see ``cite_from`` of :func:`make_docs_tools`."""
+    """Put before every printed page path; see ``cite_from`` of :func:`make_docs_tools`."""
 
     within: tuple[str, ...] | None = None
-    """Only pages in these folders (relative to the docs root); ``None``: every page. The MCP
-    server sets it per call from the client's roots (:mod:`workspace_tools.core.text.within`)."""
+    """Only pages in these folders (relative to the docs root; ``None``: all), set per MCP call."""
 
     def _cite(self, path: str) -> str:
         return f"{self.cite_prefix}{path}"
@@ -171,8 +167,7 @@ class DocsSearchTool(_DocsTool):
             if len(folders) == 1:  # one folder: the index pre-filters, top_k hits come back
                 hits = self.index.search(query, top_k=top_k, folder=folders[0])
             else:
-                # Several folders: DocsIndex.search takes one, so over-fetch and keep the hits
-                # inside them, widening to every section when too few are left.
+                # Several folders: over-fetch and filter, widening when too few are left.
                 hits = []
                 for k in (max(top_k * 20, 200), 1_000_000):
                     found = self.index.search(query, top_k=k, folder=folder)
@@ -244,11 +239,7 @@ class DocsListTool(_DocsTool):
 
 
 class DocsGetPageTool(_DocsTool):
-    """One page's content, :data:`MAX_PAGE_CHARS` characters at a time (``offset`` reads on).
-
-    The artifact is ``{"success": True, "page": {...}}``; a missing page or a path outside the
-    docs is a tool error (``status="error"``), like every other tool's.
-    """
+    """One page's content, :data:`MAX_PAGE_CHARS` characters at a time (``offset`` reads on)."""
 
     name: str = "docs_get_page"
     description: str = (
@@ -369,27 +360,17 @@ def make_docs_tools(
 
     Args:
         root: The docs root folder.
-        scope: A subfolder of ``root``: the tools see only its pages, and their names end in
-            ``_<scope>`` (``docs_search_guides``) so several scopes can be given to one agent.
-        prefix: Put before every tool name (``prefix="mastra"`` gives ``mastra_docs_search``).
-        enabled: ``False`` returns no tools (as does the ``WORKSPACE_TOOLS_DISABLE_DOCS``
-            environment variable set to ``1``).
+        scope: A subfolder of ``root`` whose pages only are seen; names end in ``_<scope>``.
+        prefix: Put before every tool name (``"mastra"`` gives ``mastra_docs_search``).
+        enabled: ``False`` (or ``WORKSPACE_TOOLS_DISABLE_DOCS=1``) returns no tools.
         weights: Field weights of the ranking.
         tokenizer: Tokenizer for pages and queries.
         expansion: Prefix and typo settings.
-        index: An index to share instead of building one (``root`` and the settings above are
-            then not used, except for the names).
-        embedder: Rank hybrid (keywords fused with vectors over sections), e.g. the
-            workspace's ``ws.embedder``; ``None`` ranks by keywords only.
-        vector_cache: Also keep the section vectors in the user cache folder, for the next
-            process (the MCP server does).
-        embed_in_background: Answer by keywords at once and switch to hybrid when the
-            vectors are ready.
-        cite_from: A folder holding the docs root, usually the workspace root: the tools then
-            print page paths relative to it (``docs/concepts.md:172``, as ``workspace_search``
-            cites the same file) and ``docs_get_page`` accepts either form. Artifacts keep
-            paths relative to the docs root. A folder that does not hold the docs root is
-            ignored.
+        index: An index to share instead of building one (the settings above then unused).
+        embedder: Rank hybrid with it (e.g. ``ws.embedder``); ``None``: keywords only.
+        vector_cache: Also keep the section vectors in the user cache folder.
+        embed_in_background: Answer by keywords until the vectors are ready.
+        cite_from: A folder holding the docs root: printed paths are relative to it.
 
     Returns:
         ``[docs_search, docs_list, docs_get_page, docs_refresh_index]``, or ``[]`` when disabled.

@@ -1,11 +1,4 @@
-"""The one builder of tool groups: the toolkit and the MCP server both assemble their tools here.
-
-Three groups share one core: the workspace (``workspace_search``, ``workspace_index``,
-``search_documents``, ``workspace_read``) over one :class:`Workspace`, the skills over one
-:class:`SkillRegistry`, and the docs tools of each docs tree (or scope). A read-only build leaves
-out every tool whose :class:`~workspace_tools.tools._base.ToolFacts` say it writes; names must
-be distinct and must not take a common built-in tool's name.
-"""
+"""The one builder of tool groups (workspace, skills, docs) for the toolkit and the MCP server."""
 
 from __future__ import annotations
 
@@ -33,11 +26,7 @@ RESERVED_TOOL_NAMES: Final[frozenset[str]] = frozenset(
 
 @dataclass(frozen=True, kw_only=True)
 class DocsGroup:
-    """One docs tree (or one scope of it), served as the four docs tools.
-
-    The fields are :func:`~workspace_tools.tools.docs.make_docs_tools`'s arguments of the same
-    names.
-    """
+    """One docs tree (or scope) as the four docs tools; fields as in ``make_docs_tools``."""
 
     root: Path
     scope: str | None = None
@@ -65,8 +54,8 @@ def build_tool_groups(
         require_approval: Tool names built to ask a person first (``workspace_index``).
 
     Raises:
-        InvalidInputError: two tools would share a name (a docs scope given twice).
-        ValueError: a tool would take a common built-in tool's name.
+        InvalidInputError: Two tools would share a name.
+        ValueError: A tool would take a common built-in tool's name.
     """
     tools: list[BaseTool] = []
     if workspace is not None:

@@ -27,33 +27,16 @@ __all__ = ["SkillsMiddleware"]
 class SkillsMiddleware(AgentMiddleware):
     """Tell the model which skills exist, and give it the tools to load them.
 
-    On every model call the catalogue (``<available_skills>`` by default) and short loading
-    instructions are **appended** to the system message; the user's own prompt is kept. The text
-    is sorted by name so it stays byte-stable across turns (prompt caching). With no skills,
-    nothing is added. The registry is checked for changes on every call, so skills edited,
-    added or removed on disk show up on the next turn.
-
-    With dynamic skills paths, the run's context (``runtime.context``) is passed to the paths
-    callable (a plain or an ``async`` function), both for the catalogue and for the skill tools,
-    so one request never sees another's skills.
-
-    Past ``budget`` (50 skills or 15,000 characters of entries by default) the catalogue lists
-    the skills most relevant to the latest user messages and a line saying how to find the rest
-    with ``skill_search``.
-
-    ``allowed-tools`` of a skill is read as the spec reads it: tools the skill pre-approves, not
-    a limit. With ``enforce_allowed_tools=True`` it becomes a limit: while the skill loaded last
-    (through the ``skill`` tool) lists ``allowed-tools``, a call to any other tool (the skill
-    tools excepted) is refused with an error tool message naming the allowed ones.
+    Each model call appends the fresh catalogue (sorted, for prompt caching) and loading
+    instructions to the system message; past ``budget`` only the most relevant skills are listed.
 
     Args:
         registry: The skills to advertise.
         fmt: Catalogue format: ``xml``, ``markdown`` or ``json``.
         instructions: Add the intro and the instructions on loading skills.
-        include_tools: Expose ``skill``, ``skill_read`` and ``skill_search`` through
-            :attr:`tools`, so ``create_agent`` adds them automatically.
+        include_tools: Expose ``skill``, ``skill_read`` and ``skill_search`` through :attr:`tools`.
         budget: Most skills (and characters) the catalogue lists; ``None`` lists every skill.
-        enforce_allowed_tools: Refuse tools outside the active skill's ``allowed-tools``.
+        enforce_allowed_tools: Refuse tools outside the last loaded skill's ``allowed-tools``.
     """
 
     def __init__(

@@ -1,12 +1,7 @@
 """The declared shape of every tool's artifact, one pydantic model per tool.
 
-Each tool class names its model in ``output_model``; :meth:`WorkspaceBaseTool.structured_output`
-checks an artifact against it. Every model's JSON schema is a top-level object, as MCP's
-``outputSchema`` must be: a tool whose artifact is a list (the search tools, ``docs_list``) is
-described as ``{"results": [...]}``. Items accept extra keys, so adding a field to an artifact
-does not break its schema. ``model_json_schema()`` gives pydantic's schema in a compact form
-(:func:`~workspace_tools.tools._schema.compact_schema`: the same valid instances in fewer
-subschemas), which clients check faster on every call.
+Schemas are top-level objects (a list artifact under ``results``), items accept extra keys, and
+``model_json_schema()`` is compacted (:func:`~workspace_tools.tools._schema.compact_schema`).
 """
 
 from __future__ import annotations

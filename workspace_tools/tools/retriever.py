@@ -1,9 +1,7 @@
 """``WorkspaceRetriever``: the workspace search as a LangChain retriever (LCEL, retriever tools).
 
-It follows LangChain's vector-store convention: ``Workspace.as_retriever(search_type=...,
-search_kwargs={...})`` (or ``WorkspaceRetriever(workspace=ws, search_kwargs={...})``), where
-``search_kwargs`` holds ``k``, ``filter``, ``mode``, ``vector_weight`` and ``score_threshold``
-(or ``min_score``). The same keys can be given per call: ``retriever.invoke("query", k=2)``.
+``search_kwargs`` (``k``, ``filter``, ``mode``, ``vector_weight``, ``score_threshold``) can also
+be given per call: ``retriever.invoke("query", k=2)``.
 """
 
 from __future__ import annotations
@@ -25,9 +23,7 @@ from workspace_tools.core.workspace import Workspace
 __all__ = ["SEARCH_KWARGS", "SEARCH_TYPES", "WorkspaceRetriever", "result_to_document"]
 
 SEARCH_TYPES: Final = ("similarity", "similarity_score_threshold", "bm25", "vector", "hybrid")
-"""``search_type`` values: LangChain's two (``similarity`` = the workspace's default mode, or
-``mode`` from ``search_kwargs``; ``similarity_score_threshold`` needs ``score_threshold``) and
-the workspace's modes by name."""
+"""``search_type`` values: LangChain's two and the workspace's modes by name."""
 SEARCH_KWARGS: Final = ("k", "filter", "mode", "vector_weight", "score_threshold", "min_score")
 """Keys ``search_kwargs`` (and per-call keyword arguments) accept."""
 

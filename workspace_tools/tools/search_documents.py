@@ -1,9 +1,4 @@
-"""``search_documents``: all2md's contract (keyword BM25 passages or grep lines) over a Workspace.
-
-Keyword mode ranks the section-aware chunks of the shared workspace index (files not indexed
-yet are synced first, unless the workspace is read-only); grep mode reads the files through the
-same conversion and matches lines (:mod:`workspace_tools.core.grep`).
-"""
+"""``search_documents``: keyword BM25 passages or grep lines over a Workspace."""
 
 from __future__ import annotations
 
@@ -103,20 +98,14 @@ class SearchDocumentsTool(ThreadedTool):
         title="Search documents", writes=False, syncs=True, idempotent=True, destructive=False
     )
     auto_sync: bool = False
-    """Keyword mode: index the files in ``paths`` that are new or changed before searching.
-
-    Off by default: syncing inside a search converts and embeds (tens of seconds on a fresh
-    folder) and writes the index. Without it, bm25 mode searches the index as it is and
-    notes the files in scope that are not indexed (``workspace_index`` adds them)."""
+    """Keyword mode: index the new or changed files in ``paths`` before searching."""
     read_only: bool = False
     """Never write: no sync even with ``auto_sync`` (set by a read-only toolkit)."""
     converter: CachedConverter = Field(default_factory=CachedConverter)
-    """Grep mode: file-to-text conversion with an in-memory cache, reading the workspace's
-    on-disk conversion cache on a miss."""
+    """Grep mode: file-to-text conversion, cached in memory and read from the disk cache."""
 
     @model_validator(mode="after")
     def _read_sync_conversions(self) -> SearchDocumentsTool:
-        # Grep reuses the conversions sync stored for this workspace (it only reads them).
         if self.converter.disk is None:
             self.converter.disk = self.workspace.conversion_cache
         return self

@@ -1,9 +1,7 @@
 """LangChain tools over the skills core: ``skill``, ``skill_read`` and ``skill_search``.
 
-All three share one :class:`SkillRegistry`, check freshness on every call (edited, added and
-removed skills are seen without a restart) and return ``(content, artifact)``. With dynamic skills
-paths, :class:`SkillsMiddleware` hands each tool call the run's context through
-:func:`use_skill_context`.
+They share one :class:`SkillRegistry`, fresh on every call; :func:`use_skill_context` gives them
+the run's context for dynamic skills paths.
 """
 
 from __future__ import annotations

@@ -35,15 +35,11 @@ class WorkspaceToolkit(BaseToolkit):
     workspace: Workspace
     """The workspace every tool searches and indexes."""
     skills_paths: list[str] | None = None
-    """Skills folders relative to the workspace root; adds ``skill``, ``skill_read``,
-    ``skill_search`` over one :class:`SkillRegistry` (``toolkit.skills``). ``None`` (the
-    default): the ``skills`` listed in the project's ``workspace-tools.yaml`` (what
-    ``workspace-tools skills add`` writes), if any."""
+    """Skills folders relative to the root, adding the skill tools (``None``: the project's)."""
     skills_entry_points: bool = False
     """Also load skills registered by installed packages (entry points; opt-in)."""
     docs_root: str | None = None
-    """A documentation folder (relative to the workspace root, or absolute); adds
-    ``docs_search``, ``docs_list``, ``docs_get_page``, ``docs_refresh_index``."""
+    """A documentation folder (relative to the workspace root), adding the docs tools."""
     include: list[str] | None = None
     """Only these tool names (default: all)."""
     exclude: list[str] = Field(default_factory=list)
@@ -60,9 +56,7 @@ class WorkspaceToolkit(BaseToolkit):
         """Build the toolkit; see the fields.
 
         Raises:
-            InvalidInputError: an option is not one of the fields (a misspelt ``doc_root``
-                would otherwise be dropped silently), or a path of ``skills_paths`` (not a
-                glob) does not exist.
+            InvalidInputError: An unknown option, or a ``skills_paths`` path does not exist.
         """
         unknown = sorted(set(data) - set(type(self).model_fields))
         if unknown:
@@ -137,11 +131,7 @@ class WorkspaceToolkit(BaseToolkit):
         ]
 
     def interrupt_on(self) -> dict[str, bool]:
-        """``interrupt_on`` for LangChain's ``HumanInTheLoopMiddleware``.
-
-        Holds the tools named in ``require_approval`` and those built with
-        ``require_approval=True``, among the tools :meth:`get_tools` returns.
-        """
+        """``interrupt_on`` for ``HumanInTheLoopMiddleware``: the tools needing approval."""
         return {
             t.name: True
             for t in self.get_tools()
@@ -149,9 +139,7 @@ class WorkspaceToolkit(BaseToolkit):
         }
 
     def skills_middleware(self, **kwargs: Any) -> Any:
-        """A ``SkillsMiddleware`` over :attr:`skills` that adds the catalogue but no tools.
-
-        Keyword arguments go to ``SkillsMiddleware`` (``fmt``, ``instructions``).
+        """A ``SkillsMiddleware`` (keyword arguments) over :attr:`skills`, adding no tools.
 
         Raises:
             ValueError: the toolkit has no ``skills_paths``.

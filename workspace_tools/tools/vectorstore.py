@@ -1,10 +1,4 @@
-"""``WorkspaceVectorStore``: a Workspace behind LangChain's ``VectorStore`` interface.
-
-No second index: ``add_documents``/``add_texts`` call ``Workspace.index_many`` (each text is
-one source, chunked like files), ``delete(ids)`` calls ``Workspace.remove`` for each id, and
-the searches are ``Workspace.search`` in the workspace's default mode (or ``mode=``), so BM25
-and hybrid stay available behind the LangChain API. Ids without one become ``uuid4`` strings.
-"""
+"""``WorkspaceVectorStore``: a Workspace behind LangChain's ``VectorStore`` (no second index)."""
 
 from __future__ import annotations
 
@@ -54,8 +48,7 @@ class WorkspaceVectorStore(VectorStore):
         """Index each text as one source; returns the stored ids.
 
         Raises:
-            ValueError: ``metadatas`` or ``ids`` do not have one entry per text, or an
-                unknown keyword argument.
+            ValueError: ``metadatas`` or ``ids`` not one per text, or an unknown keyword.
         """
         _no_extra(kwargs, "add_texts")
         items = list(texts)
@@ -147,10 +140,7 @@ class WorkspaceVectorStore(VectorStore):
         ids: list[str] | None = None,
         **kwargs: Any,
     ) -> WorkspaceVectorStore:
-        """A store over a new workspace (``root=`` a folder, default a temporary one).
-
-        Other keyword arguments go to :class:`Workspace` (``index_dir``, ``fusion``...).
-        """
+        """A store over a new workspace (``root=``, default a temporary folder; others go to it)."""
         root = kwargs.pop("root", None) or tempfile.mkdtemp(prefix="workspace-store-")
         kwargs.setdefault("config", False)
         store = cls(Workspace(root, embedder=embedding, **kwargs))

@@ -1,8 +1,6 @@
 """``workspace_search`` and ``workspace_index``: ranked search over, and indexing into, a Workspace.
 
-The search tool's ``mode`` argument is built per workspace: the model is only offered the modes
-the workspace has, and a mode it asks for anyway falls back (hybrid -> vector -> bm25, as
-Mastra does) with a note in the output.
+Only the workspace's modes are offered; another falls back (hybrid -> vector -> bm25) with a note.
 """
 
 from __future__ import annotations
@@ -56,11 +54,7 @@ MODE_ALIASES: Final[dict[str, str]] = {"keyword": "bm25", "semantic": "vector"}
 
 @functools.lru_cache(maxsize=16)
 def search_input_model(modes: tuple[str, ...], default: str) -> type[BaseModel]:
-    """Arguments of ``workspace_search`` for a workspace with these modes.
-
-    The JSON schema offers only ``modes``; validation accepts every known mode so that a missing
-    one can fall back gracefully inside the tool.
-    """
+    """Arguments of ``workspace_search`` offering ``modes`` (validation accepts every mode)."""
     shown = {"enum": list(modes), "type": "string"}
 
     def known(value: Any) -> Any:

@@ -1,14 +1,7 @@
-"""Metadata filters (``index/filters.py``) as Milvus boolean expressions.
+"""Metadata filters (``index/filters.py``) as Milvus boolean expressions, same semantics.
 
-Chunk metadata lives in the JSON field ``metadata``; ``source_id`` is a scalar field. The
-translation keeps the embedded semantics: ``$ne``/``$nin`` hold for a missing key (Milvus treats
-a comparison with a missing key as unknown, so ``not exists`` is added), comparisons never hold
-for a missing key or across types (Milvus' own rule), ``$in`` also matches a list value sharing a
-member (``json_contains_any``). What Milvus cannot express raises :class:`InvalidInputError`:
-a string holding NUL or another control character Milvus' expression grammar cannot escape, or
-a lone surrogate, and ``$in``/``$nin`` lists longer than :data:`MAX_MILVUS_IN_VALUES` (the
-expression is parsed by the server, whose cost grows with its length). The depth and size limits
-of ``compile_filter`` hold here too, checked once before the (recursive) translation.
+What Milvus cannot express (control characters, lone surrogates, ``$in`` lists longer than
+:data:`MAX_MILVUS_IN_VALUES`) raises :class:`InvalidInputError`.
 """
 
 from __future__ import annotations
@@ -39,8 +32,7 @@ def milvus_expression(conditions: Mapping[str, Any]) -> str:
     """The Milvus expression of a filter (validated first by ``compile_filter``).
 
     Raises:
-        InvalidInputError: a malformed filter, or a value Milvus cannot compare (``None``,
-            a list or mapping as an ``$eq``/``$ne`` operand, a non-finite number).
+        InvalidInputError: A malformed filter, or a value Milvus cannot compare.
     """
     compile_filter(conditions)
     return _expression(conditions)

@@ -1,11 +1,4 @@
-"""The source catalogue: every indexed source, over the database, whatever the search backend.
-
-Sources are database state, not index state: one :class:`SourceCatalog` per Workspace answers
-``source_ids()``, ``source()``, sync's comparison with the disk and ``remove()``'s matching. It
-loads every row on first use of :meth:`SourceCatalog.all` (one source alone is read by id without
-that) and then follows the change log through the Workspace's
-:class:`~workspace_tools.core.backends.follow.ChangeFollower`.
-"""
+"""The source catalogue: every indexed source, over the database, whatever the search backend."""
 
 from __future__ import annotations
 
@@ -18,7 +11,7 @@ __all__ = ["SourceCatalog"]
 
 
 class SourceCatalog:
-    """Sources by id, in step with the database (see the module docstring).
+    """Sources by id, in step with the database.
 
     Args:
         follower: The change-log follower of the workspace (the catalogue follows through it).
@@ -53,8 +46,6 @@ class SourceCatalog:
             return {i: self._sources.get(i) for i in source_ids}
         return {i: self.db.source(i) for i in source_ids}
 
-    # -- following the change log ----------------------------------------------------------------
-
     def cursor(self) -> int | None:
         """The version of the loaded rows (``None``: none loaded, nothing to follow)."""
         return None if self._sources is None else self._version
@@ -77,11 +68,7 @@ class SourceCatalog:
         self._version = version
 
     def start_empty(self, version: int) -> None:
-        """Hold no source at ``version`` (a database known to be empty then), without a read.
-
-        The first commit into a new index starts the catalogue this way, so the rows it wrote
-        are applied from memory instead of read back later.
-        """
+        """Hold no source at ``version`` (a database known to be empty then), without a read."""
         self._sources, self._version = {}, version
 
     def reset(self) -> None:

@@ -1,16 +1,4 @@
-"""Which search backend a workspace uses, and opening it.
-
-``Workspace(root, backend=...)``, the ``backend:`` setting of ``workspace-tools.yaml`` and the
-CLI's ``--backend`` all end here::
-
-    backend: embedded                     # the default: bm25s + FAISS in this process
-    backend: milvus                       # a Milvus Lite file <index_dir>/milvus.db
-    backend:
-      type: milvus
-      uri: http://milvus.internal:19530   # a Milvus server (token: $WORKSPACE_TOOLS_MILVUS_TOKEN)
-      collection: team_docs
-      analyzer: workspace                 # workspace | standard | english | jieba
-"""
+"""Which search backend a workspace uses, and opening it (``backend=``, YAML, ``--backend``)."""
 
 from __future__ import annotations
 
@@ -66,9 +54,7 @@ class BackendConfig:
         uri: Milvus: a Lite file path (default ``<index_dir>/milvus.db``) or a server URI.
         token: Milvus: the server token (default: ``$WORKSPACE_TOOLS_MILVUS_TOKEN``).
         collection: Milvus: the collection name (default: derived from the index folder).
-        analyzer: Milvus: ``workspace`` (BM25 over this workspace's tokenizer terms, the same
-            terms the embedded backend scores) or a Milvus analyzer (``standard``, ``english``,
-            ``jieba``) run by the server on the chunk text.
+        analyzer: Milvus: ``workspace`` (this workspace's terms) or a Milvus analyzer name.
     """
 
     type: str = "embedded"
@@ -273,7 +259,7 @@ def open_backend(config: BackendConfig, context: BackendContext) -> SearchBacken
 
     Raises:
         MissingDependencyError: the backend's extra is not installed (Milvus).
-        StorageError: the Milvus server or file cannot be reached (the message says which).
+        StorageError: the Milvus server or file cannot be reached.
     """
     spec = backend_spec(config.type)
     return spec.open(context, spec.settings.of(config))

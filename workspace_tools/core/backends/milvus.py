@@ -1,21 +1,7 @@
 """The Milvus backend: chunks, BM25 and dense vectors in a Milvus collection (``milvus`` extra).
 
-The index database stays the truth (sources, texts, sync state, the embedding cache). The
-collection holds one row per chunk key: ``source_id``, ``metadata`` (JSON, for filters), the text
-BM25 scores (``text``, turned into a sparse vector by a server-side ``FunctionType.BM25``
-function) and the dense vector from our embedder. Its properties record the database it follows
-(``workspace_tools.database``), the settings it was built with (``workspace_tools.settings``) and
-the database version it has applied (``workspace_tools.version``): the change-log follower hands
-:meth:`MilvusBackend.apply` the change log since that version, so a reopened workspace catches
-up incrementally; a collection built from another database, with other settings, ahead of the
-database, or behind the change log's horizon is dropped and rebuilt from the database, never
-trusted.
-
-BM25 analysis: with ``analyzer="workspace"`` (the default) the text field holds this workspace's
-own tokenizer terms (stemmed words, identifier parts, CJK bigrams), each written as a 12-hex-digit
-token the server's ``standard`` analyzer keeps whole, so the server scores exactly the terms the
-embedded backend scores; other analyzers run on the chunk text (``english`` and ``jieba`` exist
-on a Milvus server; Milvus Lite has ``standard`` and ``jieba`` only and ignores stemmer filters).
+The index database stays the truth: the collection follows its change log and is rebuilt when it
+does not match (another database, settings or version). See docs/milvus.md.
 """
 
 from __future__ import annotations
@@ -56,7 +42,7 @@ def term_token(term: str) -> str:
 
 
 class MilvusBackend:
-    """A Milvus collection kept in step with the index database (see the module docstring).
+    """A Milvus collection kept in step with the index database.
 
     Args:
         follower: The workspace's change-log follower (over the index database).
@@ -67,8 +53,7 @@ class MilvusBackend:
         analyzer: ``workspace`` or a Milvus analyzer name.
         bm25_config: BM25 parameters (``None``: no BM25 side).
         embedder: ``(model_id, dimension)`` (``None``: no vector side).
-        read_only: The workspace refuses changes (the collection, derived, still follows the
-            database).
+        read_only: The workspace refuses changes (the collection still follows the database).
     """
 
     name = "milvus"
@@ -116,8 +101,6 @@ class MilvusBackend:
             with self._guard("connect"):
                 self._client = connect(self.uri, self._token)
         return self._client
-
-    # -- settings and identity -----------------------------------------------------------------
 
     def _settings(self) -> str:
         bm25 = None
@@ -191,8 +174,6 @@ class MilvusBackend:
         self._record(rows.version)
         self._count = len(rows.chunks)
 
-    # -- following the change log ----------------------------------------------------------
-
     def cursor(self) -> int:
         """The database version the collection reflects (``-1``: not checked yet)."""
         return self.version
@@ -263,8 +244,6 @@ class MilvusBackend:
     def __len__(self) -> int:
         return self._count if self.version >= 0 else 0
 
-    # -- search --------------------------------------------------------------------------------
-
     def search(self, query: BackendQuery) -> BackendHits:
         """BM25 and vector hits from the collection (see :meth:`SearchBackend.search`)."""
         conditions = query.filter.conditions if query.filter is not None else None
@@ -302,8 +281,6 @@ class MilvusBackend:
             )
         return [Hit(int(hit["key"]), float(hit["distance"])) for hit in found[0]]
 
-    # -- vectors -------------------------------------------------------------------------------
-
     def vector_count(self) -> int | None:
         """Chunks with a vector in the collection."""
         if self.embedder is None:
@@ -327,8 +304,6 @@ class MilvusBackend:
         for start in range(0, len(rows), _BATCH):
             with self._guard("write chunks"):
                 self.client.upsert(self.collection, rows[start : start + _BATCH])
-
-    # -- maintenance ---------------------------------------------------------------------------
 
     def has_unsaved(self) -> bool:
         """Whether writes happened since the last :meth:`merge` (``save()``)."""

@@ -1,13 +1,4 @@
-"""The backend registry: name -> :class:`BackendSpec`, read by the config, CLI and YAML reader.
-
-A backend is one entry: its name, its settings class (which checks the keys a configuration
-gives it and reads them), whether it stores vectors itself, and how to open it. The built-in
-``embedded`` and ``milvus`` entries are registered by ``backends/config.py``, whose
-``backend_spec``/``backend_names`` are the lookups; a third-party package registers its own with
-:func:`register`, or exposes a :class:`BackendSpec` under the entry-point group
-:data:`ENTRY_POINT_GROUP` (loaded when a name is not found), so adding a backend needs no edit
-of this package.
-"""
+"""The backend registry: name -> :class:`BackendSpec` (:func:`register`, or entry points)."""
 
 from __future__ import annotations
 

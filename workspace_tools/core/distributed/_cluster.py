@@ -1,8 +1,4 @@
-"""The Ray side: connect to (or start) a cluster, and the two Ray Data pipelines.
-
-Every ``import ray`` of the package is in this module and in the actor's constructor, inside
-functions: importing :mod:`workspace_tools.core.distributed` does not load Ray.
-"""
+"""The Ray side: connect to (or start) a cluster, and the two Ray Data pipelines (Ray lazily)."""
 
 from __future__ import annotations
 
@@ -30,14 +26,7 @@ Batch = dict[str, Any]
 
 
 class Cluster:
-    """A connection to a Ray cluster for the length of a ``with`` block.
-
-    ``address=None`` uses the Ray session this process already has, else the one
-    ``RAY_ADDRESS`` names, else starts a private local one (``address="local"``: never another
-    program's cluster on the same machine); ``"auto"`` joins the cluster ``ray start`` made on
-    this machine; ``"ray://host:10001"`` or ``"host:6379"`` joins a remote one. Only a session
-    this object started is shut down at the end.
-    """
+    """A connection to a Ray cluster for a ``with`` block (``address`` as for ``index_on_ray``)."""
 
     def __init__(self, address: str | None) -> None:
         require_ray()
@@ -138,13 +127,7 @@ def embed_on_cluster(
     commit_every: int,
     threads: int,
 ) -> Iterator[Batch]:
-    """Batches of ``{hash, vector, node, call}`` for ``groups`` of ``(hash, text)`` pairs.
-
-    Each group is one embedder call on an actor (one forward pass of the model: see
-    ``indexing.embedding_groups``); an actor call takes ``groups_per_call`` groups. The pool
-    has ``actors`` actors of one CPU, each loading the model once. Results stream back
-    ``commit_every`` rows at a time.
-    """
+    """Batches of ``{hash, vector, node, call}`` for ``groups`` of ``(hash, text)`` pairs."""
     import ray.data
 
     if not groups:
@@ -166,8 +149,7 @@ def embed_on_cluster(
             "dimension": dimension,
             "threads": threads,
         },
-        # One call in flight per actor: an actor that starts first cannot queue up the blocks
-        # of an idle one (measured on two nodes: 411/192 texts with Ray's default of 4).
+        # One call in flight per actor: a fast actor cannot queue up an idle one's blocks.
         compute=ray.data.ActorPoolStrategy(size=actors, max_tasks_in_flight_per_actor=1),
         batch_size=groups_per_call,
         batch_format="numpy",

@@ -1,9 +1,4 @@
-"""The driver's side: which files a local sync would convert, chunk and embed.
-
-The decision is the one :func:`~workspace_tools.core.workspace._ingest.stage_file` makes (same
-``stat`` shortcut, same content hash), read through the one walker (``text/scan.py``), so the
-cluster works on exactly the files the local sync that follows will stage.
-"""
+"""The driver's side: which files a local sync would convert, chunk and embed (its decision)."""
 
 from __future__ import annotations
 
@@ -86,11 +81,7 @@ def scan_files(workspace: Workspace, paths: Sequence[str] | None) -> list[tuple[
 
 
 def file_work(workspace: Workspace, rel: str, path: Path) -> FileWork | None:
-    """The work a sync would do on one scanned file; ``None`` when it would not stage it.
-
-    Unchanged files (same ``stat``, or same content hash) are ``None``; so are unreadable and
-    oversized ones, which the local sync reports.
-    """
+    """The work a sync would do on one scanned file; ``None`` when it would not stage it."""
     cfg = workspace.scan_config
     previous = workspace.source(rel)
     try:

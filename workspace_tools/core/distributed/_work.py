@@ -1,8 +1,4 @@
-"""What runs on the cluster: convert and chunk files (tasks), embed texts (an actor pool).
-
-Both use the same functions as a local sync (``convert_bytes``, ``chunk_converted``,
-``text_hash``), so the chunk texts and their content hashes are the ones the sync will find.
-"""
+"""What runs on the cluster, with the local sync's functions: convert, chunk and embed."""
 
 from __future__ import annotations
 
@@ -38,10 +34,8 @@ Batch = dict[str, Any]
 def chunk_batch(batch: Batch, *, chunking: ChunkingConfig, limits: ConversionLimits) -> Batch:
     """Convert (unless cached) and chunk each file of a batch.
 
-    Output columns: ``rel``, ``digest``, ``conversion`` (a fresh rich-document conversion as
-    JSON, for the driver's conversion cache, else ``""``) and ``chunks`` (JSON list of
-    ``[content hash, text]``; ``[]`` when the file cannot be converted: the local sync reports
-    why).
+    Output columns: ``rel``, ``digest``, ``conversion`` (fresh conversion JSON or ``""``) and
+    ``chunks`` (JSON list of ``[content hash, text]``, ``[]`` for an unconvertible file).
     """
     conversions: list[str] = []
     chunk_lists: list[str] = []
@@ -73,12 +67,7 @@ def chunk_batch(batch: Batch, *, chunking: ChunkingConfig, limits: ConversionLim
 
 @dataclass(frozen=True, slots=True)
 class SentenceTransformerSpec:
-    """Builds, on a cluster node, the sentence-transformers embedder the driver uses.
-
-    The backend and precision are the driver's resolved ones (``openvino``/``int8``,
-    ``torch``/``bf16``, ...), not ``"auto"``: a node with another CPU or without OpenVINO must
-    still compute the same vectors (or fail saying why).
-    """
+    """Builds, on a cluster node, the driver's sentence-transformers embedder (resolved)."""
 
     model: str | None
     precision: str
@@ -106,11 +95,7 @@ class _Shipped:
 
 
 def embedder_factory(embedder: Embedder) -> Callable[[], Embedder]:
-    """A picklable function that builds ``embedder`` again on a node.
-
-    The packaged sentence-transformers model is rebuilt from its settings (each actor loads it
-    once from its own site-packages); any other embedder is shipped as it is.
-    """
+    """A picklable function that builds ``embedder`` again on a node (others ship as they are)."""
     if isinstance(embedder, SentenceTransformerEmbedder):
         name = embedder.model_id
         return SentenceTransformerSpec(
@@ -129,8 +114,7 @@ class EmbedActor:
         factory: Builds the embedder (see :func:`embedder_factory`).
         model_id: The driver's model id; the actor's must match.
         dimension: The driver's vector length; the actor's must match.
-        threads: Torch intra-op (or OpenVINO inference) threads (one per actor was measured the
-            most efficient).
+        threads: Torch intra-op (or OpenVINO inference) threads.
 
     Raises:
         InvalidInputError: The embedder built on the node is another model.

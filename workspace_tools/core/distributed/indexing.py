@@ -1,15 +1,7 @@
 """index_on_ray: convert, chunk and embed a workspace's new files on Ray, then sync locally.
 
-1. The driver walks the tree with the one walker and reads each new or changed file once (the
-   decision a local sync makes: same ``stat`` shortcut, same content hash).
-2. Ray Data tasks convert and chunk those files with the sync's own functions; fresh
-   conversions of rich documents come back to the driver's conversion cache, so the local sync
-   does not convert them again.
-3. The chunk texts whose content hash the embedding cache lacks go to an actor pool (one model
-   load per actor, one torch thread each); vectors stream back and are committed to the cache
-   ``commit_every`` at a time, so an interrupted run keeps what it committed.
-4. The ordinary local :meth:`Workspace.sync` runs and finds every vector cached: the index (chunk
-   ids, vectors, rankings) is the one a local sync makes, by construction.
+Vectors are committed to the embedding cache as they arrive; the local :meth:`Workspace.sync`
+then finds every vector cached, so the index is the one a local sync makes.
 """
 
 from __future__ import annotations
@@ -110,23 +102,19 @@ def index_on_ray(
 ) -> RayIndexReport:
     """Sync ``workspace`` with the conversion, chunking and embedding done on a Ray cluster.
 
-    The result is the index ``workspace.sync(paths)`` makes. Rerunning after an interruption
-    embeds only the texts the first run did not commit (until a ``save()`` or a removal, which
-    forget cached vectors no chunk uses).
+    The result is the index ``workspace.sync(paths)`` makes; a rerun embeds only what the
+    interrupted one did not commit.
 
     Args:
         workspace: A writable workspace with an embedder.
         paths: As for :meth:`Workspace.sync` (default: the workspace's default paths).
-        address: The cluster: ``None`` (this process's Ray session, else ``RAY_ADDRESS``, else a
-            private local one), ``"auto"`` (the one ``ray start`` made here), ``"host:6379"``
-            or ``"ray://host:10001"``. Every node needs ``workspace-tools[ray,vector]``.
+        address: ``None`` (this session, ``RAY_ADDRESS`` or a private local one), ``"auto"``,
+            ``"host:6379"`` or ``"ray://host:10001"``; nodes need ``workspace-tools[ray,vector]``.
         actors: Embedding actors (one CPU each; default: every CPU of the cluster).
-        batch_size: Texts per actor call (rounded down to whole forward passes of the
-            embedder's own ``batch_size``, at least one).
+        batch_size: Texts per actor call (whole forward passes, at least one).
         commit_every: Vectors per embedding-cache commit.
         threads: Torch threads per actor.
-        embedder_factory: Builds the embedder on each node (default: the workspace's
-            sentence-transformers settings, or the embedder object itself, which must pickle).
+        embedder_factory: Builds the embedder on each node (default: from the workspace's).
         show_progress: Progress bars on the driver (default: the workspace setting).
 
     Raises:
@@ -200,18 +188,11 @@ def index_on_ray(
 def embedding_groups(
     texts: dict[str, str], *, call_size: int, group_size: int
 ) -> list[list[tuple[str, str]]]:
-    """The texts cut into the groups a local sync embeds together, in its order.
-
-    A local sync (``_ingest.embed_texts``, no progress bar) sorts the texts longest first, calls
-    the embedder with ``max_batch_size`` of them at a time, and sentence-transformers sorts each
-    call by length (``np.argsort`` of minus the character count) and runs forward passes of
-    ``batch_size`` texts. Reduced precision (bf16) makes a vector depend on the other texts of
-    its pass (the padding), so the cluster embeds exactly these groups, one pass each: measured,
-    the vectors are then identical to the local ones, on any number of torch threads.
+    """The texts cut into the forward passes a local sync makes (same padding, same vectors).
 
     Args:
-        texts: Content hash -> text, in the order the local sync meets them (walk order).
-        call_size: Texts per embedder call of the local sync (the embedder's max_batch_size).
+        texts: Content hash -> text, in walk order.
+        call_size: Texts per embedder call (the embedder's max_batch_size).
         group_size: Texts per forward pass (the sentence-transformers batch size).
     """
     ordered = sorted(texts.items(), key=lambda item: -len(item[1]))
@@ -252,11 +233,7 @@ def _check(
 
 
 def _settle_rebuild(workspace: Workspace) -> None:
-    """Commit a pending ``rebuild=True`` (the clear) now, before vectors enter the cache.
-
-    A rebuild with another model drops the cached vectors in that commit; with the same model it
-    keeps them, as a local rebuild does. Either way the local sync then reads the cache.
-    """
+    """Commit a pending ``rebuild=True`` (the clear) now, before vectors enter the cache."""
     workspace.commit_pending_rebuild()
 
 

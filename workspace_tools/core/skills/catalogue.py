@@ -1,11 +1,7 @@
 """Render the skills catalogue for a system prompt: XML (default), Markdown or JSON.
 
-Entries are sorted by name (then source and location) so the text is byte-stable across turns and
-provider prompt caches keep working. With no skills the result is the empty string.
-
-Past a budget (:class:`CatalogueBudget`: a number of skills or of characters) the catalogue lists
-the skills most relevant to the conversation (BM25 over names, descriptions and instructions, the
-same search as ``skill_search``) and one line saying how many more there are and how to find them.
+Entries are sorted (byte-stable for prompt caches); past a :class:`CatalogueBudget` only the
+skills most relevant to the conversation are listed, with a line on finding the rest.
 """
 
 from __future__ import annotations
@@ -61,11 +57,7 @@ MAX_QUERY_CHARS: Final = 2000
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CatalogueBudget:
-    """Most skills, and most characters of catalogue entries, the prompt lists.
-
-    ``None`` for either means no limit on it; ``CatalogueBudget(max_skills=None,
-    max_chars=None)`` lists every skill.
-    """
+    """Most skills, and most characters of entries, the prompt lists (``None``: no limit)."""
 
     max_skills: int | None = 50
     """Most skills listed."""
@@ -110,13 +102,7 @@ def select_skills(
     root: Path | None = None,
     index: Callable[[], SkillSearchIndex] | None = None,
 ) -> list[Skill]:
-    """The skills a budgeted catalogue lists: all of them when they fit, else the most relevant.
-
-    Relevance is the ``skill_search`` ranking of ``query`` (the conversation); skills it does
-    not find follow by source (local first) and name. Skills are added in that order while the
-    count and the characters of their entries stay within ``budget``. ``index`` gives the
-    search index to rank with (built from ``skills`` when absent, only when needed).
-    """
+    """The skills a budgeted catalogue lists: all of them when they fit, else the most relevant."""
     limit_n = budget.max_skills
     limit_c = budget.max_chars
     sizes = {id(s): _entry_chars(s, fmt, root) for s in skills}
@@ -207,19 +193,14 @@ def render_skills_prompt(
 ) -> str:
     """The system-prompt section for a set of skills: intro, catalogue and loading instructions.
 
-    Works for notebooks and other frameworks as well as for :class:`SkillsMiddleware`.
-
     Args:
         skills: A registry (refreshed and resolved for ``context``), a catalogue or skills.
         fmt: ``xml`` (``<available_skills>``), ``markdown`` or ``json``.
         context: Request context handed to a registry with dynamic paths.
         root: Locations are shown relative to this folder; defaults to the registry's root.
         instructions: Add the intro and the instructions on loading skills.
-        budget: Past this many skills (or characters of entries) only the skills most
-            relevant to ``query`` are listed, with a line on finding the rest with
-            ``skill_search``; ``None`` lists every skill.
-        query: What the conversation is about (for example the last user message); ranks the
-            skills when the budget is exceeded.
+        budget: Past it only the skills most relevant to ``query`` are listed (``None``: all).
+        query: What the conversation is about (e.g. the last user message).
 
     Returns:
         The text, or ``""`` when there are no skills.
@@ -240,10 +221,7 @@ def render_catalog_prompt(
     budget: CatalogueBudget | None = DEFAULT_BUDGET,
     query: str | None = None,
 ) -> str:
-    """:func:`render_skills_prompt` for a catalogue already resolved (no registry call).
-
-    Explicit-only skills (``disable-model-invocation: true``) are left out.
-    """
+    """:func:`render_skills_prompt` for a resolved catalogue (explicit-only skills left out)."""
     index: Callable[[], SkillSearchIndex] | None = None
     if isinstance(skills, SkillCatalog):
         items: Sequence[Skill] = skills.model_skills

@@ -1,16 +1,7 @@
 """Find SKILL.md files from configured paths: folders, single skills, SKILL.md paths and globs.
 
-Forms of a configured path (relative paths are taken from the project root):
-
-* a glob (``* ? [ ] { }``): folders up to :data:`GLOB_MAX_DEPTH` levels below the glob base
-  (dot-folders included) and the files directly inside them are matched; a matching ``SKILL.md``
-  loads, a matching folder is treated like a plain folder;
-* a path ending in ``SKILL.md``: that file;
-* a folder containing ``SKILL.md``: one skill;
-* any other folder: its immediate sub-folders that contain ``SKILL.md``.
-
-Discovery also records every file and folder whose ``stat`` tells whether the result may have
-changed, so that a registry can check freshness cheaply on every call.
+A folder with ``SKILL.md`` is one skill, any other its sub-folders with one; a glob matches up to
+:data:`GLOB_MAX_DEPTH` levels. The paths ``stat`` watches for freshness are recorded too.
 """
 
 from __future__ import annotations
@@ -76,12 +67,7 @@ def spec_root(spec: str | os.PathLike[str], *, base: Path) -> Path:
 def discover(
     spec: str | os.PathLike[str], *, base: Path, allowed: Sequence[Path] = ()
 ) -> Discovery:
-    """SKILL.md files for one configured path (relative paths are resolved against ``base``).
-
-    A skill folder or ``SKILL.md`` that is a symbolic link is loaded only when it leads inside
-    this path's folder or one of the ``allowed`` folders (the other configured skill folders):
-    a link out of them gets a diagnostic instead.
-    """
+    """SKILL.md files for one configured path (links followed only into ``allowed`` folders)."""
     text = os.fspath(spec).replace("\\", "/")
     if len(text) > 1:
         text = text.rstrip("/")
@@ -108,10 +94,7 @@ def discover(
 
 
 def list_resources(folder: Path) -> tuple[str, ...]:
-    """Files under ``references/``, ``scripts/`` and ``assets/`` (POSIX paths from the root).
-
-    Symlinked folders are not followed; at most :data:`MAX_RESOURCE_FILES` files are listed.
-    """
+    """Files under ``references/``, ``scripts/`` and ``assets/`` (links not followed, capped)."""
     subs = [sub for sub in RESOURCE_DIRS if (folder / sub).is_dir()]
     if not subs:
         return ()

@@ -76,10 +76,8 @@ def read_skill_file(
     """Read ``path`` (relative to the skill root), optionally only lines ``start_line..end_line``.
 
     Raises:
-        PathOutsideWorkspaceError: ``path`` is absolute, contains ``..`` or leaves the skill
-            folder through a symlink.
-        InvalidInputError: the file does not exist (the message lists the files that do), or
-            the line range is empty or past the end of the file.
+        PathOutsideWorkspaceError: ``path`` leaves the skill folder.
+        InvalidInputError: No such file, or the line range is empty or past the end.
     """
     rel = _normalise(skill, path)
     data = _read_bytes(skill, rel)

@@ -1,11 +1,7 @@
 """Skills from git repositories, copied into the managed skills folder at a pinned commit.
 
-``GitSkills(root).add("https://host/repo.git@v1#skills/pdf")`` copies the skill folder at the
-commit the ref names (the remote's HEAD without ``@``) to ``.workspace_tools/skills/<name>`` and
-pins ``{url, ref, subdir, commit}`` under ``skill_git`` in ``workspace-tools.yaml``; ``update``
-moves pins, ``sync`` installs the pinned commits. Only these calls run git, never discovery or
-serving. Nothing from the repository runs: hooks off, no submodules, no checkout (files come
-from the object database, so no filter or LFS applies), links skipped, the result parsed.
+Pins live under ``skill_git`` in ``workspace-tools.yaml``. Nothing from the repository runs: no
+hooks, submodules or checkout, links skipped.
 """
 
 from __future__ import annotations
@@ -91,8 +87,7 @@ class GitSkills:
         """Fetch ``url[@ref][#subdir]``, copy the skill at its commit and pin it.
 
         Raises:
-            InvalidInputError: the source is not a git URL, or a managed skill of that name
-                was not added from git.
+            InvalidInputError: Not a git URL, or a managed skill of that name not from git.
             SkillSourceError: git failed (the message quotes it).
             SkillFormatError: the folder holds no valid skill.
         """

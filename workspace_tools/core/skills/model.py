@@ -53,12 +53,7 @@ class SkillDiagnostic:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Skill:
-    """One Agent Skill: frontmatter fields, instructions and resource files.
-
-    Skills defined in Python are built directly (``Skill(name=..., description=..., body=...)``)
-    and registered with :meth:`SkillRegistry.register`; they take precedence over filesystem
-    skills of the same name. Their resource files may live in ``files`` (relative path -> text).
-    """
+    """One Agent Skill: frontmatter fields, instructions and resource files."""
 
     name: str
     """Skill name (lowercase letters, digits and single hyphens)."""
@@ -85,11 +80,9 @@ class Skill:
     resources: tuple[str, ...] = ()
     """Files under ``references/``, ``scripts/`` and ``assets/``, relative to the skill root."""
     disable_model_invocation: bool = False
-    """Explicit-only: left out of the catalogue, ``skill_search`` and the model's skill tools;
-    a person (CLI) or the program (``registry.get``) still loads it."""
+    """Explicit-only: hidden from the model, still loaded by the CLI or ``registry.get``."""
     files: Mapping[str, str | bytes] = field(default_factory=dict)
-    """Files not on disk (relative path -> content): a code skill's resources, or every file
-    of a skill a source serves from elsewhere (a versioned store reads them on access)."""
+    """Files not on disk (relative path -> content), e.g. a code skill's resources."""
 
     @property
     def skill_md(self) -> Path | None:
@@ -119,11 +112,7 @@ class SourceListing:
 
 @runtime_checkable
 class SkillSource(Protocol):
-    """Where skills come from: folders on disk, a versioned store, or your own backend.
-
-    A registry lists every source (``SkillRegistry(sources=[...])``) and resolves the names
-    across them (code > local > managed > external, by each skill's ``source`` type).
-    """
+    """Where skills come from: folders on disk, a versioned store, or your own backend."""
 
     def list(self) -> SourceListing:
         """The skills of this source, the problems found, and what to watch for changes."""

@@ -1,10 +1,7 @@
 """Parse and validate ``SKILL.md`` files (Agent Skills format, agentskills.io).
 
-Validation is lenient by default, as the spec's client guide recommends: problems that leave a
-usable skill (name differs from its folder, over-long description, unknown fields, wrong types in
-optional fields) become warnings and the skill loads; a file without a usable name or description,
-or with unparseable YAML, is skipped with an error diagnostic. ``strict=True`` turns any problem
-into :class:`SkillFormatError`.
+Lenient by default: a usable skill loads with warnings, one without a name, description or valid
+YAML is skipped; ``strict=True`` raises :class:`SkillFormatError` on any problem.
 """
 
 from __future__ import annotations
@@ -65,10 +62,7 @@ class ParsedSkill:
 
 
 def validate_name(name: str) -> list[str]:
-    """Problems of a skill name against the spec (empty list when valid).
-
-    The name is NFKC-normalised first, as the reference validator does.
-    """
+    """Problems of a (NFKC-normalised) skill name against the spec; empty when valid."""
     problems: list[str] = []
     name = unicodedata.normalize("NFKC", name)
     if len(name) > MAX_NAME_CHARS:

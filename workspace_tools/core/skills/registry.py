@@ -1,13 +1,7 @@
 """SkillRegistry: skills from code, project folders, managed folders and installed packages.
 
-Resolution of a name found in several places: code > local > managed > external. Two candidates
-of the same (best) source type are a conflict: reported as a diagnostic at discovery and raised on
-lookup by name; lookup by path (with or without ``/SKILL.md``) always works. Symlinked aliases of
-one folder collapse to one entry.
-
-Freshness: each call stats the configured folders, the skill folders, every SKILL.md, the
-resource folders and the reference files (a few hundred ``stat`` calls at most) and rediscovers
-when anything changed; unchanged SKILL.md files are not parsed again.
+Names resolve code > local > managed > external (see :class:`SkillCatalog`). Each call stats the
+watched paths and rediscovers when anything changed.
 """
 
 from __future__ import annotations
@@ -73,11 +67,7 @@ DynamicPaths: TypeAlias = Callable[
 
 
 def classify_source(folder: Path, *, managed_roots: Collection[Path] = ()) -> SourceType:
-    """Source type of a skill folder found through a user-configured path.
-
-    ``external`` inside site-packages or node_modules, ``managed`` under a managed root or a
-    ``.workspace_tools/skills`` folder, ``local`` otherwise.
-    """
+    """Source type of a skill folder: ``external`` (site-packages...), ``managed`` or ``local``."""
     if _EXTERNAL_PARTS.intersection(folder.parts):
         return "external"
     text = folder.as_posix()
@@ -102,25 +92,16 @@ class SkillRegistry:
     """Skills of a project, kept fresh, with dynamic per-request paths.
 
     Args:
-        paths: Skills paths (folders of skills, skill folders, SKILL.md files or globs), relative
-            to ``root``; or a callable that receives the request context and returns such paths
-            (a plain or an ``async`` function).
+        paths: Skills paths relative to ``root``, or a (sync or async) function of the context.
         root: Project root; defaults to the current directory.
         skills: Skills defined in code; they take precedence over filesystem skills.
-        managed_paths: Extra folders whose skills count as managed (besides
-            ``<root>/.workspace_tools/skills``, always included when it exists).
-        entry_points: Also load skills folders registered by installed packages through the
-            ``workspace_tools.skills`` entry-point group (their skills count as external).
-            Off by default: installing a package never changes the catalogue by itself.
+        managed_paths: Extra managed folders (besides ``<root>/.workspace_tools/skills``).
+        entry_points: Also load skills folders of installed packages (``workspace_tools.skills``).
         strict: Raise :class:`SkillFormatError` on any problem instead of reporting diagnostics.
         check_interval: Seconds during which a freshness check is not repeated (0: every call).
         cache_size: Catalogues kept for distinct dynamic path sets.
-        disabled: Skill names left out of every catalogue and lookup. ``None`` (the default)
-            reads ``disabled_skills`` from ``<root>/workspace-tools.yaml`` and follows the
-            file as it changes (``workspace-tools skills disable NAME`` writes it).
-        sources: More :class:`SkillSource` objects listed with the folders. The versions pinned
-            in ``<root>/workspace-tools.yaml`` (``skill_versions``, served from the project's
-            :class:`~workspace_tools.core.skills.store.SkillStore`) are always listed, as managed.
+        disabled: Names left out everywhere (``None``: the project file's ``disabled_skills``).
+        sources: More :class:`SkillSource` objects (the project's pinned versions always too).
     """
 
     def __init__(
@@ -181,8 +162,6 @@ class SkillRegistry:
             strict=strict,
         )
 
-    # -- configuration -------------------------------------------------------------------------
-
     @property
     def paths(self) -> list[str] | DynamicPaths:
         """The configured paths (a copy), or the dynamic callable."""
@@ -229,24 +208,15 @@ class SkillRegistry:
         if self._code.pop(name, None) is not None:
             self._code_version += 1
 
-    # -- queries -------------------------------------------------------------------------------
-
     def catalog(self, *, context: Any = None) -> SkillCatalog:
-        """The fresh catalogue for ``context`` (used only by dynamic paths).
-
-        An ``async`` paths function is awaited on a private event loop (in a worker thread
-        when this thread already runs one); in async code prefer :meth:`acatalog`.
-        """
+        """The fresh catalogue for ``context`` (used only by dynamic paths)."""
         raw = self._paths(context) if callable(self._paths) else self._paths
         if inspect.isawaitable(raw):
             raw = _await(raw)
         return self._catalog_for(self._specs_of(raw))
 
     async def acatalog(self, *, context: Any = None) -> SkillCatalog:
-        """Async twin of :meth:`catalog`.
-
-        An ``async`` paths function is awaited on this loop; file checks run in a worker thread.
-        """
+        """Async twin of :meth:`catalog` (file checks run in a worker thread)."""
         raw = self._paths(context) if callable(self._paths) else self._paths
         if inspect.isawaitable(raw):
             raw = await raw
@@ -352,8 +322,6 @@ class SkillRegistry:
             self._states.clear()
             self._parsed.clear()
 
-    # -- internals -----------------------------------------------------------------------------
-
     def _abs(self, path: PathLike) -> Path:
         p = Path(path).expanduser()
         return Path(os.path.normpath(p if p.is_absolute() else self.root / p))
@@ -422,9 +390,7 @@ class FolderSkillSource:
     """The :class:`SkillSource` of skills in folders on disk (the configured skills paths).
 
     Args:
-        paths: Skills paths (folders of skills, skill folders, SKILL.md files or globs),
-            relative to ``root``; a ``(path, type)`` pair gives the skills found there that
-            source type instead of the one their location implies (see :func:`classify_source`).
+        paths: Skills paths relative to ``root``; a ``(path, type)`` pair forces the type.
         root: Project root.
         managed_roots: Folders whose skills count as managed.
         strict: Raise :class:`SkillFormatError` on any problem instead of reporting it.
@@ -499,7 +465,7 @@ def _await(awaitable: Awaitable[Any]) -> Any:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(wrap())
-    # This thread's loop is busy running us: the coroutine runs on a loop of its own elsewhere.
+    # This thread's loop is busy: run the coroutine on a loop of its own elsewhere.
     worker = BackgroundWorker("workspace-tools-skills-paths")
     return worker.submit(lambda: asyncio.run(wrap())).result()
 

@@ -1,8 +1,7 @@
 """SkillCatalog: the skills resolved from one discovery, looked up by name or by path.
 
-A name found in several sources resolves to the best source type (code > local > managed >
-external); two candidates of that type are a conflict, reported as a diagnostic and raised on
-lookup by name; lookup by path (with or without ``/SKILL.md``) always works.
+Names resolve to the best source type (code > local > managed > external); a tie is a conflict,
+raised on lookup by name. Lookup by path always works.
 """
 
 from __future__ import annotations
@@ -46,8 +45,7 @@ class SkillCatalog:
         self.model_skills: tuple[Skill, ...] = tuple(
             s for s in self.skills if not s.disable_model_invocation
         )
-        """The skills the model may see and load: :attr:`skills` without the explicit-only
-        ones (``disable-model-invocation: true``). The catalogue and search use these."""
+        """The skills the model may see and load: :attr:`skills` without the explicit-only ones."""
         self._by_name: dict[str, list[Skill]] = {}
         for skill in self.skills:
             self._by_name.setdefault(skill.name, []).append(skill)
@@ -95,8 +93,7 @@ class SkillCatalog:
             by_model: The model asks (the skill tools): an explicit-only skill is refused.
 
         Raises:
-            SkillNotFoundError: nothing matches, the name is ambiguous (the message lists the
-                candidates' paths), or ``by_model`` and the skill is explicit-only.
+            SkillNotFoundError: No match, an ambiguous name, or an explicit-only one ``by_model``.
         """
         ident = identifier.strip()
         found = self._by_name.get(ident)
@@ -136,10 +133,7 @@ class SkillCatalog:
         skill_names: Collection[str] | None = None,
         include_references: bool = True,
     ) -> list[SkillSearchHit]:
-        """BM25 search over names and descriptions (boosted), bodies and reference files.
-
-        Explicit-only skills are not searched (see :attr:`model_skills`).
-        """
+        """BM25 search over names, descriptions, bodies and references (explicit-only left out)."""
         return self.search_index().search(
             query, top_k=top_k, skill_names=skill_names, include_references=include_references
         )

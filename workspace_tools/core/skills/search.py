@@ -1,10 +1,4 @@
-"""BM25 search over skills: name and description (boosted), SKILL.md bodies and references.
-
-Unlike Mastra, whose skill search only sees bodies, a word that appears only in a skill's
-description finds the skill. One document per skill body and one per reference file; the name and
-description sit in a second BM25 index whose score, times ``meta_boost``, is added to the score of
-the skill's body document.
-"""
+"""BM25 search over skills: name and description (boosted), SKILL.md bodies and references."""
 
 from __future__ import annotations
 
@@ -120,8 +114,7 @@ class SkillSearchIndex:
         """Best documents for ``query``, at most ``top_k``, optionally within ``skill_names``.
 
         Raises:
-            InvalidInputError: ``top_k`` below 1, a query longer than
-                :data:`MAX_SKILL_QUERY_CHARS` or more than :data:`MAX_SKILL_NAMES` names.
+            InvalidInputError: ``top_k`` below 1, or a query or name list too long.
         """
         if top_k < 1:
             msg = f"top_k must be at least 1, got {top_k}."

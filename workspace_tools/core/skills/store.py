@@ -1,12 +1,7 @@
 """Published skill versions: a content-addressable blob store, and the source serving the pins.
 
-``.workspace_tools/skills/.store`` holds ``blobs/<sha256>`` (file bytes) and
-``versions/<name>/<version>.json`` (``{"name", "published", "files": {path: sha256}}``); a version
-is the SHA-256 of its sorted ``files``, so it names its content. ``skill_versions`` in
-``workspace-tools.yaml`` pins one version per skill, served as a managed skill located at
-``.workspace_tools/skills/<name>@<version[:12]>`` (a location: files are read from the blobs).
-The store ships with the project, so it is not trusted: names, paths and hashes are checked on
-every read, and no read or write follows a link out of the managed folder.
+A version is the hash of its files; ``skill_versions`` pins them. The store is not trusted:
+every read is checked and no link out of the managed folder is followed.
 """
 
 from __future__ import annotations
@@ -258,10 +253,7 @@ class SkillStore:
 
 
 class VersionedSkillSource:
-    """The :class:`~workspace_tools.core.skills.SkillSource` of pinned versions of a store.
-
-    Like Mastra's ``CompositeVersionedSkillSource``: each pinned version is mounted (as a
-    location) where discovery lists it, as a managed skill; its files are read from the blobs.
+    """The :class:`~workspace_tools.core.skills.SkillSource` of pinned versions (managed skills).
 
     Args:
         store: The store.

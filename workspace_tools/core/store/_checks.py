@@ -1,10 +1,4 @@
-"""Checks of an index database before anything reads or writes it: format, tables, meta.
-
-The row checksums cover the rows; these checks cover what they do not: the format version (a
-newer one is refused untouched, with advice to upgrade), the tables (one dropped is damage, not
-a new empty index) and the ``meta`` values every read relies on (versions, settings). They run on
-every new connection, writable or not, before the schema statements of a writable open.
-"""
+"""Checks of an index database before anything reads or writes it: format, tables, meta."""
 
 from __future__ import annotations
 
@@ -38,8 +32,7 @@ def check_database(conn: sqlite3.Connection, path: Path, *, current: int) -> int
         current: The format version this package writes.
 
     Raises:
-        IndexMismatchError: the file was written by a newer workspace-tools (format above
-            ``current``), or in a format this version cannot read.
+        IndexMismatchError: A format this version cannot read (e.g. a newer one).
         IndexCorruptError: a table is missing, or a ``meta`` value does not parse.
     """
     tables = {

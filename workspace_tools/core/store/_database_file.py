@@ -1,10 +1,4 @@
-"""The index database file: opening it, checking it, and its one connection.
-
-:class:`DatabaseFile` is the part of ``IndexDatabase`` (``database.py``) that finds, checks and
-connects to ``index.sqlite3``: a file cut short or replaced is refused before a byte is written,
-a read-only workspace opens it ``immutable`` so it leaves no file behind, and SQLite and OS
-failures become :class:`WorkspaceError` subclasses with advice (:meth:`DatabaseFile.guard`).
-"""
+"""The index database file: opening it, checking it (before any write), and its one connection."""
 
 from __future__ import annotations
 
@@ -28,11 +22,8 @@ from workspace_tools.core.store._rows import (
 
 __all__ = ["PAGE_SIZE", "DatabaseFile"]
 
-_BUSY_MS: Final = 60_000
-"""How long a statement waits for another process's lock (the connection's ``timeout``)."""
 PAGE_SIZE: Final = 8192
-"""SQLite page size of a new index database (an existing file keeps its own): three ~2.4 KB chunk
-rows share a page, where a 4 KiB page held one and was 40% empty."""
+"""SQLite page size of a new index database (an existing file keeps its own)."""
 
 
 class DatabaseFile:
@@ -51,8 +42,6 @@ class DatabaseFile:
         """JSON column values already parsed (``IndexDatabase.result_chunks``)."""
         self.checkpoints = BackgroundCheckpoint(self.path)
         """Folds a bulk commit's WAL frames into the file off the writer's path."""
-
-    # -- connection ----------------------------------------------------------------------------
 
     def exists(self) -> bool:
         """An index was created here (the file exists and, seen read-only, holds the schema)."""
@@ -78,13 +67,7 @@ class DatabaseFile:
             return True
 
     def _connect_read_only(self) -> sqlite3.Connection:
-        """A read-only connection that creates no file.
-
-        With no writer around (no ``-wal`` file) the database is opened ``immutable``, so SQLite
-        creates no ``-wal``/``-shm`` files either: a read-only workspace leaves the folder byte
-        for byte as it was. :meth:`data_version` notices when a writer appears (or the file
-        changes) and reopens normally, so later commits are still seen.
-        """
+        """A read-only connection that creates no file (``immutable`` while no writer is around)."""
         stamp = self._stamp()
         immutable = stamp is not None and not self._wal.exists()
         uri = f"{self.path.as_uri()}?mode=ro" + ("&immutable=1" if immutable else "")
@@ -120,8 +103,7 @@ class DatabaseFile:
                     conn.close()
                     raise
             else:
-                # Checked through a read-only connection first: a file this version must not
-                # touch (a newer format, a damaged schema) is refused before a byte is written.
+                # Checked read-only first: a file it must not touch is refused unwritten.
                 found = self._probe()
                 self.directory.mkdir(parents=True, exist_ok=True)
                 conn = sqlite3.connect(
@@ -132,8 +114,7 @@ class DatabaseFile:
                     conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
                 conn.execute("PRAGMA secure_delete=ON")
                 if found != FORMAT_VERSION:
-                    # Tables of this format: an existing index of it has them (setting
-                    # auto_vacuum and running the schema on one cost 10-25 ms of every open)
+                    # An existing index of this format has its tables already.
                     conn.executescript(SCHEMA)
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute(f"PRAGMA synchronous={'FULL' if self._durable else 'NORMAL'}")
@@ -147,10 +128,7 @@ class DatabaseFile:
 
     @contextlib.contextmanager
     def _probing(self) -> Iterator[tuple[int | None, sqlite3.Connection | None]]:
-        """A read-only connection to the existing file, checked, and its format (``None``: none).
-
-        Immutable while no writer is around (no -wal file): it leaves no -wal or -shm behind.
-        """
+        """A read-only connection to the existing file, checked, and its format (``None``: none)."""
         try:
             if self.path.stat().st_size == 0:
                 yield None, None
@@ -169,13 +147,7 @@ class DatabaseFile:
             probe.close()
 
     def meta_before_open(self, key: str) -> tuple[bool, str | None]:
-        """A ``meta`` value read before a writable database is connected: ``(read, value)``.
-
-        Opening the database writable switches it to WAL, which creates ``-wal``/``-shm`` files:
-        what the open checks (the root, the settings) is read through a read-only connection
-        first, so an index they refuse is left as it was, folder included. ``read`` is false
-        when there is nothing to read that way (no file yet, a new empty one, or already open).
-        """
+        """A ``meta`` value read before a writable open (no WAL files yet): ``(read, value)``."""
         if self.read_only or self._conn is not None:
             return False, None
         self._check_file()
@@ -195,8 +167,7 @@ class DatabaseFile:
             return
         problem = None
         if size == 0:
-            # A crash right after creating the file leaves it empty: a new index, unless derived
-            # snapshots show there was a database here.
+            # Empty after a crash: a new index, unless snapshots show there was a database.
             if any(self.directory.glob("snapshot-*")):
                 problem = "the file is empty"
         elif len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):

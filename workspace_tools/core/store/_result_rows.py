@@ -1,8 +1,4 @@
-"""The fast reads of chunk rows: a row's checksum in one encode, its JSON parsed once.
-
-``IndexDatabase.result_chunks`` (``store/database.py``) reads every search result through these,
-and ``changes_since`` / ``snapshot_of_rows`` the rows a follower applies (:func:`changed_chunks`).
-"""
+"""The fast reads of chunk rows (results and followers): a checksum in one encode, JSON once."""
 
 from __future__ import annotations
 
@@ -41,11 +37,7 @@ new_tuple: Final = tuple.__new__
 
 
 def fast_checksum(row: Sequence[Any]) -> str:
-    """:func:`row_checksum` of a chunk row's stored fields (``row[1:10]``), in one encode.
-
-    The same bytes: every field is a string or an integer, and encoding the joined string
-    equals joining the encoded fields.
-    """
+    """:func:`row_checksum` of a chunk row's stored fields (``row[1:10]``), in one encode."""
     joined = "\x1f".join(map(str, row[1:10]))
     return hashlib.blake2b(joined.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
@@ -65,10 +57,7 @@ def parse_once(cache: dict[str, Any], raw: str, kind: Callable[[Any], Any]) -> A
 
 
 def result_metadata(cache: dict[str, Any], raw: str, base: dict[str, Any]) -> dict[str, Any]:
-    """A chunk's metadata (:func:`chunk_metadata`), its column parsed once per distinct value.
-
-    A new dict every time (results hand it to the caller): the parsed value is never returned.
-    """
+    """A chunk's metadata (:func:`chunk_metadata`), parsed once per value, a new dict each time."""
     value = parse_once(cache, raw, lambda v: v)
     if (
         isinstance(value, list)
@@ -85,14 +74,7 @@ def changed_chunks(
     rows: Sequence[Sequence[Any]],
     bases: Callable[[set[str]], Mapping[str, Mapping[str, Any]]],
 ) -> list[ChangedChunk]:
-    """Chunk rows (``CHUNK_COLUMNS, version``) as a follower applies them, checksums checked.
-
-    Each row's text is the one source of its terms: the text to tokenize is its
-    :func:`~workspace_tools.core.text.indexed.bm25_text`, which needs the chunk's metadata only
-    when the text has a Markdown link (``"]("``) or the row names a ``symbol`` (a source file's
-    chunk, whose metadata is all on its row): only those rows' metadata is parsed, and only their
-    sources' metadata is read (``bases``: source ids -> metadata).
-    """
+    """Chunk rows (``CHUNK_COLUMNS, version``) as a follower applies them, checksums checked."""
     for row in rows:
         if fast_checksum(row) != row[10]:
             parse_chunk(path, row[:11])  # raises the checksum's error

@@ -40,10 +40,7 @@ __all__ = [
 ]
 
 FORMAT_VERSION: Final = 4
-"""Version of the on-disk format (1 was generation folders of JSON and arrays; 2 copied the
-source's metadata onto every chunk row, 3 keeps it once, on the source row; 4 stores no terms:
-the text is the one source of a chunk's BM25 terms, and chunk keys are given from the ``meta``
-row ``last_key`` instead of ``AUTOINCREMENT``)."""
+"""Version of the on-disk format (4: no stored terms, chunk keys from ``meta`` ``last_key``)."""
 DB_NAME: Final = "index.sqlite3"
 
 SCHEMA: Final = """
@@ -73,17 +70,13 @@ INSERT OR IGNORE INTO meta VALUES ('horizon', '0');
 INSERT OR IGNORE INTO meta VALUES ('database_id', lower(hex(randomblob(16))));
 COMMIT;
 """
-"""Schema and first rows in one transaction: a crash leaves all of it or none (the format
-version is :data:`FORMAT_VERSION`). Chunk keys are never reused (a process caches a key's row,
-and a follower's deletions and FAISS ids name keys): ``meta`` ``last_key`` holds the highest key
-ever given, and every chunk is inserted with the next one, in the transaction that writes it."""
+"""Schema and first rows in one transaction; ``meta`` ``last_key`` keeps chunk keys unique."""
 
 
 def row_checksum(*fields: Any) -> str:
     """Checksum of a row's fields (stored with the row, checked when it is read)."""
     if set(map(type, fields)) <= _TEXT_TYPES:
-        # The bytes of the general case below, encoded in one pass (UTF-8 encodes each
-        # character on its own, and the separator is one byte).
+        # The same bytes as the general case below, encoded in one pass.
         data = "\x1f".join(map(str, fields)).encode("utf-8", "surrogatepass")
     else:
         parts = [
@@ -192,11 +185,7 @@ class ChunkRecord:
 
 
 class ChunkFields(NamedTuple):
-    """A chunk as a payload row decodes it: :class:`~workspace_tools.core.types.Chunk`'s fields.
-
-    A separate type because it is a tuple (made ~10x cheaper than the frozen :class:`Chunk`):
-    results read its fields directly and make the :class:`Chunk` only when a snippet is read.
-    """
+    """A chunk as a payload row decodes it: :class:`~workspace_tools.core.types.Chunk`'s fields."""
 
     id: str
     source_id: str
@@ -237,8 +226,7 @@ class ChangedChunk(NamedTuple):
     source_id: str
     hash: str
     text: str
-    """The text its BM25 terms come from (:func:`~workspace_tools.core.text.indexed.bm25_text`
-    of the stored text), tokenized with the workspace tokenizer."""
+    """The text its BM25 terms are tokenized from (``bm25_text`` of the stored text)."""
 
 
 class RemovedSource(NamedTuple):
@@ -257,11 +245,7 @@ class RemovedChunk(NamedTuple):
 
 @dataclass(slots=True)
 class Changes:
-    """What changed after a version: written rows and deletions, in commit order.
-
-    :meth:`after` narrows it to a later version, so each part of a derived index that follows
-    the log from its own version applies only what it lacks.
-    """
+    """What changed after a version: written rows and deletions, in commit order."""
 
     version: int
     """The database version these changes bring a follower to."""
@@ -270,14 +254,9 @@ class Changes:
     removed_sources: list[RemovedSource] = field(default_factory=list)
     removed_chunks: list[RemovedChunk] = field(default_factory=list)
     settings: str | None = None
-    """The ``meta`` settings (JSON) read with these rows, when they were read from the database:
-    a follower that tokenizes :attr:`ChangedChunk.text` checks the tokenizer recorded there is
-    its own (``None``: written by this process, whose settings they are)."""
+    """The ``meta`` settings (JSON) read with these rows (``None``: written by this process)."""
     vectors: Mapping[str, Any] = field(default_factory=dict)
-    """``content hash -> float32 vector`` this process's write put in the embedding cache, in
-    memory (:attr:`Writer.changes`): a follower adds them to its vector index without reading
-    them back. Empty when read from the database (another process's change): a follower reads
-    each chunk's vector from the embedding cache, checked."""
+    """``content hash -> vector`` this process cached (empty when read from the database)."""
 
     def after(self, version: int) -> Changes:
         """Only what was committed after ``version``."""
@@ -323,11 +302,7 @@ def parse_source(path: Path, row: Sequence[Any]) -> SourceRecord:
 def split_metadata(
     metadata: Mapping[str, Any], base: Mapping[str, Any]
 ) -> tuple[dict[str, Any], list[str]]:
-    """What a chunk's metadata adds to its source's (``base``), and the keys it lacks.
-
-    A source's metadata (up to 16 KB) is stored once, on its row; each chunk row keeps only
-    ``[own, dropped]`` (its format, kind, page...).
-    """
+    """What a chunk's metadata adds to its source's (``base``), and the keys it lacks."""
     if not base:  # nothing to share (strings indexed without metadata, files)
         return dict(metadata), []
     own = {
@@ -350,9 +325,7 @@ def join_metadata(
 
 
 def chunk_metadata(raw: str, base: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The metadata a ``chunks`` row's column holds (``[own, dropped]``), joined with ``base``.
-
-    With ``base`` ``None`` (a caller that does not read metadata) only the chunk's own part.
+    """The metadata a ``chunks`` row's column holds, joined with ``base`` (if not ``None``).
 
     Raises:
         ValueError: the column does not parse as either form.
@@ -373,10 +346,7 @@ def chunk_metadata(raw: str, base: Mapping[str, Any] | None) -> dict[str, Any]:
 def parse_chunk(
     path: Path, row: Sequence[Any], base: Mapping[str, Any] | None = None
 ) -> ChunkRecord:
-    """A ``chunks`` row (its columns :data:`CHUNK_COLUMNS`), its checksum checked.
-
-    ``base`` is the metadata of the chunk's source (merged into the chunk's own part).
-    """
+    """A ``chunks`` row (its columns :data:`CHUNK_COLUMNS`), checksum checked, ``base`` merged."""
     *fields, checksum = row
     if row_checksum(*fields[1:]) != checksum:
         msg = (
@@ -400,10 +370,7 @@ def parse_chunk(
 
 
 def dumps(value: Any) -> str:
-    """Compact, sorted JSON of a stored value (checksums depend on the exact text).
-
-    ``json.dumps`` with these options makes this same encoder on every call; it is made once.
-    """
+    """Compact, sorted JSON of a stored value (checksums depend on the exact text)."""
     if not value and type(value) in _EMPTY_JSON:  # the most common values, and the cheapest
         return _EMPTY_JSON[type(value)]
     return _ENCODER.encode(value)

@@ -52,11 +52,7 @@ def _source_fields(row: SourceRecord) -> tuple[Any, ...]:
 
 
 def _strings_json(items: Sequence[str]) -> str:
-    r"""``dumps(items)`` of a list of strings, without the encoder when no string needs escaping.
-
-    With ``ensure_ascii=False`` JSON escapes only ``"``, ``\`` and characters below U+0020 (none
-    of which ``str.isprintable`` accepts); any other list goes to :func:`dumps`.
-    """
+    """``dumps(items)`` of a list of strings, without the encoder when nothing needs escaping."""
     if type(items) is list and len(items) == 1:  # the chunk ids of a one-chunk source
         item = items[0]
         if type(item) is str and item.isprintable() and '"' not in item and "\\" not in item:
@@ -87,13 +83,7 @@ class _ChunkEncoder:
         )
 
     def _metadata_json(self, own: dict[str, Any], dropped: list[str]) -> str:
-        """``dumps([own, dropped])``, memoised for the metadata of most chunks.
-
-        Memoised when ``own`` holds only strings, integers, booleans and ``None`` and nothing
-        was dropped. The key holds each key's and value's type, so ``1`` and ``True`` (equal,
-        other JSON) never share an entry; a float or any other value goes through
-        :meth:`_dumps`.
-        """
+        """``dumps([own, dropped])``, memoised (keyed with types) when ``own`` holds scalars."""
         if dropped or type(dropped) is not list:
             return self._dumps([own, dropped])
         kinds = (*map(type, own), *map(type, own.values()))
@@ -117,11 +107,10 @@ class _ChunkEncoder:
 
 
 def _frozen(value: Any) -> Any:
-    """A hashable key that tells apart every value of the shapes chunk rows hold.
+    """A hashable key, scalars keyed with their type, for the shapes chunk rows hold.
 
-    Lists of scalars, and ``[dict of str -> scalar, list of str]``; anything else raises
-    ``TypeError``. Each scalar is keyed with its type, so ``1`` and ``True`` (equal, with equal
-    hashes, but other JSON) never share a memo entry; floats are left out (``0.0 == -0.0``).
+    Raises:
+        TypeError: Another shape, or a float (``0.0 == -0.0``).
     """
     if type(value) is not list:
         raise TypeError(value)
@@ -168,9 +157,7 @@ class Writer:
         self._meta = dict(meta or {})
         """Meta values as stored when the transaction began: an equal one is not rewritten."""
         self.changed = False
-        # What this transaction wrote, keyed so a replaced source or a deleted chunk is
-        # dropped in O(1), not by a pass over everything written so far (that pass made a
-        # 10,000-source ``index_many`` quadratic: 30 s of a 90 s build at 50k chunks).
+        # What this transaction wrote, keyed so a replaced or deleted row is dropped in O(1).
         self._sources: dict[str, ChangedSource] = {}
         self._chunks: dict[int, ChangedChunk] = {}
         self._removed_sources: list[RemovedSource] = []
@@ -184,11 +171,7 @@ class Writer:
 
     @property
     def changes(self) -> Changes:
-        """What this transaction wrote, in commit order.
-
-        As :meth:`IndexDatabase.changes_since` would read it back: a follower at
-        ``version - 1`` applies it from memory instead.
-        """
+        """What this transaction wrote, as :meth:`IndexDatabase.changes_since` would read it."""
         return Changes(
             version=self.version,
             sources=list(self._sources.values()),
@@ -220,11 +203,7 @@ class Writer:
         return None if row is None else str(row[0])
 
     def set_meta(self, key: str, value: str) -> None:
-        """Set a meta value (does not count as a change of the contents).
-
-        A value equal to the stored one is not written again: each rewrite dirtied the meta
-        table's key index, one more page in every commit's WAL frames.
-        """
+        """Set a meta value unless equal (does not count as a change of the contents)."""
         if self._meta.get(key) == value:
             return
         self._conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
@@ -272,12 +251,7 @@ class Writer:
         return list(range(first, first + len(chunks)))
 
     def put_sources(self, rows: Sequence[tuple[SourceRecord, Sequence[ChunkRecord]]]) -> None:
-        """:meth:`put_source` for many sources: the same rows, keys and log, fewer statements.
-
-        The sources already stored (or with chunks stored) are looked up in one query and
-        removed one by one as :meth:`put_source` does; every new row is then inserted by one
-        ``executemany`` per table, chunk keys given as ``AUTOINCREMENT`` would give them.
-        """
+        """:meth:`put_source` for many sources: the same rows, keys and log, fewer statements."""
         if not rows:
             return
         ids = [row.id for row, _ in rows]
@@ -339,14 +313,7 @@ class Writer:
         return [i for i in ids if i in found]
 
     def _last(self) -> int:
-        """The highest chunk key ever given (the next key is one more).
-
-        Keys are never reused (``AUTOINCREMENT``'s rule, without its ``sqlite_sequence`` row
-        rewritten by every insert): every key given is at most the larger of ``meta``
-        ``last_key`` and the highest key in the table, because a deletion that removes a key
-        above ``last_key`` records it there first (:meth:`_deleting`). A write that only adds
-        rows writes no ``meta`` row for its keys.
-        """
+        """The highest chunk key ever given (``meta`` ``last_key`` or the table's highest)."""
         if self._last_key is None:
             row = self._conn.execute("SELECT max(key) FROM chunks").fetchone()
             self._last_key = max(self._recorded(), int(row[0] or 0))
@@ -379,7 +346,7 @@ class Writer:
         self._remember_source(row)
 
     def _remember_source(self, row: SourceRecord) -> None:
-        copy = SourceRecord(  # not dataclasses.replace: that costs ~20 us a row
+        copy = SourceRecord(  # not dataclasses.replace: slower
             row.id,
             row.kind,
             row.content_hash,
@@ -409,10 +376,7 @@ class Writer:
         float16_in_place(self._conn)
 
     def clear(self, *, keep_vectors: bool) -> None:
-        """Delete every source and chunk (and cached vectors unless ``keep_vectors``).
-
-        Every process reloads afterwards: the deletion log restarts here.
-        """
+        """Delete every source and chunk (and cached vectors unless ``keep_vectors``)."""
         conn = self._conn
         self._deleting(self._last())
         conn.execute("DELETE FROM sources")
