@@ -95,8 +95,8 @@ def test_a_worker_killed_mid_change_falls_back_to_the_same_ids(
     worker = split.worker
     real_submit = token_split.TokenWorker.submit
 
-    def submit_then_die(self: token_split.TokenWorker, texts: list[str]) -> None:
-        real_submit(self, texts)
+    def submit_then_die(self: token_split.TokenWorker, texts: list[str], **options: bool) -> None:
+        real_submit(self, texts, **options)
         os.kill(self.pid, signal.SIGKILL)
 
     monkeypatch.setattr(token_split.TokenWorker, "submit", submit_then_die)
@@ -243,3 +243,13 @@ def test_texts_cross_the_pipe_as_they_are() -> None:
     assert unpack_strings(pack_strings([])) == []
     with pytest.raises(ValueError, match="the packed strings do not add up"):
         unpack_strings(pack_strings(["abc"])[:-1])
+
+
+def test_a_job_started_whole_gives_the_sequential_ids_when_finished(split: SplitTokenizer) -> None:
+    reference = Tokenizer()
+    for seed in (20, 21):
+        batch = _texts(300, seed=seed)
+        job = split.start(batch)
+        assert job is not None and split.worker is not None
+        _same(split.finish(job), [reference.term_ids(t) for t in batch])
+    assert split.start(_texts(5, seed=22)) is None  # not a bulk change: tokenized here

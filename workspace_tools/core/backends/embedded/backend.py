@@ -40,6 +40,7 @@ from workspace_tools.core.backends.embedded.snapshot import (
 )
 from workspace_tools.core.backends.embedded.snapshot_checks import refuse
 from workspace_tools.core.backends.embedded.term_ids import TermIds
+from workspace_tools.core.backends.embedded.tokenizing import Job
 from workspace_tools.core.backends.follow import ChangeFollower, TokenizerCheck
 from workspace_tools.core.background import BackgroundWorker
 from workspace_tools.core.index.sparse import BM25Config, query_tf_weights
@@ -111,6 +112,8 @@ class EmbeddedBackend:
             else {"model_id": embedder[0], "dimension": embedder[1]},
         }
         """What snapshots record they were built with (BM25 parameters, embedder)."""
+        self._pending: tuple[list[int], Job] | None = None
+        """A change's chunk keys and the worker's job making their term ids (:meth:`_settle`)."""
         self.lock = threading.RLock()
         """Guards this state against the background worker (merges, graph rounds)."""
         self.worker = BackgroundWorker("workspace-tools-index", finish_at_exit=True)
@@ -176,6 +179,7 @@ class EmbeddedBackend:
             self._reset()
 
     def _reset(self) -> None:
+        self._pending = None  # its rows come back with the reload
         self.generation += 1
         self.sparse = SparseSegments(self.bm25_config)
         self.version = self.snapshot_version = -1
@@ -184,6 +188,7 @@ class EmbeddedBackend:
         self._source_column = None
 
     def _load_sparse(self) -> None:
+        self._pending = None
         if self.index_terms:  # a snapshot's terms and the stored texts' are this tokenizer's
             self._tokenizer_check(self.db.meta("settings"))
         info = read_pointer(self.db)
@@ -216,12 +221,17 @@ class EmbeddedBackend:
                 self._merge_soon(bulk=len(changes.chunks) + len(changes.removed_chunks))
 
     def _apply(self, changes: Changes) -> None:
+        self._settle()
         if self.version < changes.version:  # BM25 rows
             fresh = changes.after(self.version)
             for removed in fresh.removed_chunks:
                 self.sparse.remove(removed.key)
-            ids = self.terms.of(fresh)
-            self.sparse.add_many([chunk.key for chunk in fresh.chunks], ids)
+            keys = [chunk.key for chunk in fresh.chunks]
+            job = self.terms.start(fresh)
+            if job is None:
+                self.sparse.add_many(keys, self.terms.of(fresh))
+            else:  # tokenized by the worker while the caller goes on: added when next needed
+                self._pending = (keys, job)
             self.version = changes.version
         if self.dense is not None and self._dense_version < changes.version:  # vectors
             fresh = changes.after(self._dense_version)
@@ -265,7 +275,9 @@ class EmbeddedBackend:
         return out
 
     def __len__(self) -> int:
-        return len(self.sparse)
+        with self.lock:
+            self._settle()
+            return len(self.sparse)
 
     def filter_mask(self, conditions: Filter) -> npt.NDArray[np.bool_]:
         """Rows (of ``sparse.row_keys()``) whose metadata and ``source_id`` match all conditions.
@@ -310,7 +322,15 @@ class EmbeddedBackend:
         with self.lock:
             return self._search(query)
 
+    def _settle(self) -> None:
+        """Add the rows of a change whose term ids the tokenizing worker was making."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            keys, job = pending
+            self.sparse.add_many(keys, self.terms.finish(job))
+
     def _search(self, query: BackendQuery) -> BackendHits:
+        self._settle()
         mask = self.filter_mask(query.filter) if query.filter is not None else None
         hits = BackendHits()
         if query.terms:
@@ -446,18 +466,22 @@ class EmbeddedBackend:
 
     def _wants_merge(self) -> bool:
         """Whether the segments grew past their threshold, or a saving index lacks a snapshot."""
+        rows = len(self.sparse) + (len(self._pending[0]) if self._pending else 0)
         return self.sparse.wants_merge() or (
-            not self.read_only and self.snapshot_version < 0 and len(self) >= SNAPSHOT_MINIMUM
+            not self.read_only and self.snapshot_version < 0 and rows >= SNAPSHOT_MINIMUM
         )
 
     def has_unsaved(self) -> bool:
         """Whether :meth:`merge` has anything to fold in or save (a lagging FAISS file too)."""
         with self.lock:
+            self._settle()
             saved = self.sparse.changes == 0 and self.snapshot_version == self.version
             return not saved or (not self.snapshot_dense_current and self.dense_current())
 
     def close(self) -> None:
         """Stop the tokenizing worker, if one runs (a later bulk change starts another)."""
+        with self.lock:
+            self._settle()
         self.terms.close()
 
     def merge(self, *, save: bool) -> None:
@@ -470,6 +494,7 @@ class EmbeddedBackend:
         with self.lock:
             if not self.has_unsaved():  # the background merge did it
                 return
+            self._settle()
             job = _merge.freeze(self, save=save, config=self.config, background=False)
             _merge.build(job, self.db)
             _merge.adopt(self, job)
@@ -511,6 +536,7 @@ class EmbeddedBackend:
                 save = not self.read_only and (
                     self.config["embedder"] is None or self.dense_current() or self.dense is None
                 )
+                self._settle()
                 job = _merge.freeze(self, save=save, config=self.config, background=True)
             _merge.build(job, self.db)
             with self.lock:

@@ -5,7 +5,8 @@ any chunk when rebuilding from the database) is tokenized from its text, after a
 tokenizer is the one the index records (:class:`TokenizerCheck`), so its terms are the writer's.
 A text goes to ids directly (``Tokenizer.term_ids``: no term string is made for a word seen
 before); new terms get their ids in the order the chunks, one after the other, first use them.
-A bulk change is tokenized on two cores (:class:`SplitTokenizer`: the same ids).
+A bulk change is tokenized on two cores (:class:`SplitTokenizer`: the same ids); one a write
+applies is handed to the worker whole and collected when the backend next needs its state.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from workspace_tools.core.backends.embedded.tokenizing import SplitTokenizer, worker_allowed
+from workspace_tools.core.backends.embedded.tokenizing import Job, SplitTokenizer, worker_allowed
 from workspace_tools.core.backends.follow import TokenizerCheck
 from workspace_tools.core.store.database import Changes
 from workspace_tools.core.text.tokenizer import Tokenizer
@@ -53,6 +54,17 @@ class TermIds:
             return [np.zeros(0, dtype=np.int32) for _ in chunks]
         self.check(changes.settings)
         return self.split.term_ids([chunk.text for chunk in chunks])
+
+    def start(self, changes: Changes) -> Job | None:
+        """Hand a bulk change's texts to the worker (``None``: tokenize them with :meth:`of`)."""
+        if not self.index_terms:
+            return None
+        self.check(changes.settings)
+        return self.split.start([chunk.text for chunk in changes.chunks])
+
+    def finish(self, job: Job) -> list[npt.NDArray[np.int32]]:
+        """The term ids of a change :meth:`start` handed over, in order."""
+        return self.split.finish(job)
 
     def close(self) -> None:
         """Stop the tokenizing worker, if one runs (a later bulk change starts another)."""

@@ -7,10 +7,11 @@ first byte is its tag:
 
 1. :data:`CONFIG` + JSON ``TokenizerConfig.to_dict()``. The worker builds the tokenizer and
    writes :data:`HELLO` + JSON ``{"fingerprint": ...}`` (the parent checks it is its own).
-2. :data:`TOKENS` + the texts (:func:`pack_strings`) -> :data:`TOKENS` + :data:`REPLY` ``(terms
-   bytes, lengths bytes, seconds busy)`` then the new terms, the terms per text and the ids: the
-   texts' term ids in the worker's own vocabulary (native int32, one text after the other), with
-   the terms that vocabulary gained since the last reply in the order they were numbered.
+2. :data:`PIECE` + texts (:func:`pack_strings`), as many as the job has, each tokenized as it
+   comes; then :data:`TOKENS` (the job's end) -> :data:`TOKENS` + :data:`REPLY` ``(terms bytes,
+   lengths bytes, seconds busy)`` then the new terms, the terms per text and the ids: the texts'
+   term ids in the worker's own vocabulary (native int32, one text after the other), with the
+   terms that vocabulary gained since the last reply in the order they were numbered.
 
 It exits at the end of its input (the parent closed the pipe, or died) or on a frame it does not
 know.
@@ -30,14 +31,16 @@ from typing import Final
 
 from workspace_tools.core.helper_process import read_frame, write_frame
 
-__all__ = ["CONFIG", "HELLO", "REPLY", "TOKENS", "main", "pack_strings", "unpack_strings"]
+__all__ = ["CONFIG", "HELLO", "PIECE", "REPLY", "TOKENS", "main", "pack_strings", "unpack_strings"]
 
 CONFIG: Final = b"C"
 """Tag of the first frame: the tokenizer's settings."""
 HELLO: Final = b"H"
 """Tag of the worker's greeting: the fingerprint of the tokenizer it built."""
+PIECE: Final = b"P"
+"""Tag of a piece of a term-ids job (its texts)."""
 TOKENS: Final = b"T"
-"""Tag of a term-ids job and of its reply."""
+"""Tag of a term-ids job's end and of its reply."""
 REPLY: Final = struct.Struct("=QQd")
 """A reply's head: bytes of its packed new terms, bytes of its lengths, seconds busy."""
 _COUNT: Final = struct.Struct("=Q")
@@ -94,15 +97,23 @@ def main() -> None:
     tokenizer = Tokenizer(TokenizerConfig.from_dict(json.loads(first[1:])))
     write_frame(sink, HELLO + json.dumps({"fingerprint": tokenizer.fingerprint()}).encode())
     id_bytes, vocab = tokenizer.term_id_bytes, tokenizer.vocab
-    while (frame := read_frame(source)) is not None and frame[:1] == TOKENS:
-        started = time.perf_counter()
-        texts = unpack_strings(frame[1:], spaced=True)
-        known = len(vocab)
-        blobs = [id_bytes(text, spaced=True) for text in texts]
-        lengths = array("i", [len(blob) >> 2 for blob in blobs]).tobytes()
-        terms = pack_strings(list(vocab)[known:] if len(vocab) > known else [])
-        head = REPLY.pack(len(terms), len(lengths), time.perf_counter() - started)
-        write_frame(sink, b"".join([TOKENS, head, terms, lengths, *blobs]))
+    known, busy, blobs = len(vocab), 0.0, []
+    while (frame := read_frame(source)) is not None:
+        tag = frame[:1]
+        if tag == PIECE:
+            started = time.perf_counter()
+            blobs += [
+                id_bytes(text, spaced=True) for text in unpack_strings(frame[1:], spaced=True)
+            ]
+            busy += time.perf_counter() - started
+        elif tag == TOKENS:
+            lengths = array("i", [len(blob) >> 2 for blob in blobs]).tobytes()
+            terms = pack_strings(list(vocab)[known:] if len(vocab) > known else [])
+            head = REPLY.pack(len(terms), len(lengths), busy)
+            write_frame(sink, b"".join([TOKENS, head, terms, lengths, *blobs]))
+            known, busy, blobs = len(vocab), 0.0, []
+        else:
+            return
 
 
 if __name__ == "__main__":

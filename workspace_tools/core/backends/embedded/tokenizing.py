@@ -35,6 +35,7 @@ import numpy.typing as npt
 from workspace_tools.core.backends.embedded.token_worker import (
     CONFIG,
     HELLO,
+    PIECE,
     REPLY,
     TOKENS,
     pack_strings,
@@ -72,7 +73,9 @@ indexed many distinct words: the terms of texts since replaced stay in a worker'
 _DEADLINE: Final = 60.0
 """Seconds a reply may take beyond :data:`_PER_TEXT` per text before the worker is given up."""
 _PER_TEXT: Final = 0.005
-_PUMP_EVERY: Final = 64
+_PUMP_EVERY: Final = 16
+_PIECE: Final = 64
+"""Texts a job's piece holds (~64 KB, a pipe's buffer, at ~1,000 characters a text)."""
 """Texts tokenized here between two writes of the job to a worker that is still starting."""
 _SHARE_NOW: Final = 0.5
 """The worker's share of a change's texts while the two rates are not measured yet."""
@@ -115,9 +118,21 @@ class TokenWorker:
         """Whether the process still runs, and this process started it."""
         return self.helper.alive()
 
-    def submit(self, texts: list[str]) -> None:
-        """Queue one job; :meth:`pump` and :meth:`result` write it while this process works."""
-        self.helper.queue(pack_strings(texts, tag=TOKENS))
+    def submit(self, texts: list[str], *, whole: bool = False) -> None:
+        """Queue one job, in pieces the worker tokenizes as they come (:meth:`pump` sends them).
+
+        A piece fits the pipe about once: the worker starts on the first while this process
+        tokenizes its own part and writes the next ones between its texts. ``whole``: one piece,
+        written at once (the worker reads it in a go, then tokenizes while this process goes on).
+        """
+        size = len(texts) if whole else _PIECE
+        pieces = [
+            pack_strings(texts[start : start + size], tag=PIECE)
+            for start in range(0, len(texts), size)
+        ]
+        self.helper.queue(*pieces, TOKENS)
+        if whole:
+            self.helper.flush(time.monotonic() + _DEADLINE)
 
     def pump(self) -> None:
         """Write what the pipe takes of the job now (a worker still starting reads nothing).
@@ -172,8 +187,8 @@ class TokenWorker:
         self.helper.stop(kill=kill)
 
 
-class _Job:
-    """Texts sent to the worker, waiting for their ids."""
+class Job:
+    """Texts sent to the worker, waiting for their ids (:meth:`SplitTokenizer.finish`)."""
 
     __slots__ = ("sent", "texts")
 
@@ -206,7 +221,7 @@ class SplitTokenizer:
         self.failures = 0
         self.worker_texts = 0
         """Texts whose ids came from a worker (tests read it)."""
-        self._job: _Job | None = None
+        self._job: Job | None = None
         self._terms: list[str] = []
         """The worker's vocabulary: its term ``i`` is ``_terms[i]``."""
         self._remap = np.zeros(0, dtype=np.int32)
@@ -216,6 +231,26 @@ class SplitTokenizer:
         """Seconds per text here and in the worker, as last measured."""
         self._stream: list[tuple[float, int]] = []
         """``(monotonic time, texts)`` of the recent changes below :attr:`bulk`."""
+
+    def start(self, texts: Sequence[str]) -> Job | None:
+        """Hand every text of a bulk change to the worker now (``None``: not a bulk change).
+
+        :meth:`finish` then gives their ids; this process goes on meanwhile (the embedded
+        backend applies the change when its state is next needed).
+        """
+        self.disown_forked()
+        if not self._wanted(len(texts)):
+            return None
+        self._submit(list(texts), whole=True)
+        job, self._job = self._job, None
+        return job
+
+    def finish(self, job: Job) -> list[npt.NDArray[np.int32]]:
+        """The ids of a job :meth:`start` began (tokenized here if the worker failed)."""
+        tail = self._collect(job)
+        if tail is None:
+            return [self.tokenizer.term_ids(text) for text in job.texts]
+        return tail[0]
 
     def term_ids(self, texts: Sequence[str]) -> list[npt.NDArray[np.int32]]:
         """The ids ``[tokenizer.term_ids(t) for t in texts]`` gives (vocabulary grown the same)."""
@@ -280,7 +315,7 @@ class SplitTokenizer:
             return _SHARE_NOW
         return min(0.9, max(0.1, here / (here + there)))
 
-    def _submit(self, texts: list[str]) -> None:
+    def _submit(self, texts: list[str], *, whole: bool = False) -> None:
         if not (self.enabled and texts) or self.failures >= _FAILURES:
             return
         if self.worker is not None and len(self._terms) > _TERMS_KEPT:
@@ -289,12 +324,12 @@ class SplitTokenizer:
             if self.worker is None or not self.worker.alive():
                 self._forget_worker()
                 self.worker = TokenWorker(self.tokenizer)
-            self.worker.submit(texts)
+            self.worker.submit(texts, whole=whole)
             self.worker.pump()
         except (OSError, RuntimeError) as exc:
             self.fail(exc)
             return
-        self._job = _Job(texts)
+        self._job = Job(texts)
 
     def _pump(self) -> None:
         worker = self.worker
@@ -304,7 +339,7 @@ class SplitTokenizer:
             except OSError as exc:  # collected as a failure: the texts are tokenized here
                 logger.debug("tokenizing worker stopped reading (%s)", exc)
 
-    def _collect(self, job: _Job) -> tuple[list[npt.NDArray[np.int32]], float] | None:
+    def _collect(self, job: Job) -> tuple[list[npt.NDArray[np.int32]], float] | None:
         """The job's ids in the vocabulary's numbers, and the worker's seconds per text."""
         worker = self.worker
         if worker is None:
