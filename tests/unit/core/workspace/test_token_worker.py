@@ -71,7 +71,7 @@ def test_bulk_changes_with_the_worker_rank_exactly_as_without(
 
     monkeypatch.setattr(SplitTokenizer, "start", counted)
     _build(with_worker)
-    assert handed == [60, 60, 60, 30]  # each bulk change handed to the worker whole
+    assert [n for n in handed if n] == [60, 60, 60, 30]  # each bulk change, whole
     monkeypatch.setattr(SplitTokenizer, "start", start)
     monkeypatch.setenv(token_split.WORKER_ENV, "0")
     without = _open(tmp_path / "without", opened)
