@@ -81,13 +81,21 @@ def test_vectors_are_kept_in_float16_rounded_as_numpy_rounds() -> None:
         assert _inner_kind(index) == expected
 
 
-def test_a_flat_index_saves_nothing_and_a_graph_saves_no_vectors(tmp_path: Path) -> None:
+def test_a_flat_index_saves_itself_to_be_mapped_and_a_graph_saves_no_vectors(
+    tmp_path: Path,
+) -> None:
     vectors = _unit(500, 64, 3)
     ids = np.arange(500, dtype=np.int64)
     flat = DenseIndex(64)
     flat.add(ids, vectors)
     (tmp_path / "flat").mkdir()
-    assert flat.save(tmp_path / "flat") == [] and not list((tmp_path / "flat").iterdir())
+    assert flat.save(tmp_path / "flat") == ["dense.flat.faiss"]
+    mapped = DenseIndex.mapped(tmp_path / "flat" / "dense.flat.faiss", dimension=64)
+    assert mapped._mapped and len(mapped) == 500
+    assert mapped.search(vectors[9], k=3) == flat.search(vectors[9], k=3)
+    mapped.remove(ids[:1])  # a change copies the codes in first
+    assert not mapped._mapped and len(mapped) == 499
+    assert mapped.search(vectors[9], k=3) == flat.search(vectors[9], k=3)
     graph = DenseIndex(64, hnsw_threshold=100)
     graph.add(ids, vectors)
     (tmp_path / "graph").mkdir()

@@ -80,9 +80,12 @@ def test_writes_never_load_faiss_and_a_lagging_graph_is_left_out_of_the_snapshot
     assert ws._state.vector_count() == len(live)
 
 
-def test_a_new_index_loads_faiss_at_its_first_vector_search(tmp_path: Path) -> None:
+def test_a_new_index_keeps_its_vectors_from_its_first_write(tmp_path: Path) -> None:
     ws = Workspace(tmp_path, embedder=FakeEmbedder())
-    ws.index("a.txt", "alpha river stone\n")
-    assert ws._state.vector_count() is None
-    assert ws.search("river", mode="vector")
+    ws.index("a.txt", "alpha river stone\n")  # nothing to load: the index starts with it
     assert ws._state.vector_count() == 1
+    reopened = Workspace(tmp_path, embedder=FakeEmbedder())
+    reopened.index("b.txt", "beta\n")  # an index with vectors already: not loaded by a write
+    assert reopened._state.vector_count() is None
+    assert reopened.search("river", mode="vector")
+    assert reopened._state.vector_count() == 2

@@ -22,6 +22,7 @@ import logging
 import threading
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
@@ -34,9 +35,12 @@ from workspace_tools.core.backends.embedded.dense_fill import FlatFill, GraphFil
 from workspace_tools.core.backends.embedded.segments import SparseSegments
 from workspace_tools.core.backends.embedded.snapshot import (
     ChunkFields,
+    SnapshotInfo,
     load_base,
+    load_flat,
     load_graph,
     read_pointer,
+    verify_flat,
 )
 from workspace_tools.core.backends.embedded.snapshot_checks import refuse
 from workspace_tools.core.backends.embedded.term_ids import TermIds
@@ -112,6 +116,8 @@ class EmbeddedBackend:
             else {"model_id": embedder[0], "dimension": embedder[1]},
         }
         """What snapshots record they were built with (BM25 parameters, embedder)."""
+        self._flat_refused: Path | None = None
+        """The snapshot folder whose flat index failed its check (not mapped again)."""
         self._pending: tuple[list[int], Job] | None = None
         """A change's chunk keys and the worker's job making their term ids (:meth:`_settle`)."""
         self.lock = threading.RLock()
@@ -222,6 +228,11 @@ class EmbeddedBackend:
 
     def _apply(self, changes: Changes) -> None:
         self._settle()
+        embedder = self.config["embedder"]
+        if self.dense is None and embedder and self.version >= 0 and not len(self.sparse):
+            # Nothing indexed yet: the vector index starts now, for free, and keeps in step
+            self.dense = self._new_dense(int(embedder["dimension"]))
+            self._dense_version = self.version
         if self.version < changes.version:  # BM25 rows
             fresh = changes.after(self.version)
             for removed in fresh.removed_chunks:
@@ -396,6 +407,8 @@ class EmbeddedBackend:
             embedder = {"model_id": model_id, "dimension": dimension}
             graph = None
             if info is not None and info.config.get("embedder") == embedder:
+                if self._load_flat(info, dimension):
+                    return dict(self._dense_pending)
                 graph = load_graph(info, dimension=dimension)
             fill: FlatFill | GraphFill = (
                 FlatFill(dimension, hnsw_threshold=self.hnsw_threshold, background=self.worker)
@@ -409,6 +422,34 @@ class EmbeddedBackend:
             del table
             self.follower.refresh(force=True)
             return dict(self._dense_pending)
+
+    def _load_flat(self, info: SnapshotInfo, dimension: int) -> bool:
+        """Map the snapshot's flat index, then catch up from the database; copied in later.
+
+        On the background worker its codes are copied into memory (writes need them there) and
+        its CRC-32 checked: a damaged file drops the index (the next vector search fills it
+        from the database) and is not mapped again.
+        """
+        if info.folder == self._flat_refused:
+            return False
+        dense = load_flat(info, dimension=dimension)
+        if dense is None:
+            return False
+        dense.hnsw_threshold, dense.background = self.hnsw_threshold, self.worker
+        self.dense, self._dense_version = dense, info.dense_version
+        self.follower.refresh(force=True)
+        self.worker.submit(lambda: self._own_flat(info, dense))
+        return True
+
+    def _own_flat(self, info: SnapshotInfo, dense: DenseIndex) -> None:
+        dense.own()
+        if verify_flat(info):
+            return
+        with self.lock:
+            self._flat_refused = info.folder
+            if self.dense is dense:
+                self.dense, self._dense_version = None, -1
+        logger.warning("The vector index file of %s is damaged; reading the database", info.folder)
 
     def _new_dense(self, dimension: int) -> DenseIndex:
         return DenseIndex(dimension, hnsw_threshold=self.hnsw_threshold, background=self.worker)

@@ -30,6 +30,8 @@ live codes, no rebuild cost) and builds a new graph in the background.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -39,6 +41,7 @@ import numpy.typing as npt
 from workspace_tools.core.backends.embedded.dense_files import (
     DEAD,
     DEAD_CODES,
+    FLAT,
     GRAPH,
     GRAPH_FILES,
     IDS,
@@ -46,8 +49,13 @@ from workspace_tools.core.backends.embedded.dense_files import (
     SavedGraph,
     faiss_module,
     read_graph,
+    refused,
 )
-from workspace_tools.core.backends.embedded.hnsw_build import GraphBuild, codes_to_float32
+from workspace_tools.core.backends.embedded.hnsw_build import (
+    CodedRows,
+    GraphBuild,
+    codes_to_float32,
+)
 from workspace_tools.core.background import BackgroundWorker
 
 __all__ = ["GRAPH_FILES", "HNSW_THRESHOLD", "DenseIndex", "FrozenDense", "SavedGraph", "read_graph"]
@@ -85,6 +93,32 @@ _HNSW_M: Final = 32
 at 50k vectors), which the hybrid candidate pool (k=100) reads."""
 
 
+_HEADROOM_ROWS = 1024
+"""Rows of codes a filled index has room for before its array grows (copying every code)."""
+
+
+def sized_codes(index: Any, rows: int) -> npt.NDArray[np.uint8]:
+    """Size an empty flat-codes index to ``rows`` (zeros) and return a numpy view of its codes."""
+    faiss = faiss_module()
+    size = rows * int(index.code_size)
+    # Room to grow first (a vector keeps its capacity when it shrinks): the writes that follow
+    # append without copying every code into a larger array.
+    index.codes.resize(size + max(_HEADROOM_ROWS, rows // 8) * int(index.code_size))
+    index.codes.resize(size)
+    index.ntotal = rows
+    if size == 0:
+        return np.zeros((0, int(index.code_size)), dtype=np.uint8)
+    return np.asarray(faiss.rev_swig_ptr(index.codes.data(), size)).reshape(rows, -1)
+
+
+def set_ids(wrapper: Any, ids: npt.NDArray[np.int64]) -> None:
+    """Give an ``IndexIDMap2`` whose inner index holds ``len(ids)`` rows their ids."""
+    faiss = faiss_module()
+    faiss.copy_array_to_vector(np.ascontiguousarray(ids, dtype=np.int64), wrapper.id_map)
+    wrapper.ntotal = len(ids)
+    wrapper.construct_rev_map()
+
+
 class DenseIndex:
     """Vectors with int64 ids and top-k inner-product search."""
 
@@ -104,6 +138,10 @@ class DenseIndex:
         self._dead: set[int] = set()
         self._build: GraphBuild | None = None
         self._keep: list[Any] = []
+        self._mapped = False
+        """The codes are a snapshot file mapped read-only (:meth:`mapped`) until :meth:`own`."""
+        self._owning = threading.RLock()
+        """Held while the flat index changes, or is copied (:meth:`own`, a graph round)."""
         """FAISS objects the index points to without owning them (an attached storage)."""
         self.hnsw_builds = 0
         """HNSW graphs this object adopted (a loaded graph is not counted)."""
@@ -170,10 +208,50 @@ class DenseIndex:
             raise ValueError(msg)
         self.add_codes(ids, np.ascontiguousarray(vectors, dtype="<f2").view(np.uint8))
 
+    @classmethod
+    def mapped(
+        cls,
+        path: Path,
+        *,
+        dimension: int,
+        hnsw_threshold: int = HNSW_THRESHOLD,
+        background: BackgroundWorker | None = None,
+    ) -> DenseIndex:
+        """A flat index whose codes stay mapped from the file at ``path`` until it changes.
+
+        Opening reads no vector: :meth:`own` copies them into memory (once) before a change.
+
+        Raises:
+            IndexCorruptError: the file is not a flat float16 index of ``dimension``.
+        """
+        faiss = _faiss()
+        try:
+            index = faiss.read_index(str(path), faiss.IO_FLAG_MMAP_IFC)
+        except RuntimeError as exc:
+            raise refused(path, str(exc).splitlines()[0][-200:]) from exc
+        inner = faiss.downcast_index(getattr(index, "index", index))
+        if type(inner).__name__ != "IndexScalarQuantizer" or index.d != dimension:
+            raise refused(path, f"a {type(inner).__name__} of {index.d} dimensions")
+        dense = cls(dimension, hnsw_threshold=hnsw_threshold, background=background)
+        dense._index, dense._mapped = index, True  # read_index returns the IndexIDMap2 itself
+        return dense
+
+    def own(self) -> None:
+        """Copy a mapped index's codes into memory (once), so it can change; no-op otherwise."""
+        with self._owning:
+            if not self._mapped:
+                return
+            ids, codes = self._all_ids(), self._codes()
+            index = self._new_flat()
+            sized_codes(_faiss().downcast_index(index.index), len(ids))[:] = codes
+            set_ids(index, ids)
+            self._index, self._mapped = index, False
+
     def add_codes(self, ids: npt.NDArray[np.int64], codes: npt.NDArray[np.uint8]) -> None:
         """Add vectors given as float16 codes (``(n, 2 * dimension)`` bytes) under ``ids``."""
         if len(ids) == 0:
             return
+        self.own()
         codes = np.ascontiguousarray(codes, dtype=np.uint8).reshape(len(ids), -1)
         if codes.shape[1] != self.code_size:
             msg = f"Expected codes of {self.code_size} bytes, got {codes.shape[1]}."
@@ -183,11 +261,14 @@ class DenseIndex:
         if self._hnsw:  # inserted into the graph (a few rows a write)
             self._index.add_with_ids(codes_to_float32(codes), ids)
         else:
-            self._index.add_sa_codes(codes, ids)
+            with self._owning:
+                self._index.add_sa_codes(codes, ids)
             self._start_graph()
 
     def remove(self, ids: npt.NDArray[np.int64]) -> None:
         """Remove the vectors with these ids (unknown ids are ignored)."""
+        if len(ids):
+            self.own()
         self._adopt()
         if len(ids) == 0 or len(self) == 0:
             return
@@ -198,9 +279,8 @@ class DenseIndex:
             if len(self._dead) > _COMPACT_FRACTION * int(self._index.ntotal):
                 self._to_flat()
         else:
-            faiss = _faiss()
-
-            self._index.remove_ids(faiss.IDSelectorBatch(ids))
+            with self._owning:
+                self._index.remove_ids(_faiss().IDSelectorBatch(ids))
 
     def search(
         self,
@@ -262,9 +342,21 @@ class DenseIndex:
         if self._hnsw or self._build is not None or len(self) <= self.hnsw_threshold:
             return
         ids = self._all_ids()
-        build = GraphBuild(self._new_graph(), np.zeros(0, np.int64), ids, self._codes().copy(), [])
+        build = GraphBuild(
+            self._new_graph(), np.zeros(0, np.int64), ids, self._present_codes(ids), []
+        )
         self._build = build
         build.start(self.background)
+
+    def _present_codes(self, ids: npt.NDArray[np.int64]) -> Callable[[], CodedRows]:
+        """Returns the ids still here and a copy of their codes, when a graph round runs."""
+
+        def copy() -> CodedRows:
+            with self._owning:  # no change to the flat index while its rows are copied
+                present = ids[np.isin(ids, self._all_ids())]
+                return present, self._codes()[self._rows(present)]
+
+        return copy
 
     def _adopt(self, *, inline: int | None = _INLINE_ROWS) -> None:
         """Swap in a finished graph: tombstone what left since, add what came (or go on).
@@ -336,7 +428,7 @@ class DenseIndex:
         size = int(inner.ntotal) * int(inner.code_size)
         if size == 0:
             return np.zeros((0, self.code_size), dtype=np.uint8)
-        view = faiss.rev_swig_ptr(inner.codes.data(), size)
+        view = faiss.rev_swig_ptr(inner.codes.c_ptr, size)  # owned or mapped
         return np.asarray(view).reshape(-1, int(inner.code_size))
 
     def _vectors(self, ids: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
@@ -366,8 +458,10 @@ class DenseIndex:
         faiss = _faiss()
 
         self._adopt()
-        if not self._hnsw:
-            return FrozenDense({}, live=len(self))
+        if not self._hnsw:  # the flat index itself, which a process opening the snapshot maps
+            return FrozenDense(
+                {FLAT: np.asarray(faiss.serialize_index(self._index))}, live=len(self)
+            )
         inner = faiss.downcast_index(self._index.index)
         ids = self._all_ids()
         dead = np.fromiter(sorted(self._dead), dtype=np.int64, count=len(self._dead))

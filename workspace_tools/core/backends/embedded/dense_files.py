@@ -19,6 +19,8 @@ from workspace_tools.core.errors import IndexCorruptError
 __all__ = [
     "DEAD",
     "DEAD_CODES",
+    "DENSE_FILES",
+    "FLAT",
     "GRAPH",
     "GRAPH_FILES",
     "IDS",
@@ -27,6 +29,7 @@ __all__ = [
     "faiss_module",
     "load_ids",
     "read_graph",
+    "refused",
 ]
 
 GRAPH: Final = "dense.graph"
@@ -39,6 +42,11 @@ DEAD_CODES: Final = "dense.deadcodes.npy"
 """The float16 codes of the tombstoned nodes, in the order of :data:`DEAD`."""
 GRAPH_FILES: Final = (GRAPH, IDS, DEAD, DEAD_CODES)
 """The files of a saved graph (:data:`GRAPH` is there whenever one was saved)."""
+FLAT: Final = "dense.flat.faiss"
+"""A flat index in FAISS's format: float16 codes and chunk keys (a copy of the database's
+vectors, mapped read-only on load)."""
+DENSE_FILES: Final = (*GRAPH_FILES, FLAT)
+"""Every file of a snapshot's vector part."""
 
 
 def faiss_module() -> Any:
@@ -83,24 +91,24 @@ def read_graph(folder: Path, *, dimension: int) -> SavedGraph:
     try:
         owner = faiss.read_index(str(path), faiss.IO_FLAG_SKIP_STORAGE)
     except RuntimeError as exc:
-        raise _refused(path, str(exc).splitlines()[0][-200:]) from exc
+        raise refused(path, str(exc).splitlines()[0][-200:]) from exc
     index = faiss.downcast_index(owner)
     if type(index).__name__ != "IndexHNSWSQ" or index.storage is not None:
-        raise _refused(path, f"a {type(index).__name__} with its storage, not a graph alone")
+        raise refused(path, f"a {type(index).__name__} with its storage, not a graph alone")
     if index.d != dimension:
-        raise _refused(path, f"{index.d}-dimensional vectors, expected {dimension}")
+        raise refused(path, f"{index.d}-dimensional vectors, expected {dimension}")
     ids = load_ids(folder / IDS)
     if len(ids) != index.ntotal or len(np.unique(ids)) != len(ids):
-        raise _refused(folder / IDS, f"{len(ids)} ids for a graph of {index.ntotal} nodes")
+        raise refused(folder / IDS, f"{len(ids)} ids for a graph of {index.ntotal} nodes")
     dead = load_ids(folder / DEAD) if (folder / DEAD).exists() else np.zeros(0, np.int64)
     dead_codes = np.zeros((0, 2 * dimension), dtype=np.uint8)
     if len(dead):
         try:
             dead_codes = np.load(folder / DEAD_CODES, allow_pickle=False)
         except (OSError, ValueError, EOFError, SyntaxError) as exc:
-            raise _refused(folder / DEAD_CODES, str(exc)) from exc
+            raise refused(folder / DEAD_CODES, str(exc)) from exc
     if not np.isin(dead, ids).all() or dead_codes.shape != (len(dead), 2 * dimension):
-        raise _refused(folder / DEAD, "its tombstones do not match the graph")
+        raise refused(folder / DEAD, "its tombstones do not match the graph")
     return SavedGraph(owner, index, ids, dead, np.asarray(dead_codes, dtype=np.uint8))
 
 
@@ -109,21 +117,22 @@ def load_ids(path: Path) -> npt.NDArray[np.int64]:
     try:
         ids = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError, SyntaxError) as exc:
-        raise _refused(path, str(exc)) from exc
+        raise refused(path, str(exc)) from exc
     if ids.ndim != 1 or ids.dtype != np.int64:
-        raise _refused(path, f"an array of {ids.dtype} in {ids.ndim} dimensions, not int64 ids")
+        raise refused(path, f"an array of {ids.dtype} in {ids.ndim} dimensions, not int64 ids")
     return np.asarray(ids)
 
 
-def _refused(path: Path, problem: str) -> IndexCorruptError:
+def refused(path: Path, problem: str) -> IndexCorruptError:
+    """The error for a vector index file that is unusable (rebuilt from the database)."""
     return IndexCorruptError(
-        f"The vector graph file {path} is unusable ({problem}). It is rebuilt from the database; "
+        f"The vector index file {path} is unusable ({problem}). It is rebuilt from the database; "
         "if this repeats, rebuild the index with rebuild=True."
     )
 
 
 class FrozenDense:
-    """What :meth:`DenseIndex.save` writes, in memory (nothing for a flat index)."""
+    """What :meth:`DenseIndex.save` writes, in memory (a graph's files, or a flat index's codes)."""
 
     def __init__(self, arrays: dict[str, Any], *, live: int) -> None:
         self._arrays, self._live = arrays, live
@@ -134,7 +143,7 @@ class FrozenDense:
     def save(self, folder: Path) -> list[str]:
         """Write the graph files into ``folder``; returns their names."""
         for name, array in self._arrays.items():
-            if name == GRAPH:
+            if name in {GRAPH, FLAT}:
                 with open(folder / name, "wb") as handle:
                     handle.write(array.data)
             else:

@@ -15,36 +15,16 @@ No intermediate array holds the vectors: FAISS's array is sized once and written
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import numpy.typing as npt
 
 from workspace_tools.core.backends.embedded import dense as _dense
+from workspace_tools.core.backends.embedded.dense import set_ids, sized_codes
 from workspace_tools.core.backends.embedded.dense_files import SavedGraph, faiss_module
 from workspace_tools.core.backends.embedded.hnsw_build import GraphBuild, codes_to_float32
 from workspace_tools.core.background import BackgroundWorker
 
 __all__ = ["FlatFill", "GraphFill", "with_graph"]
-
-
-def _sized(index: Any, rows: int) -> npt.NDArray[np.uint8]:
-    """Size an empty flat-codes index to ``rows`` (zeros) and return a numpy view of its codes."""
-    faiss = faiss_module()
-    size = rows * int(index.code_size)
-    index.codes.resize(size)
-    index.ntotal = rows
-    if size == 0:
-        return np.zeros((0, int(index.code_size)), dtype=np.uint8)
-    return np.asarray(faiss.rev_swig_ptr(index.codes.data(), size)).reshape(rows, -1)
-
-
-def _set_ids(wrapper: Any, ids: npt.NDArray[np.int64]) -> None:
-    """Give an ``IndexIDMap2`` whose inner index holds ``len(ids)`` rows their ids."""
-    faiss = faiss_module()
-    faiss.copy_array_to_vector(np.ascontiguousarray(ids, dtype=np.int64), wrapper.id_map)
-    wrapper.ntotal = len(ids)
-    wrapper.construct_rev_map()
 
 
 class FlatFill:
@@ -65,7 +45,7 @@ class FlatFill:
         faiss = faiss_module()
         self._keys = keys
         inner = faiss.downcast_index(self.dense._index.index)
-        return _sized(inner, len(keys)), np.arange(len(keys), dtype=np.int64)
+        return sized_codes(inner, len(keys)), np.arange(len(keys), dtype=np.int64)
 
     def finish(
         self, found: npt.NDArray[np.bool_], extra: npt.NDArray[np.uint8]
@@ -73,7 +53,7 @@ class FlatFill:
         """The index, once every found key's code is written (``extra`` is empty here)."""
         dense = self.dense
         if found.all():
-            _set_ids(dense._index, self._keys)
+            set_ids(dense._index, self._keys)
         else:  # chunks not embedded yet (pending): their rows are left out
             codes = dense._codes()[found].copy()
             dense._index = dense._new_flat()
@@ -115,7 +95,7 @@ class GraphFill:
         hit = ids[node] == keys if len(ids) else np.zeros(len(keys), dtype=bool)
         self._keys = keys
         self._slots = np.where(hit, node, -1).astype(np.int64)
-        self._view = _sized(self.storage, len(ids))
+        self._view = sized_codes(self.storage, len(ids))
         return self._view, self._slots
 
     def finish(
@@ -142,7 +122,7 @@ class GraphFill:
         )
         wrapper = faiss.IndexIDMap2(placeholder)
         wrapper.index = inner
-        _set_ids(wrapper, ids)
+        set_ids(wrapper, ids)
         keep = [graph.owner, inner, self.storage, placeholder]
         self._view = None
         if len(added) <= _dense._INLINE_ROWS:

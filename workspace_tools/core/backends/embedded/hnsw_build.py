@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Callable
 from typing import Any, Final
 
 import numpy as np
@@ -23,7 +24,10 @@ import numpy.typing as npt
 
 from workspace_tools.core.background import EXITING, BackgroundWorker
 
-__all__ = ["GraphBuild", "codes_to_float32"]
+__all__ = ["CodedRows", "GraphBuild", "codes_to_float32"]
+
+CodedRows = tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8]]
+"""Ids and a copy of their float16 codes."""
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +51,9 @@ class GraphBuild:
             :attr:`done` is set (a new, empty one, or the graph of the previous round).
         covered: The ids already in ``graph``.
         ids: The ids to add.
-        codes: Their float16 codes (a copy: the flat index goes on changing).
+        codes: Their float16 codes (a copy: the flat index goes on changing), or a function
+            called when the round runs that returns the ids still there and a copy of their
+            codes.
         keep: FAISS objects ``graph`` needs alive (an attached storage).
     """
 
@@ -56,10 +62,11 @@ class GraphBuild:
         graph: Any,
         covered: npt.NDArray[np.int64],
         ids: npt.NDArray[np.int64],
-        codes: npt.NDArray[np.uint8],
+        codes: npt.NDArray[np.uint8] | Callable[[], CodedRows],
         keep: list[Any],
     ) -> None:
         self.graph = graph
+        self._covered = covered
         self.keep = keep
         """FAISS objects :attr:`graph` points to without owning them (kept alive with it)."""
         self.ids = np.concatenate([covered, ids])
@@ -68,7 +75,7 @@ class GraphBuild:
         self.done = threading.Event()
         self.hurry = threading.Event()
         """Set by a caller that waits (``save()``): the next batches use every core."""
-        self._work: tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8]] | None = (ids, codes)
+        self._work: tuple[npt.NDArray[np.int64], Any] | None = (ids, codes)
         self._background: BackgroundWorker | None = None
 
     def start(self, background: BackgroundWorker | None) -> None:
@@ -91,6 +98,9 @@ class GraphBuild:
         assert self._work is not None
         ids, codes = self._work
         self._work = None  # the copy of the codes goes as soon as the graph has them
+        if callable(codes):  # copied here, on the worker: the write that started it did not
+            ids, codes = codes()
+            self.ids = np.concatenate([self._covered, ids])
         from workspace_tools.core.backends.embedded.dense_files import faiss_module
 
         faiss = faiss_module()

@@ -62,9 +62,11 @@ __all__ = [
     "SnapshotDraft",
     "SnapshotInfo",
     "load_base",
+    "load_flat",
     "load_graph",
     "read_pointer",
     "snapshot_draft",
+    "verify_flat",
     "write_snapshot",
 ]
 
@@ -77,7 +79,9 @@ _UNREADABLE_ARRAY: Final = (OSError, ValueError, SyntaxError, tokenize.TokenErro
 and the large arrays are not checked whole before they are mapped)."""
 _GRAPH: Final = "dense.graph"
 _GRAPH_FILES: Final = (_GRAPH, "dense.ids.npy", "dense.dead.npy", "dense.deadcodes.npy")
-"""``dense._dense_files.GRAPH_FILES`` (not imported: that would load the dense module)."""
+"""``dense_files.GRAPH_FILES`` (not imported: that would load the dense module)."""
+_FLAT: Final = "dense.flat.faiss"
+_DENSE_FILES: Final = (*_GRAPH_FILES, _FLAT)
 _VOCAB: Final = "vocab.txt"
 _BLOCKED_FILE: Final = "blocks"
 """The whole-file CRC-32 recorded for a file checked by blocks (never compared)."""
@@ -102,8 +106,8 @@ class SnapshotInfo:
 
     @property
     def has_dense(self) -> bool:
-        """A FAISS graph was saved."""
-        return _GRAPH in self.files
+        """A vector part was saved: a graph, or a flat index's codes."""
+        return _GRAPH in self.files or _FLAT in self.files
 
     @property
     def has_graph(self) -> bool:
@@ -229,6 +233,32 @@ def load_graph(info: SnapshotInfo, *, dimension: int) -> SavedGraph | None:
     except IndexCorruptError as exc:
         logger.warning("%s", exc)
         return None
+
+
+def load_flat(info: SnapshotInfo, *, dimension: int) -> DenseIndex | None:
+    """The saved flat index, its codes mapped from the file; ``None`` when absent or unusable.
+
+    Only its size is checked here: :func:`verify_flat` reads it whole for its CRC-32, in the
+    background, so the first vector search does not read every vector first.
+    """
+    from workspace_tools.core.backends.embedded.dense import DenseIndex
+
+    path, entry = info.folder / _FLAT, info.files.get(_FLAT)
+    if entry is None:
+        return None
+    try:
+        if path.stat().st_size != int(entry[0]):
+            msg = "size differs"
+            raise ValueError(msg)
+        return DenseIndex.mapped(path, dimension=dimension)
+    except (OSError, ValueError, TypeError, IndexCorruptError) as exc:
+        _report(path, exc)
+        return None
+
+
+def verify_flat(info: SnapshotInfo) -> bool:
+    """Whether the flat index file :func:`load_flat` mapped matches its CRC-32 (reads it whole)."""
+    return _verified(info, _FLAT) is not None
 
 
 def write_snapshot(
@@ -371,7 +401,7 @@ class SnapshotDraft:
             dense.save(staging)
         elif reuse_dense and current is not None and _same_embedder(current, config):
             vectors = True
-            kept = link_files(current.folder, current.files, _GRAPH_FILES, staging)
+            kept = link_files(current.folder, current.files, _DENSE_FILES, staging)
             if kept:
                 dense_version = current.dense_version
         paths = sorted(staging.iterdir())
