@@ -184,12 +184,12 @@ def _say_what_is_served(args: argparse.Namespace, options: Any, log: logging.Log
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from workspace_tools.mcp._lazy import LazyServer
+    from workspace_tools.mcp.lazy_server import LazyServer
     from workspace_tools.mcp.run import parse_address, protect_stdout, run_http, run_stdio
 
     address = None
     if args.http:
-        from workspace_tools.mcp._http_guard import http_policy
+        from workspace_tools.mcp.http_guard import http_policy
 
         try:
             address = parse_address(args.http)
@@ -215,7 +215,7 @@ def _serve(args: argparse.Namespace) -> int:
     )
 
     def build() -> Any:
-        from workspace_tools.mcp._live import STATUS_TOOL
+        from workspace_tools.mcp.live import STATUS_TOOL
         from workspace_tools.mcp.server import build_tools, create_server
 
         served = build_tools(

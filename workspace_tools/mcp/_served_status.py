@@ -39,7 +39,7 @@ _SCHEMA: Final[dict[str, Any]] = {
 
 def served_status_tool() -> types.Tool:
     """The MCP definition of ``workspace_status`` on a server without a workspace."""
-    from workspace_tools.mcp._live import status_definition
+    from workspace_tools.mcp.live import status_definition
 
     return status_definition(
         title="Server status",
@@ -97,7 +97,7 @@ def _skills_status(registry: Any, roots: Any) -> tuple[dict[str, Any], str]:
 
 def served_status(served: Any, roots: Any) -> types.CallToolResult:
     """The status of a server without a workspace, for one session (``roots``: its scope)."""
-    from workspace_tools.mcp._live import _without_nulls
+    from workspace_tools.mcp.live import _without_nulls
 
     data: dict[str, Any] = {}
     lines: list[str] = []

@@ -11,8 +11,8 @@ from langchain_core.tools import BaseTool
 from mcp import types
 from pydantic import BaseModel
 
-from workspace_tools.tools._base import tool_facts, tool_title, tool_writes
-from workspace_tools.tools._schema import omit_nulls, single_type_schema
+from workspace_tools.tools.base import tool_facts, tool_title, tool_writes
+from workspace_tools.tools.output_schema import omit_nulls, single_type_schema
 
 __all__ = ["call_tool", "tool_definition"]
 

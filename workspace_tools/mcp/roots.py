@@ -210,7 +210,7 @@ class RootsScope:
 
     def confine(self, tool: Any, arguments: dict[str, Any]) -> tuple[Any, str | None]:
         """``tool`` confined to the served directories for one call (a copy), or a refusal."""
-        from workspace_tools.tools._base import tool_writes
+        from workspace_tools.tools.base import tool_writes
 
         if self.client_roots is None:
             return tool, None

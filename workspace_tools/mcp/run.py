@@ -25,7 +25,7 @@ from workspace_tools.mcp._disconnects import (
     exit_cleanly_on_signal,
     quiet_disconnect_logs,
 )
-from workspace_tools.mcp._http_guard import HttpGuard, HttpPolicy, http_policy
+from workspace_tools.mcp.http_guard import HttpGuard, HttpPolicy, http_policy
 
 __all__ = ["parse_address", "protect_stdout", "run_http", "run_stdio"]
 

@@ -24,7 +24,7 @@ from workspace_tools.core.skills import (
     render_skills_prompt,
     skill_location,
 )
-from workspace_tools.mcp import _live
+from workspace_tools.mcp import live as _live
 from workspace_tools.mcp._served_status import served_status, served_status_tool
 from workspace_tools.mcp._uris import decode_skill_uri, skill_uri
 from workspace_tools.mcp.adapt import call_tool, tool_definition

@@ -20,7 +20,7 @@ from workspace_tools.core.docs.index import DocsIndex, DocsPage, FieldWeights
 from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.core.text.tokenizer import Tokenizer
 from workspace_tools.core.text.within import is_within
-from workspace_tools.tools._base import ToolFacts, WorkspaceBaseTool, as_tool_errors
+from workspace_tools.tools.base import ToolFacts, WorkspaceBaseTool, as_tool_errors
 from workspace_tools.tools.outputs import (
     DocsGetPageOutput,
     DocsListOutput,

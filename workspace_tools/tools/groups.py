@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Final
 from langchain_core.tools import BaseTool
 
 from workspace_tools.core.errors import InvalidInputError
-from workspace_tools.tools._base import tool_facts
+from workspace_tools.tools.base import tool_facts
 
 if TYPE_CHECKING:
     from workspace_tools.core.skills import SkillRegistry

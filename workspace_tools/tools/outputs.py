@@ -1,7 +1,7 @@
 """The declared shape of every tool's artifact, one pydantic model per tool.
 
 Schemas are top-level objects (a list artifact under ``results``), items accept extra keys, and
-``model_json_schema()`` is compacted (:func:`~workspace_tools.tools._schema.compact_schema`).
+``model_json_schema()`` is compacted (:func:`~workspace_tools.tools.output_schema.compact_schema`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import DEFAULT_REF_TEMPLATE, GenerateJsonSchema, JsonSchemaMode
 
-from workspace_tools.tools._schema import compact_schema
+from workspace_tools.tools.output_schema import compact_schema
 
 __all__ = [
     "RESULTS_KEY",

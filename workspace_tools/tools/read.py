@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from workspace_tools.core.text.within import is_within
 from workspace_tools.core.workspace import DEFAULT_READ_CHARS, MIN_READ_CHARS
-from workspace_tools.tools._base import ThreadedTool, ToolFacts, as_tool_errors
+from workspace_tools.tools.base import ThreadedTool, ToolFacts, as_tool_errors
 from workspace_tools.tools.outputs import WorkspaceReadOutput
 
 __all__ = ["MAX_TOOL_READ_CHARS", "WorkspaceReadInput", "WorkspaceReadTool"]

@@ -12,7 +12,7 @@ from workspace_tools.core.grep import collect_files, grep, looks_like_regex
 from workspace_tools.core.grep_counts import grep_counts
 from workspace_tools.core.text.within import within_filter
 from workspace_tools.core.types import SearchResult
-from workspace_tools.tools._base import (
+from workspace_tools.tools.base import (
     ThreadedTool,
     ToolFacts,
     as_tool_errors,

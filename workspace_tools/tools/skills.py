@@ -21,7 +21,7 @@ from workspace_tools.core.skills import (
     read_skill_file,
     skill_location,
 )
-from workspace_tools.tools._base import ToolFacts, WorkspaceBaseTool, as_tool_errors
+from workspace_tools.tools.base import ToolFacts, WorkspaceBaseTool, as_tool_errors
 from workspace_tools.tools.outputs import SkillOutput, SkillReadOutput, SkillSearchOutput
 
 __all__ = [

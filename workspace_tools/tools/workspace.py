@@ -24,7 +24,7 @@ from workspace_tools.core.text.scan import is_glob, resolve_inside
 from workspace_tools.core.text.within import and_filters, within_filter
 from workspace_tools.core.types import SearchResult
 from workspace_tools.core.workspace import MAX_QUERY_CHARS
-from workspace_tools.tools._base import (
+from workspace_tools.tools.base import (
     ThreadedTool,
     ToolFacts,
     as_tool_errors,

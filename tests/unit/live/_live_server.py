@@ -23,7 +23,7 @@ sys.path.insert(0, str(REPO))
 
 from tests.support.fakes import FakeEmbedder  # noqa: E402
 from workspace_tools.mcp import ServerOptions, build_tools, create_server  # noqa: E402
-from workspace_tools.mcp._lazy import LazyServer  # noqa: E402
+from workspace_tools.mcp.lazy_server import LazyServer  # noqa: E402
 from workspace_tools.mcp.run import protect_stdout, run_stdio  # noqa: E402
 
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 from mcp import types
 
 from workspace_tools.core.workspace._progress import SyncProgress
-from workspace_tools.mcp._live import _Progress, with_note
+from workspace_tools.mcp.live import _Progress, with_note
 
 
 def test_the_note_goes_first_in_the_text_and_into_the_structure() -> None:

@@ -23,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.unit.mcp.conftest import server_env
-from workspace_tools.mcp._http_guard import TOKEN_ENV, is_loopback
+from workspace_tools.mcp.http_guard import TOKEN_ENV, is_loopback
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -12,8 +12,8 @@ from workspace_tools.core.skills import SkillRegistry
 from workspace_tools.core.workspace import Workspace
 from workspace_tools.mcp.adapt import tool_definition
 from workspace_tools.tools import WorkspaceToolkit
-from workspace_tools.tools._schema import single_type_schema
 from workspace_tools.tools.docs import DocsSearchTool, make_docs_tools
+from workspace_tools.tools.output_schema import single_type_schema
 from workspace_tools.tools.search_documents import SearchDocumentsTool
 from workspace_tools.tools.skills import skill_tools
 

@@ -22,7 +22,7 @@ from workspace_tools.core.workspace import Workspace
 from workspace_tools.mcp.adapt import tool_definition
 from workspace_tools.mcp.smoke import example_arguments
 from workspace_tools.tools import WorkspaceToolkit
-from workspace_tools.tools._base import ToolFacts, WorkspaceBaseTool, tool_facts
+from workspace_tools.tools.base import ToolFacts, WorkspaceBaseTool, tool_facts
 from workspace_tools.tools.docs import make_docs_tools
 from workspace_tools.tools.skills import skill_tools
 

@@ -19,7 +19,7 @@ from workspace_tools.mcp.adapt import tool_definition
 from workspace_tools.mcp.config import ServerOptions
 from workspace_tools.tools import WorkspaceToolkit, toolkit
 from workspace_tools.tools import groups as groups_module
-from workspace_tools.tools._base import ToolFacts, WorkspaceBaseTool, tool_writes
+from workspace_tools.tools.base import ToolFacts, WorkspaceBaseTool, tool_writes
 from workspace_tools.tools.groups import DocsGroup, build_tool_groups
 from workspace_tools.tools.search_documents import SearchDocumentsTool
 

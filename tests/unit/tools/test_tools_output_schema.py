@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import model_json_schema
 
 from workspace_tools.tools import outputs
-from workspace_tools.tools._schema import compact_schema
+from workspace_tools.tools.output_schema import compact_schema
 
 MODELS = [getattr(outputs, name) for name in outputs.__all__ if name.endswith("Output")]
 VALUES: list[Any] = [None, "x", 1, 1.5, True, [], {}, [1], ["x"], {"k": 1}]

@@ -13,7 +13,7 @@ from tests.support.fakes import FakeEmbedder
 from tests.support.tools import call
 from workspace_tools.core.workspace import Workspace
 from workspace_tools.tools import WorkspaceToolkit
-from workspace_tools.tools._base import PROGRESS_EVENT
+from workspace_tools.tools.base import PROGRESS_EVENT
 
 
 class ToolCallingFake(GenericFakeChatModel):

@@ -1,7 +1,7 @@
 """The search-backend seam: what a Workspace asks of the index that answers its searches.
 
 The SQLite database (``store/database.py``) stays the source of truth for sources, chunk texts,
-sync state and the embedding cache; the source catalogue over it is ``backends/catalog.py``. A
+sync state and the embedding cache; the source list over it is ``backends/source_list.py``. A
 backend is a derived index kept in step with the database by the one change-log follower
 (``backends/follow.py``), which owns the cursor: the backend says which version it holds
 (:meth:`SearchBackend.cursor`), applies what changed since (:meth:`SearchBackend.apply`) and

@@ -1,6 +1,6 @@
 """The one change-log follower: it owns the cursor that keeps derived state in step.
 
-Everything a process derives from the index database (the source catalogue, a search backend)
+Everything a process derives from the index database (the source list, a search backend)
 follows the database's change log through one :class:`ChangeFollower`. A follower part says
 which version it holds (``cursor()``: ``None`` when it holds nothing and need not follow, ``-1``
 when it must be built), applies what changed since (``apply``) and rebuilds from the database

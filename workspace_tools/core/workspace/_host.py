@@ -1,7 +1,7 @@
 """What the workspace's collaborators (reader, writer, freshness checks) use of the workspace.
 
 :class:`~workspace_tools.core.workspace._workspace.Workspace` holds its settings and the index
-parts (database, change-log follower, source catalogue, search backend) and hands itself to its
+parts (database, change-log follower, source list, search backend) and hands itself to its
 reader and writer; this protocol names what they may use of it, so they need not import it.
 """
 
@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from workspace_tools.core.backends.base import SearchBackend
-from workspace_tools.core.backends.catalog import SourceCatalog
 from workspace_tools.core.backends.follow import ChangeFollower
+from workspace_tools.core.backends.source_list import SourceList
 from workspace_tools.core.convert import ConversionCache
 from workspace_tools.core.embedding.embedder import Embedder
 from workspace_tools.core.index.sparse import BM25Config
@@ -54,7 +54,7 @@ class WorkspaceHost(Protocol):
     _lock: threading.RLock
     _write_lock: threading.RLock
     _follower: ChangeFollower
-    _sources: SourceCatalog
+    _sources: SourceList
     _state: SearchBackend
     _tracker: SyncTracker
     _clear_on_commit: bool

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any, Final
 
 from workspace_tools.core.adapters import adapter
 from workspace_tools.core.backends.base import VectorBackfill, backfills
-from workspace_tools.core.backends.catalog import SourceCatalog
 from workspace_tools.core.backends.config import (
     BackendConfig,
     backend_config,
@@ -21,6 +20,7 @@ from workspace_tools.core.backends.config import (
 from workspace_tools.core.backends.embedded import HNSW_THRESHOLD
 from workspace_tools.core.backends.follow import ChangeFollower
 from workspace_tools.core.backends.registry import BackendContext
+from workspace_tools.core.backends.source_list import SourceList
 from workspace_tools.core.config import ProjectConfig
 from workspace_tools.core.convert import (
     DEFAULT_LIMITS,
@@ -257,7 +257,7 @@ class Workspace:
         self._write_lock = threading.RLock()
         e = self.embedder
         self._follower = ChangeFollower(self._db)
-        self._sources = SourceCatalog(self._follower)
+        self._sources = SourceList(self._follower)
         self._state = open_backend(
             self.backend_config,
             BackendContext(

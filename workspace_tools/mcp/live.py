@@ -195,6 +195,7 @@ class SessionLog(logging.Handler):
             self._sessions[key] = (session, asyncio.get_running_loop())
 
     def emit(self, record: logging.LogRecord) -> None:
+        """Send ``record`` to every remembered session on its own event loop."""
         if not self._sessions or getattr(record, "mcp_sent", False):
             return  # (mcp_sent: the sender told its client itself, see mcp/roots.py)
         level = _MCP_LEVELS.get(record.levelno, "info")

@@ -1,4 +1,4 @@
-"""The source catalogue: every indexed source, over the database, whatever the search backend."""
+"""The source list: every indexed source, over the database, whatever the search backend."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from collections.abc import Iterable
 from workspace_tools.core.backends.follow import ChangeFollower
 from workspace_tools.core.store.database import Changes, SourceRecord
 
-__all__ = ["SourceCatalog"]
+__all__ = ["SourceList"]
 
 
-class SourceCatalog:
+class SourceList:
     """Sources by id, in step with the database.
 
     Args:

@@ -1,4 +1,4 @@
-"""``SourceCatalog.get_many``: many sources looked up with one check that the database exists."""
+"""``SourceList.get_many``: many sources looked up with one check that the database exists."""
 
 from __future__ import annotations
 

@@ -119,6 +119,7 @@ class HttpGuard:
         self._token = policy.token.encode() if policy.token is not None else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass an allowed HTTP request (and any non-HTTP scope) on; refuse the others."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
