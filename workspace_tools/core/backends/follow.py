@@ -141,6 +141,8 @@ class ChangeFollower:
                 # next refresh would not read back what the failed apply left out.
                 self._data_version = None
                 raise
+            if writer.data_version is not None:  # nothing else came between: up to date
+                self._data_version = writer.data_version
             return
         self.refresh(force=True)
 

@@ -168,6 +168,8 @@ class Writer:
         """The highest chunk key ever given, once :meth:`_last` has read it."""
         self._vectors: dict[str, npt.NDArray[np.float32]] = {}
         """The vectors :meth:`put_vectors` stored (:attr:`Changes.vectors`)."""
+        self.data_version: int | None = None
+        """``IndexDatabase.data_version()`` as the transaction began (set by the database)."""
 
     @property
     def changes(self) -> Changes:

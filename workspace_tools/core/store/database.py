@@ -478,6 +478,10 @@ class IndexDatabase(DatabaseFile):
                     )
                 }
                 writer = Writer(conn, int(stored["version"]) + 1, meta=stored)
+                # Other connections' commits so far (this one's own leave it as it is)
+                writer.data_version = self._reopens << 32 | int(
+                    conn.execute("PRAGMA data_version").fetchone()[0]
+                )
                 yield writer
                 if writer.changed:
                     conn.execute(
