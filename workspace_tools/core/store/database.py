@@ -469,19 +469,19 @@ class IndexDatabase(DatabaseFile):
             conn = self.connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
-                # The small meta values in one read (the snapshot record is read where needed):
-                # the writer rewrites only those that differ.
+                # The small meta values in one read (the snapshot record is read where needed;
+                # the writer rewrites only those that differ), and under the key '' the data
+                # version: other connections' commits so far (this one's own leave it as it is).
                 stored = {
                     str(key): str(value)
                     for key, value in conn.execute(
-                        "SELECT key, value FROM meta WHERE key != 'snapshot'"
+                        "SELECT key, value FROM meta WHERE key != 'snapshot' "
+                        "UNION ALL SELECT '', data_version FROM pragma_data_version()"
                     )
                 }
+                seen = self._reopens << 32 | int(stored.pop(""))
                 writer = Writer(conn, int(stored["version"]) + 1, meta=stored)
-                # Other connections' commits so far (this one's own leave it as it is)
-                writer.data_version = self._reopens << 32 | int(
-                    conn.execute("PRAGMA data_version").fetchone()[0]
-                )
+                writer.data_version = seen
                 yield writer
                 if writer.changed:
                     conn.execute(

@@ -95,6 +95,12 @@ class TokenizerConfig:
         )
 
 
+LAZY_VOCABULARY_CHARS: Final = 1 << 18
+"""A restored vocabulary this long (about 35,000 terms) is made a dict when first needed."""
+VOCABULARY_FINDS: Final = 64
+"""Query terms looked up in a restored vocabulary's text before it is made a dict."""
+
+
 class Tokenizer:
     """Turns text into index terms following a :class:`TokenizerConfig`."""
 
@@ -109,8 +115,10 @@ class Tokenizer:
             _identity if stem_word is None else _StemCache(stem_word).__getitem__
         )
         """Term -> its stem."""
-        self.vocab: dict[str, int] = {}
-        """Term -> integer id, grown as documents are tokenized (ids are never reused)."""
+        self._vocab: dict[str, int] = {}
+        self._saved = ""
+        """A restored vocabulary's terms, ``"\n"`` around each, until :attr:`vocab` is made."""
+        self._finds = 0
         self.vocab_generation = 0
         """Bumped by :meth:`set_vocabulary` (ids change only then)."""
 
@@ -202,9 +210,46 @@ class Tokenizer:
         vocab = self.vocab
         return list(dict.fromkeys(vocab[t] for t in terms if t in vocab))
 
+    @property
+    def vocab(self) -> dict[str, int]:
+        """Term -> integer id, grown as documents are tokenized (ids are never reused).
+
+        A vocabulary restored from text (:meth:`restore_vocabulary`) is made on first use.
+        """
+        if self._saved:
+            terms = self._saved[1:-1].split("\n")
+            self._vocab, self._saved = dict(zip(terms, range(len(terms)), strict=True)), ""
+        return self._vocab
+
     def set_vocabulary(self, terms: Sequence[str]) -> None:
-        """Restore a saved vocabulary (term ``i`` gets id ``i``); clears the word caches."""
-        self.vocab = {term: i for i, term in enumerate(terms)}
+        """Restore a saved vocabulary (term ``i`` gets id ``i``); clears the word caches.
+
+        Raises:
+            ValueError: a term is there twice.
+        """
+        vocab = dict(zip(terms, range(len(terms)), strict=True))
+        if len(vocab) != len(terms):
+            msg = "the vocabulary repeats a term"
+            raise ValueError(msg)
+        self._vocab, self._saved = vocab, ""
+        self._restored()
+
+    def restore_vocabulary(self, text: str) -> None:
+        """:meth:`set_vocabulary` from the terms' text, one a line.
+
+        A long one is not made a dict yet: a query's lookups search the text (a repeated term
+        keeps its last id there too) until :data:`VOCABULARY_FINDS` of them, or a write, make it.
+
+        Raises:
+            ValueError: a short one repeats a term.
+        """
+        if len(text) < LAZY_VOCABULARY_CHARS:
+            self.set_vocabulary(text.split("\n") if text else [])
+            return
+        self._vocab, self._saved, self._finds = {}, f"\n{text}\n", 0
+        self._restored()
+
+    def _restored(self) -> None:
         self.vocab_generation += 1
         self._id_cache.clear()
 
@@ -225,13 +270,22 @@ class Tokenizer:
 
     def id_counts(self, counts: Mapping[str, int]) -> dict[int, int]:
         """Term counts keyed by vocabulary id; terms not in :attr:`vocab` are left out."""
-        vocab = self.vocab
+        lookup = self._lookup
         out: dict[int, int] = {}
         for term, count in counts.items():
-            found = vocab.get(term)
+            found = lookup(term)
             if found is not None:
                 out[found] = out.get(found, 0) + count
         return out
+
+    def _lookup(self, term: str) -> int | None:
+        """``vocab.get(term)``, from a restored vocabulary's text while it is not made."""
+        saved = self._saved
+        if not saved or self._finds >= VOCABULARY_FINDS:
+            return self.vocab.get(term)
+        self._finds += 1
+        at = saved.rfind(f"\n{term}\n")
+        return None if at < 0 else saved.count("\n", 0, at)
 
     def word_terms(self, word: str) -> tuple[str, ...]:
         """Terms of one surface word (as matched by :data:`WORD_PATTERN`)."""

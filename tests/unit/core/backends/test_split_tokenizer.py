@@ -85,6 +85,15 @@ def test_small_changes_stay_in_this_process() -> None:
     assert split.worker_texts == 0
 
 
+def test_a_change_offered_whole_then_tokenized_here_counts_once() -> None:
+    """The backend offers each change whole first: one of 1,000 texts is not two in the stream."""
+    split = SplitTokenizer(Tokenizer())
+    texts = _texts(token_split.BULK_TEXTS // 2, seed=6)
+    assert split.start(texts) is None
+    split.term_ids(texts)
+    assert split.worker is None and split.worker_texts == 0
+
+
 def test_a_worker_killed_mid_change_falls_back_to_the_same_ids(
     split: SplitTokenizer, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -22,7 +22,8 @@ from workspace_tools import Workspace
 def _traced(ws: Workspace) -> Iterator[list[str]]:
     statements: list[str] = []
     conn = ws._db.connection()
-    conn.set_trace_callback(statements.append)
+    # "-- " lines trace the inside of a statement (a pragma function's), not one of their own
+    conn.set_trace_callback(lambda s: None if s.startswith("-- ") else statements.append(s))
     try:
         yield statements
     finally:

@@ -6,6 +6,7 @@ import re
 import numpy as np
 import pytest
 
+from workspace_tools.core.text import tokenizer as tokenizer_module
 from workspace_tools.core.text.tokenizer import (
     DEFAULT_STOPWORDS,
     WORD_PATTERN,
@@ -269,3 +270,30 @@ def test_no_character_is_both_whitespace_and_part_of_a_word() -> None:
     spaces = "".join(chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace())
     assert len(spaces.split()) == 0 and len(spaces) == 29
     assert WORD_PATTERN.findall(spaces) == [] and not re.search(r"[.\-:']", spaces)
+
+
+def test_a_long_restored_vocabulary_is_searched_until_used_much(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Opening a big index makes no dict of its terms: a query's few lookups search the text."""
+    monkeypatch.setattr(tokenizer_module, "LAZY_VOCABULARY_CHARS", 10)
+    first = Tokenizer()
+    first.tokenize_ids("Cells divide; mRNA levels of p53 rose in tumour cells over weeks")
+    terms = list(first.vocab)
+    restored = Tokenizer()
+    restored.restore_vocabulary("\n".join([*terms, "cell"]))  # "cell" twice: the last id
+    asked = {"mrna": 2, "p53": 1, "never-seen": 1, "cell": 1}
+    assert restored.id_counts(asked) == {
+        first.vocab["mrna"]: 2,
+        first.vocab["p53"]: 1,
+        len(terms): 1,
+    }
+    assert restored._saved, "made a dict for a query's lookups"
+    for _ in range(tokenizer_module.VOCABULARY_FINDS):
+        restored.id_counts({"weeks": 1})
+    assert not restored._saved and restored.vocab["cell"] == len(terms)
+    again = Tokenizer()
+    again.restore_vocabulary("\n".join(terms))
+    assert again.tokenize_ids("tumour cells and new words") == first.tokenize_ids(
+        "tumour cells and new words"
+    )

@@ -203,9 +203,10 @@ class EmbeddedBackend:
             loaded = load_base(info)
         if loaded is not None and info is not None:
             base, vocab = loaded
-            self.tokenizer.set_vocabulary(vocab)
-            if len(self.tokenizer.vocab) != len(vocab):
-                raise refuse(info.folder, "the vocabulary repeats a term")
+            try:
+                self.tokenizer.restore_vocabulary(vocab)
+            except ValueError as exc:
+                raise refuse(info.folder, str(exc)) from exc
             self.sparse.load(base)
             self.version = self.snapshot_version = info.version
             return

@@ -177,8 +177,8 @@ def _verified(info: SnapshotInfo, name: str) -> Path | None:
     return path
 
 
-def load_base(info: SnapshotInfo) -> tuple[BaseArrays, list[str]] | None:
-    """The BM25 base segment and its vocabulary, memory-mapped; ``None`` if anything is off.
+def load_base(info: SnapshotInfo) -> tuple[BaseArrays, str] | None:
+    """The BM25 base segment, memory-mapped, and its vocabulary's text; ``None`` if anything is off.
 
     The vocabulary and the small arrays are checked whole here; the postings arrays only for
     their size and dtype: each block's CRC-32 (and value ranges) when a query first reads it.
@@ -199,19 +199,20 @@ def load_base(info: SnapshotInfo) -> tuple[BaseArrays, list[str]] | None:
         return None
     try:
         raw = path.read_bytes()
-        vocab = raw.decode("utf-8", "surrogatepass").split("\n") if raw else []
+        vocab = raw.decode("utf-8", "surrogatepass")
+        terms = raw.count(b"\n") + 1 if raw else 0
     except (OSError, ValueError) as exc:
         _report(path, exc)
         return None
     base = BaseArrays(**arrays)
     # Sizes and hashes matched: what is wrong now was written wrong (a bug, or someone who also
     # rewrote the record), so it is refused, not rebuilt quietly.
-    check_base(base, vocab, folder=info.folder)
+    check_base(base, terms=terms, folder=info.folder)
     base.verify = BlockChecks(
         base,
         {f"{n}.npy": info.blocks.get(f"{n}.npy") for n in BLOCKED if n in arrays},
         folder=info.folder,
-        vocabulary=len(vocab),
+        vocabulary=terms,
     )
     return base, vocab
 

@@ -94,8 +94,10 @@ def _bad_values(name: str, values: Any, *, rows: int, terms: int) -> bool:
     return False
 
 
-def check_base(base: BaseArrays, vocab: Any, *, folder: Path) -> None:
+def check_base(base: BaseArrays, *, terms: int, folder: Path) -> None:
     """Every array of a BM25 base of the right dtype and shape, every index in range.
+
+    ``terms``: the lines of vocab.txt (a repeated term is the tokenizer's check).
 
     The values of the :data:`BLOCKED` arrays are left to :class:`BlockChecks` (checked block by
     block when first read); their dtypes and lengths are checked here.
@@ -112,9 +114,7 @@ def check_base(base: BaseArrays, vocab: Any, *, folder: Path) -> None:
             found = "missing" if array is None else f"{array.dtype} of shape {array.shape}"
             problem = f"{name}.npy is {found}, not 1-D {allowed}"
             raise refuse(folder, problem)
-    if not isinstance(vocab, list):  # vocab.txt's lines (a repeated term: the caller's dict)
-        raise refuse(folder, "vocab.txt is not a list of terms")
-    rows, terms = len(base.keys), len(vocab)
+    rows = len(base.keys)
     postings = len(base.docs)
     keys = base.keys
     increasing = bool(np.all(keys[1:] > keys[:-1])) if rows > 1 else True

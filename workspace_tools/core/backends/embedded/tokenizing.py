@@ -239,7 +239,7 @@ class SplitTokenizer:
         backend applies the change when its state is next needed).
         """
         self.disown_forked()
-        if not self._wanted(len(texts)):
+        if not self._wanted(len(texts), count_in=False):  # term_ids counts it, if it comes
             return None
         self._submit(list(texts), whole=True)
         job, self._job = self._job, None
@@ -295,15 +295,19 @@ class SplitTokenizer:
             self.worker, self._job = None, None
             self._forget_worker()
 
-    def _wanted(self, count: int) -> bool:
-        """Whether a change of ``count`` texts should use the worker (started if need be)."""
+    def _wanted(self, count: int, *, count_in: bool = True) -> bool:
+        """Whether a change of ``count`` texts should use the worker (started if need be).
+
+        ``count_in``: add the change to the recent stream (once a change, or it counts twice).
+        """
         if count >= self.bulk:
             return True
         if count < self.least:
             return False
         now = time.monotonic()
         self._stream = [(t, n) for t, n in self._stream if now - t < STREAM_SECONDS]
-        self._stream.append((now, count))
+        if count_in:
+            self._stream.append((now, count))
         running = self.worker is not None and self.worker.alive()
         return running or sum(n for _, n in self._stream) >= self.bulk
 
