@@ -1,4 +1,4 @@
-"""Metadata filters (``index/filters.py``) as Milvus boolean expressions, same semantics.
+"""Metadata filters (``ranking/filters.py``) as Milvus boolean expressions, same semantics.
 
 What Milvus cannot express (control characters, lone surrogates, ``$in`` lists longer than
 :data:`MAX_MILVUS_IN_VALUES`) raises :class:`InvalidInputError`.

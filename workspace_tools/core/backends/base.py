@@ -8,7 +8,7 @@ backend is a derived index kept in step with the database by the one change-log 
 rebuilds itself from the database when it holds nothing or fell behind the log
 (:meth:`SearchBackend.rebuild`). It answers one typed query (:class:`BackendQuery`) with typed
 hits (:class:`BackendHits`); result texts come from the database, fusion from
-``index/fusion.py``. Tools, MCP and the CLI never see which backend serves them.
+``ranking/fusion.py``. Tools, MCP and the CLI never see which backend serves them.
 
 Beyond the required members, a backend may offer capabilities the Workspace detects with
 ``isinstance``: :class:`VectorBackfill` (vectors kept apart from the change log),
@@ -71,7 +71,7 @@ class BackendQuery:
     vector_k: int
     """Most vector hits."""
     filter: Filter | None = None
-    """The metadata pre-filter, compiled once per search (``index/filters.py``)."""
+    """The metadata pre-filter, compiled once per search (``ranking/filters.py``)."""
 
 
 @dataclass(slots=True)
@@ -84,7 +84,7 @@ class BackendHits:
 
 @runtime_checkable
 class SearchBackend(Protocol):
-    """A derived search index kept in step with the index database (seven members).
+    """A derived search index kept in step with the index database (eight members).
 
     Scores keep the embedded backend's meaning whatever the engine: BM25 hits carry a positive
     BM25 score (higher is better; chunks sharing no term with the query never come back), vector

@@ -1,7 +1,7 @@
 """DocsIndex: search a documentation tree (``.md``/``.mdx`` pages) section by section.
 
 BM25F-style: one BM25 index per field, summed with field weights; query words expand
-(:mod:`.expand`), page types weigh (:mod:`.kinds`), vectors fuse in (:mod:`.vectors`).
+(:mod:`.expand`), page types weigh (:mod:`.page_types`), vectors fuse in (:mod:`.vectors`).
 """
 
 from __future__ import annotations

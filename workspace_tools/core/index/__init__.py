@@ -1,1 +1,1 @@
-"""Search indexes: bm25s sparse (a base plus recent segments) and FAISS dense."""
+"""The bm25s building blocks: a BM25 build over term ids, pair counts, the (tf, length) grid."""

@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Final, Literal
-
-import numpy as np
-import numpy.typing as npt
+from collections.abc import Sequence
+from typing import Final, Literal
 
 from workspace_tools.core.errors import SearchModeError
-from workspace_tools.core.ranking.filters import compile_filter, missing
 from workspace_tools.core.ranking.fusion import FusedHit, fusion_rule
-from workspace_tools.core.types import Chunk
 
-__all__ = ["MODES", "SearchMode", "filter_mask", "fuse", "resolve_mode"]
+__all__ = ["MODES", "SearchMode", "fuse", "resolve_mode"]
 
 SearchMode = Literal["bm25", "vector", "hybrid"]
 MODES: Final[tuple[str, ...]] = ("bm25", "vector", "hybrid")
@@ -38,25 +33,6 @@ def resolve_mode(mode: str | None, available: Sequence[str]) -> str:
         )
         raise SearchModeError(msg)
     return mode
-
-
-def filter_mask(chunks: Sequence[Chunk], conditions: Mapping[str, Any]) -> npt.NDArray[np.bool_]:
-    """Rows whose metadata (and ``source_id``) satisfy the filter (see :mod:`.filters`).
-
-    Raises:
-        InvalidInputError: a malformed filter or an unknown operator.
-    """
-    holds = compile_filter(conditions)
-    absent = missing()
-    mask = np.zeros(len(chunks), dtype=bool)
-    for i, chunk in enumerate(chunks):
-        meta, source_id = chunk.metadata, chunk.source_id
-
-        def lookup(key: str, meta: Mapping[str, Any] = meta, source_id: str = source_id) -> Any:
-            return source_id if key == "source_id" else meta.get(key, absent)
-
-        mask[i] = holds(lookup)
-    return mask
 
 
 def fuse(

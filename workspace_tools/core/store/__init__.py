@@ -1,1 +1,1 @@
-"""What the workspace keeps on disk: corpus, vocabulary, embedding cache, crash-safe generations."""
+"""The index database (SQLite): sources, chunks, the change log and the embedding cache."""

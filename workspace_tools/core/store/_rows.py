@@ -105,33 +105,6 @@ class SourceRecord:
     size: int = 0
     format: str = "text"
 
-    def to_json(self) -> dict[str, Any]:
-        """Format-1 manifest row."""
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "hash": self.content_hash,
-            "chunks": self.chunk_ids,
-            "metadata": self.metadata,
-            "mtime_ns": self.mtime_ns,
-            "size": self.size,
-            "format": self.format,
-        }
-
-    @classmethod
-    def from_json(cls, row: dict[str, Any]) -> SourceRecord:
-        """Inverse of :meth:`to_json`."""
-        return cls(
-            id=row["id"],
-            kind=row["kind"],
-            content_hash=row["hash"],
-            chunk_ids=list(row["chunks"]),
-            metadata=dict(row.get("metadata") or {}),
-            mtime_ns=int(row.get("mtime_ns", 0)),
-            size=int(row.get("size", 0)),
-            format=row.get("format", "text"),
-        )
-
 
 @dataclass(slots=True)
 class ChunkRecord:

@@ -768,8 +768,8 @@ class Workspace:
     def close(self) -> None:
         """Stop the helper process this workspace started and release the backend's connections.
 
-        The helper is the tokenizing worker of bulk changes (``text/token_split.py``). The
-        workspace stays usable: a later bulk change starts a worker again, a backend reconnects.
+        The helper is the tokenizing worker of bulk changes (``backends/embedded/tokenizing.py``).
+        The workspace stays usable: a later bulk change starts a worker again, a backend reconnects.
         A worker also stops when the workspace is garbage-collected, when this process exits,
         and by itself when this process dies.
         """

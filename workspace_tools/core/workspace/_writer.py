@@ -402,7 +402,7 @@ class IndexWriter:
                 self.ws._tracker.finish(error=f"{type(exc).__name__}: {exc}".rstrip(": "))
                 raise
             self.ws._tracker.finish()
-            # the files seen but kept out, for the stat walk of _freshness.py
+            # the files seen but kept out, for the stat walk of freshness.py
             record_skipped(self.ws, [item.path for item in report.skipped], complete=whole_scope)
         report.seconds = time.perf_counter() - started
         return report

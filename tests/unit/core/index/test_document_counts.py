@@ -1,8 +1,7 @@
-"""Document frequencies counted apart from the segments (``index/_document_counts.py``).
+"""Document frequencies of a batch (``backends/embedded/document_counts.py``).
 
-A bulk write counts what its documents add while its ``COMMIT`` waits (``count_terms``) and the
-segments add it afterwards (``add_counts``): the array must be the one counting in place gives,
-and the one a ``np.unique`` per document gives.
+Counted apart (``count_terms``) then added (``add_counts``), the array must be the one counting
+in place gives, and the one a ``np.unique`` per document gives.
 """
 
 from __future__ import annotations
@@ -44,8 +43,6 @@ def test_counted_apart_equals_counted_in_place_and_one_by_one(seed: int) -> None
     assert in_place.tolist() == expected.tolist()
     assert apart.tolist() == expected.tolist()
     assert in_place_total == counted.total == total
-    given, given_total = count_documents(df.copy(), terms, counted=counted)
-    assert given.tolist() == expected.tolist() and given_total == total
 
 
 def test_the_two_forms_of_a_count_give_the_same_frequencies() -> None:

@@ -49,7 +49,7 @@ class BaseArrays:
     """Row ``i``'s terms are ``terms[offsets[i]:offsets[i + 1]]``."""
     verify: Callable[[str, int, int], None] | None = None
     """Checks elements ``start:stop`` of an array (by name) before they are first read: a
-    loaded snapshot's per-block checksums (``store/_snapshot_checks.py``); ``None``: trusted."""
+    loaded snapshot's per-block checksums (``snapshot_checks.py``); ``None``: trusted."""
     by_row: tuple[Any, Any, Any] | None = field(default=None, repr=False, compare=False)
     """``(row offsets, term ids, counts)``: the postings by row (:meth:`transpose`), once made."""
     scans: int = field(default=0, repr=False, compare=False)

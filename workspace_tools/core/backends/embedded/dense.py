@@ -12,13 +12,13 @@ fresh from the embedder get the same codes and the same scores. A ``QT_fp16`` co
 vector's float16 bytes, so the cache's rows become the index's codes as they are
 (:meth:`DenseIndex.from_codes`: no decoding, no per-vector work).
 
-**The vectors are stored once, in the database.** A flat index is not saved at all: it is filled
-from the embedding cache when the dense side is first needed. Above the threshold only the HNSW
-graph is saved (FAISS's ``IO_FLAG_SKIP_STORAGE``: the graph without its vectors, ``dense.graph``)
-with the id of each node (``dense.ids.npy``); loading it attaches a storage filled from the
-database (``dense_fill.GraphFill``). Tombstoned nodes' vectors are no longer in the database,
-so their codes are saved beside their ids (``dense.dead.npy``, ``dense.deadcodes.npy``: at most a
-fifth of the graph).
+**Snapshots.** A flat index is saved whole (``dense.flat.faiss``); a process opening the snapshot
+maps it (``DenseIndex.mapped``) and copies and checks it on the backend's worker. Above the
+threshold only the HNSW graph is saved (FAISS's ``IO_FLAG_SKIP_STORAGE``: the graph without its
+vectors, ``dense.graph``) with the id of each node (``dense.ids.npy``); loading it attaches a
+storage filled from the database (``dense_fill.GraphFill``). Tombstoned nodes' vectors are no
+longer in the database, so their codes are saved beside their ids (``dense.dead.npy``,
+``dense.deadcodes.npy``: at most a fifth of the graph).
 
 **The graph is built beside the writes** (``hnsw_build.py``): crossing the threshold starts a
 round on the background worker and the exact flat index keeps answering until it is adopted. HNSW
@@ -440,9 +440,7 @@ class DenseIndex:
     # -- saving and loading ------------------------------------------------------------------
 
     def save(self, folder: Path) -> list[str]:
-        """Write the graph files into ``folder`` (a graph being built is waited for).
-
-        A flat index writes nothing: the database holds the vectors.
+        """Write the index's files into ``folder`` (a graph being built is waited for).
 
         Returns:
             The names of the files written.
@@ -453,7 +451,7 @@ class DenseIndex:
     def frozen(self) -> FrozenDense:
         """What :meth:`save` writes, serialized in memory now (a merge writes it unlocked).
 
-        A graph still being built is not waited for: the snapshot is then flat (nothing).
+        A graph still being built is not waited for: the snapshot then holds the flat index.
         """
         faiss = _faiss()
 

@@ -3,7 +3,7 @@
 A graph is saved without its vectors (FAISS's ``IO_FLAG_SKIP_STORAGE``): the database holds
 them. Beside it, the chunk key of each node in node order, and the tombstoned nodes with their
 codes (their rows left the database). The snapshot's CRC-32s cover every file
-(``store/snapshot.py``); this module refuses files that do not fit together.
+(``snapshot.py``); this module refuses files that do not fit together.
 """
 
 from __future__ import annotations

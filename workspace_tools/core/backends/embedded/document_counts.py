@@ -20,8 +20,7 @@ __all__ = ["DocumentCounts", "add_counts", "count_documents", "count_terms", "gr
 class DocumentCounts:
     """What a batch of documents adds to the frequencies, counted apart from them.
 
-    A pure function of the documents' term ids (:func:`count_terms`), so it can be made before
-    the segments are touched: a bulk write counts it while its ``COMMIT`` waits for the disk.
+    A pure function of the documents' term ids (:func:`count_terms`); :func:`add_counts` adds it.
     """
 
     highest: list[int]
@@ -107,20 +106,17 @@ def add_counts(df: npt.NDArray[np.int64], counts: DocumentCounts) -> npt.NDArray
 def count_documents(
     df: npt.NDArray[np.int64],
     terms: Sequence[npt.NDArray[np.int32]],
-    *,
-    counted: DocumentCounts | None = None,
 ) -> tuple[npt.NDArray[np.int64], int]:
     """Count each document's distinct terms in ``df`` (grown if need be, else updated in place).
 
     Args:
         df: The frequency array.
         terms: Each document's term ids.
-        counted: ``count_terms(terms)``, when the caller made it already.
 
     Returns:
         The frequency array (``df`` itself unless it grew) and the documents' total length.
     """
-    counts = count_terms(terms) if counted is None else counted
+    counts = count_terms(terms)
     return add_counts(df, counts), counts.total
 
 

@@ -91,7 +91,7 @@ def wait_for_quiet(hurry: threading.Event, last_apply: Callable[[], tuple[float,
 
 
 class MergeState(Protocol):
-    """What a merge reads and replaces of the embedded backend (``backends/embedded.py``)."""
+    """What a merge reads and replaces of the embedded backend (``backend.py``)."""
 
     db: IndexDatabase
     tokenizer: Tokenizer

@@ -30,7 +30,6 @@ from workspace_tools.core.backends.embedded.base_segment import (
     empty_base,
 )
 from workspace_tools.core.backends.embedded.document_counts import (
-    DocumentCounts,
     count_documents,
     grow_frequencies,
 )
@@ -238,14 +237,11 @@ class SparseSegments:
         self,
         keys: Sequence[int],
         terms: Sequence[npt.NDArray[np.int32]],
-        *,
-        counted: DocumentCounts | None = None,
     ) -> None:
         """Add documents (one growth of the row arrays for all of them).
 
         The document frequencies are counted for the whole batch at once (one sort of the
-        distinct ``(document, term)`` pairs), not with a ``np.unique`` per document;
-        ``counted`` is that count (``_document_counts.count_terms(terms)``) made by the caller.
+        distinct ``(document, term)`` pairs), not with a ``np.unique`` per document.
         """
         if not keys:
             return
@@ -268,17 +264,15 @@ class SparseSegments:
                 self._grow_df([int(distinct[-1])])
                 self._df[distinct] += 1  # each id once: a fancy += counts it once
         else:
-            total = self._count_many(terms, counted)
+            total = self._count_many(terms)
         self._live += len(keys)
         self._total_length += total
         self._alive = np.concatenate([self._alive, np.ones(len(keys), dtype=bool)])
         self._changed()
 
-    def _count_many(
-        self, terms: Sequence[npt.NDArray[np.int32]], counted: DocumentCounts | None = None
-    ) -> int:
+    def _count_many(self, terms: Sequence[npt.NDArray[np.int32]]) -> int:
         """Count each document's distinct terms in the frequencies; the documents' total length."""
-        self._df, total = count_documents(self._df, terms, counted=counted)
+        self._df, total = count_documents(self._df, terms)
         return total
 
     def _grow_df(self, highest: Sequence[int]) -> None:

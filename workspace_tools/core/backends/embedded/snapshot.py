@@ -2,9 +2,9 @@
 
 A snapshot is a folder ``snapshot-<version>/`` holding what the database looked like at that
 version, in the form search needs: the base segment's arrays (``.npy``, memory-mapped on load, in
-the narrowest exact dtype), its vocabulary (``vocab.txt``, one term a line), and, above the HNSW
-threshold, the FAISS graph without its vectors (``dense.graph`` and its id files: the vectors are
-in the database's embedding cache only, and a flat index is not saved at all).
+the narrowest exact dtype), its vocabulary (``vocab.txt``, one term a line), and the FAISS index:
+the flat index whole (``dense.flat.faiss``) or, above the HNSW threshold, the graph without its
+vectors (``dense.graph`` and its id files: the vectors are in the database's embedding cache).
 Chunk texts are not in it: results read them from the database by key (``result_chunks``). The
 database's ``meta`` row ``snapshot`` names the folder, its version, the size and CRC-32 of every
 small file and, for the large postings arrays, one CRC-32 per 16 KiB block, checked when a query
