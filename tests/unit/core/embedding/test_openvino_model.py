@@ -210,8 +210,11 @@ def test_the_conversion_leaves_out_transformers_loss_type_line() -> None:
 
     encoder._convert = convert  # type: ignore[method-assign]
     log.addHandler(handler)
+    level = log.level  # an earlier test may have quieted transformers' loggers
+    log.setLevel(logging.WARNING)
     try:
         assert encoder._convert_quietly({}) == "converted"
     finally:
+        log.setLevel(level)
         log.removeHandler(handler)
     assert seen == ["another warning"]
