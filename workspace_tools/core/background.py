@@ -1,16 +1,8 @@
 """Background work: one daemon thread per owner that runs the owner's jobs in order.
 
-The package starts threads in few places (docs/layout.md lists them); this is the one its core
-parts use for work a caller must not wait for: the index database's WAL checkpoint after a bulk
-commit, the embedded backend's merges and HNSW graph rounds, the docs index's section vectors, a
-skills paths function awaited from a thread whose event loop is busy. A worker's thread starts
-with its first job and ends once it is idle, so an idle workspace holds no thread.
-
-At interpreter exit (an ``atexit`` hook, which runs while daemon threads still do)
-:data:`EXITING` is set and the workers made with ``finish_at_exit`` are waited for: a job reads
-it to finish early (a merge that was waiting for writes to stop starts now, so a process that
-exits right after a write still leaves its snapshot; a graph round stops after its batch).
-Other workers' threads end with the interpreter.
+The core's one thread start, for work a caller must not wait for (checkpoints, merges, graph
+rounds, section vectors). A worker's thread starts with its first job and ends once idle. At exit
+:data:`EXITING` is set (jobs read it to finish early) and ``finish_at_exit`` workers are waited for.
 """
 
 from __future__ import annotations

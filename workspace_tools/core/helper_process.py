@@ -1,13 +1,8 @@
 """A helper process of this package: a plain ``python -c`` child that speaks frames on its pipes.
 
-The conversion pool (``convert/pool.py``) and the embedded backend's tokenizing worker
-(``backends/embedded/token_worker.py``) run a module's ``main()`` in a child that reads frames
-on its stdin and answers on its stdout: an 8-byte big-endian length, then the payload (JSON or
-plain bytes, never pickle). ``multiprocessing`` is not used: its spawn and forkserver methods
-import the user's ``__main__`` again (an unguarded script would run twice) and fork is unsafe
-beside threads. The child puts this package's folder first on ``sys.path``, so it imports the
-same package whatever the current directory. This module imports only the standard library: a
-child starts with it before anything heavy.
+A module's ``main()`` runs in the child, reading frames (an 8-byte big-endian length, then the
+payload; never pickle) on stdin and answering on stdout. ``multiprocessing`` is avoided: spawn
+re-imports the user's ``__main__`` and fork is unsafe beside threads. Standard library only.
 """
 
 from __future__ import annotations
@@ -41,10 +36,7 @@ def write_frame(stream: IO[bytes], payload: bytes) -> None:
 
 
 def read_frame(stream: IO[bytes]) -> bytes | None:
-    """One frame's payload; ``None`` at the end of the input (the child's side).
-
-    ``stream`` may be unbuffered (a read then returns what the pipe holds: read until whole).
-    """
+    """One frame's payload; ``None`` at the end of the input (the child's side)."""
     head = _read_exactly(stream, _HEADER.size)
     if head is None:
         return None
@@ -66,8 +58,7 @@ def _read_exactly(stream: IO[bytes], size: int) -> bytes | None:
 class HelperProcess:
     """One child process running ``module.main()``, and the parent's end of its pipes.
 
-    Stopped by :meth:`stop`, when this object is collected, at exit, and by the end of its input
-    when this process dies. A forked child of this process neither uses nor stops it.
+    Stopped by :meth:`stop`, on collection, at exit, or when its input ends; forks leave it alone.
 
     Args:
         module: The dotted module name (``workspace_tools....``) whose ``main()`` runs.
@@ -92,7 +83,6 @@ class HelperProcess:
         self._stdin: IO[bytes] = self.process.stdin
         self._stdout: IO[bytes] = self.process.stdout
         self.owner = os.getpid()
-        """The process that started it."""
         self._outgoing = memoryview(b"")
         """Bytes of frames queued by :meth:`queue` and not written yet."""
         self._finalizer = weakref.finalize(self, _stop, self.process, self.owner)
@@ -116,10 +106,7 @@ class HelperProcess:
         self.flush()
 
     def queue(self, *payloads: bytes) -> None:
-        """Queue frames: :meth:`pump` writes what the pipe takes, :meth:`flush` the rest.
-
-        The caller goes on with its own work meanwhile (a child still starting reads nothing).
-        """
+        """Queue frames: :meth:`pump` writes what the pipe takes, :meth:`flush` the rest."""
         parts = [self._outgoing.tobytes()] if self._outgoing else []
         for payload in payloads:
             parts += [_HEADER.pack(len(payload)), payload]
@@ -140,13 +127,10 @@ class HelperProcess:
             self._outgoing = self._outgoing[written:]
 
     def flush(self, deadline: float | None = None) -> None:
-        """Write the queued frames, waiting as long as the child takes to read them.
-
-        ``deadline``: a ``time.monotonic()`` value by which the child must have read them.
+        """Write the queued frames, waiting until the child reads them (by ``deadline``, monotonic).
 
         Raises:
-            OSError: the child stopped reading (it exited), or (``TimeoutError``) did not read
-                by ``deadline``.
+            OSError: the child stopped reading, or (``TimeoutError``) did not read by ``deadline``.
         """
         fd = self._stdin.fileno()
         while self._outgoing:
@@ -160,10 +144,7 @@ class HelperProcess:
         os.set_blocking(fd, True)
 
     def receive(self, deadline: float) -> bytes | None:
-        """One frame from the child; ``None`` when it exits or does not answer by ``deadline``.
-
-        ``deadline`` is a ``time.monotonic()`` value.
-        """
+        """One frame from the child; ``None`` when it exits or does not answer by ``deadline``."""
         fd = self._stdout.fileno()
         head = self._read(fd, _HEADER.size, deadline)
         return None if head is None else self._read(fd, _HEADER.unpack(head)[0], deadline)
@@ -184,10 +165,7 @@ class HelperProcess:
         return b"".join(parts)
 
     def stop(self, *, kill: bool = False, wait: float = 0.5) -> None:
-        """End the child: its input closed, then killed unless it exits within ``wait`` seconds.
-
-        ``kill``: kill it at once (it failed or ran past its budget).
-        """
+        """End the child: input closed, killed after ``wait`` seconds (``kill``: at once)."""
         if kill and self.alive():
             with contextlib.suppress(OSError):
                 self.process.kill()

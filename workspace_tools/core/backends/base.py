@@ -1,21 +1,8 @@
 """The search-backend seam: what a Workspace asks of the index that answers its searches.
 
-The SQLite database (``store/database.py``) stays the source of truth for sources, chunk texts,
-sync state and the embedding cache; the source list over it is ``backends/source_list.py``. A
-backend is a derived index kept in step with the database by the one change-log follower
-(``backends/follow.py``), which owns the cursor: the backend says which version it holds
-(:meth:`SearchBackend.cursor`), applies what changed since (:meth:`SearchBackend.apply`) and
-rebuilds itself from the database when it holds nothing or fell behind the log
-(:meth:`SearchBackend.rebuild`). It answers one typed query (:class:`BackendQuery`) with typed
-hits (:class:`BackendHits`); result texts come from the database, fusion from
-``ranking/fusion.py``. Tools, MCP and the CLI never see which backend serves them.
-
-Beyond the required members, a backend may offer capabilities the Workspace detects with
-``isinstance``: :class:`VectorBackfill` (vectors kept apart from the change log),
-:class:`Compacts` (merge and save on ``save()``) and :class:`ResultCache` (result chunks held
-in memory). Work a backend wants after a change (a merge, a bulk path) it decides inside
-:meth:`SearchBackend.apply` from the size of the change. Backends are found by name in
-``backends/registry.py``.
+A backend is a derived index kept in step with the database by the change-log follower; it
+answers a :class:`BackendQuery` with :class:`BackendHits`. Optional capabilities are detected
+with ``isinstance``: :class:`VectorBackfill`, :class:`Compacts` and :class:`ResultCache`.
 """
 
 from __future__ import annotations
@@ -86,10 +73,8 @@ class BackendHits:
 class SearchBackend(Protocol):
     """A derived search index kept in step with the index database (eight members).
 
-    Scores keep the embedded backend's meaning whatever the engine: BM25 hits carry a positive
-    BM25 score (higher is better; chunks sharing no term with the query never come back), vector
-    hits carry the cosine similarity of unit vectors, so ``min_score`` and fusion work the same.
-    The Workspace holds the locks; a backend need not be thread-safe on its own.
+    BM25 hits carry a positive BM25 score, vector hits the cosine of unit vectors, whatever the
+    engine. The Workspace holds the locks; a backend need not be thread-safe.
     """
 
     name: str
@@ -174,12 +159,7 @@ class ResultCache(Protocol):
 
 
 def _capable(backend: object, capability: type) -> bool:
-    """``isinstance(backend, capability)`` for a capability protocol, decided once per class.
-
-    A runtime-checkable protocol's ``isinstance`` looks up each of its members (~12 us); a
-    write asked up to five times and every search once. A backend's capabilities are the
-    methods of its class, so the answer for one instance is the answer for its class.
-    """
+    """``isinstance(backend, capability)`` for a capability protocol, decided once per class."""
     key = (type(backend), capability)
     found = _CAPABLE.get(key)
     if found is None:

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from workspace_tools.core.backends.base import SearchBackend
 
 __all__ = [
-    "BACKENDS",
     "MILVUS_INSTALL",
     "MILVUS_TOKEN_ENV",
     "BackendConfig",
@@ -34,8 +33,6 @@ __all__ = [
     "register_builtins",
 ]
 
-BACKENDS: Final = ("embedded", "milvus")
-"""The built-in backend names (every registered one: ``registry.backend_names()``)."""
 MILVUS_INSTALL: Final = install_hint("milvus")
 """The command that installs what the Milvus backend needs."""
 MILVUS_TOKEN_ENV: Final = "WORKSPACE_TOOLS_MILVUS_TOKEN"  # noqa: S105 - a variable name

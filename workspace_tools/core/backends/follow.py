@@ -1,17 +1,7 @@
 """The one change-log follower: it owns the cursor that keeps derived state in step.
 
-Everything a process derives from the index database (the source list, a search backend)
-follows the database's change log through one :class:`ChangeFollower`. A follower part says
-which version it holds (``cursor()``: ``None`` when it holds nothing and need not follow, ``-1``
-when it must be built), applies what changed since (``apply``) and rebuilds from the database
-when the log was pruned past it (``rebuild``); the follower reads the log once for all parts.
-
-After a write of this process, :meth:`ChangeFollower.committed` applies the rows the write made
-from memory (:attr:`Writer.changes`), without reading them back, when every part held the
-version just before it; a commit of another process in between (the write's version is not the
-parts' version + 1) or a cleared database falls back to reading the log, so several processes
-stay correct. Another process's later commits change ``PRAGMA data_version``, which the next
-:meth:`refresh` notices.
+Each part (the source list, a search backend) says which version it holds, applies what changed
+since or rebuilds; the log is read once for all. Own writes are applied from memory.
 """
 
 from __future__ import annotations
@@ -63,14 +53,10 @@ class ChangeFollower:
         """Pretend the database is empty (``rebuild=True`` until its first commit)."""
         self._data_version: int | None = None
         self.refreshes = 0
-        """Calls of :meth:`refresh` (tests count them)."""
         self.catch_ups = 0
-        """Times the parts were caught up from the database rather than from this process's own
-        writes (another process committed, or the state was reloaded): what a part derived from
-        its own writes alone may then be stale."""
+        """Times the parts were caught up from the database rather than from own writes."""
         self.removals_read = 0
-        """Chunk deletions caught up with from the database, plus reloads (whose deletions are
-        unknown): ``save()`` forgets unused cached vectors when this moved since it last did."""
+        """Chunk deletions caught up with from the database, plus reloads (read by ``save()``)."""
 
     def follow(self, part: Follows) -> None:
         """Keep ``part`` in step from now on."""
@@ -137,8 +123,7 @@ class ChangeFollower:
                     if cursor is not None:
                         part.apply(changes)
             except BaseException:
-                # This connection's own commit leaves data_version as it was: without this the
-                # next refresh would not read back what the failed apply left out.
+                # Own commits leave data_version as it was: force the next refresh to read
                 self._data_version = None
                 raise
             if writer.data_version is not None:  # nothing else came between: up to date
@@ -156,10 +141,7 @@ class ChangeFollower:
 class TokenizerCheck:
     """Refuses to tokenize stored texts with a tokenizer other than the one the index records.
 
-    The database stores no terms: a follower makes a chunk's terms from its text, which gives
-    the writer's terms only with the writer's tokenizer. Opening a workspace checks that
-    (``workspace/_compat.py``); this check covers an index another process rebuilt since with
-    other tokenizer settings, where the follower would otherwise score texts by other terms.
+    Covers an index another process rebuilt since with other tokenizer settings.
 
     Args:
         tokenizer: The tokenizer of this process.

@@ -1,7 +1,6 @@
 """The Milvus backend: chunks, BM25 and dense vectors in a Milvus collection (``milvus`` extra).
 
-The index database stays the truth: the collection follows its change log and is rebuilt when it
-does not match (another database, settings or version). See docs/milvus.md.
+The collection follows the database's change log and is rebuilt when it does not match.
 """
 
 from __future__ import annotations

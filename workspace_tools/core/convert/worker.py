@@ -1,8 +1,7 @@
 """The worker process that converts untrusted documents (started by ``convert.pool``).
 
-Length-prefixed JSON frames on stdin/stdout: ``{"ready": true}``, then per job a header and the
-bytes in, ``{"ok": ..., "text" | "error": ..., "exit": ...}`` out. Each job runs under
-``RLIMIT_AS``/``RLIMIT_CPU``; heavy optional libraries (numpy, pandas...) are blocked.
+Length-prefixed JSON frames on stdin/stdout; each job runs under ``RLIMIT_AS``/``RLIMIT_CPU``
+with heavy optional libraries (numpy, pandas...) blocked.
 """
 
 from __future__ import annotations

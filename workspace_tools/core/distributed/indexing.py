@@ -1,7 +1,6 @@
 """index_on_ray: convert, chunk and embed a workspace's new files on Ray, then sync locally.
 
-Vectors are committed to the embedding cache as they arrive; the local :meth:`Workspace.sync`
-then finds every vector cached, so the index is the one a local sync makes.
+Vectors go to the embedding cache as they arrive, so the local sync makes the same index.
 """
 
 from __future__ import annotations
@@ -102,8 +101,7 @@ def index_on_ray(
 ) -> RayIndexReport:
     """Sync ``workspace`` with the conversion, chunking and embedding done on a Ray cluster.
 
-    The result is the index ``workspace.sync(paths)`` makes; a rerun embeds only what the
-    interrupted one did not commit.
+    The result is the index ``workspace.sync(paths)`` makes; a rerun embeds only what is missing.
 
     Args:
         workspace: A writable workspace with an embedder.

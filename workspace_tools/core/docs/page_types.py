@@ -10,9 +10,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Final
 
-__all__ = ["PAGE_TYPES", "PagePrior", "page_factor", "page_type", "query_intent"]
-
-PAGE_TYPES: Final = ("guide", "reference", "example")
+__all__ = ["PagePrior", "page_factor", "page_type", "query_intent"]
 
 _REFERENCE_DIRS: Final = frozenset(
     {"reference", "references", "api", "api-reference", "api_reference", "apis"}

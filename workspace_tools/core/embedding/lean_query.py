@@ -1,7 +1,6 @@
 """A query vector without torch or sentence-transformers: the cached OpenVINO model, directly.
 
-For converted ``Transformer`` + ``Pooling`` (+ ``Normalize``) models; else
-:func:`open_lean_encoder` returns ``None``.
+For ``Transformer`` + ``Pooling`` (+ ``Normalize``) models; others get ``None``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """A sentence-transformers model run by OpenVINO, int8-quantised once and cached on disk.
 
 Quantised by NNCF on the shipped ``calibration.json``; the saved model is keyed by model files,
-versions, precision and calibration, and checked by SHA-256 at each load. Figures:
-docs/benchmarks.md.
+versions, precision and calibration, and checked by SHA-256 at each load.
 """
 
 from __future__ import annotations

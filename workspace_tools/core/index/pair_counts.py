@@ -1,7 +1,6 @@
 """Counting the distinct ``(term, document)`` pairs of tokenized documents, with numpy.
 
-One sort of pair keys (term shifted past the document bits, plus the document) gives every
-count in CSC order; 32-bit keys where they fit, else 64-bit.
+One sort of pair keys (term shifted past the document bits) gives every count in CSC order.
 """
 
 from __future__ import annotations

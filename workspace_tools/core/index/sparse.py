@@ -142,20 +142,6 @@ class SparseIndex:
             np.concatenate(rows), weights=np.concatenate(values), minlength=self._size
         ).astype(np.float32)
 
-    def top_ids(
-        self,
-        ids: Sequence[int],
-        *,
-        k: int,
-        mask: npt.NDArray[np.bool_] | None = None,
-        weights: Sequence[float] | None = None,
-    ) -> list[tuple[int, float]]:
-        """The ``k`` best rows with a positive score, best first, optionally within ``mask``."""
-        scores = self.scores_ids(ids, weights)
-        if mask is not None:
-            scores = np.where(mask, scores, 0.0).astype(np.float32)
-        return top_positive(scores, k)
-
     def vocabulary(self) -> list[str]:
         """Every term in the index."""
         if self._retriever is None:

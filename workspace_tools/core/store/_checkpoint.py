@@ -1,14 +1,7 @@
 """A bulk commit's WAL frames folded into the database file in the background, not in its COMMIT.
 
-In WAL mode SQLite checkpoints after a commit that leaves the WAL past ``wal_autocheckpoint``
-pages: the committing connection copies the WAL's frames into the file and fsyncs it, inside
-that ``COMMIT``, which costs a bulk change's commit more than its own write (docs/storage.md).
-:meth:`BackgroundCheckpoint.deferred` turns the automatic checkpoint off around the ``COMMIT`` of
-a change of :data:`BULK_ROWS` rows or more, then runs a ``PASSIVE`` checkpoint with its own
-connection on a background worker (``core/background.py``). Durability is unchanged: the
-``COMMIT`` still fsyncs the WAL; a checkpoint only moves committed frames into the main file and
-is safe to interrupt. ``save()``, ``compact()`` and ``close()`` wait for a running checkpoint
-(their own would otherwise find the lock taken and skip its work).
+:meth:`BackgroundCheckpoint.deferred` turns the automatic checkpoint off around a bulk ``COMMIT``
+and runs a ``PASSIVE`` one on a background worker; the ``COMMIT`` still fsyncs the WAL.
 """
 
 from __future__ import annotations
@@ -27,8 +20,7 @@ __all__ = ["BULK_ROWS", "BackgroundCheckpoint"]
 logger = logging.getLogger(__name__)
 
 BULK_ROWS: Final = 200
-"""Rows (sources, chunks, vectors, deletions) a commit writes before its WAL frames are left to a
-background checkpoint (a few hundred KB and more: a one-document write stays as it was)."""
+"""Rows a commit writes before its WAL frames are left to a background checkpoint."""
 _AUTOCHECKPOINT_PAGES: Final = 1000
 """SQLite's default ``wal_autocheckpoint``, set again after a bulk commit."""
 
@@ -46,7 +38,6 @@ class BackgroundCheckpoint:
         self._queued = False
         """A checkpoint is queued and has not started: another request adds nothing."""
         self.runs = 0
-        """Checkpoints run (tests count them)."""
 
     @contextlib.contextmanager
     def deferred(self, conn: sqlite3.Connection, *, rows: int) -> Iterator[None]:

@@ -41,7 +41,6 @@ class DatabaseFile:
         self._parsed: dict[str, Any] = {}
         """JSON column values already parsed (``IndexDatabase.result_chunks``)."""
         self.checkpoints = BackgroundCheckpoint(self.path)
-        """Folds a bulk commit's WAL frames into the file off the writer's path."""
 
     def exists(self) -> bool:
         """An index was created here (the file exists and, seen read-only, holds the schema)."""
@@ -183,12 +182,6 @@ class DatabaseFile:
                 "with rebuild=True (CLI: --rebuild) to rebuild it."
             )
             raise IndexCorruptError(msg)
-
-    def set_durable(self, durable: bool) -> None:  # noqa: FBT001 - a plain switch
-        """``FULL`` (every commit fsynced) or ``NORMAL`` (crash-safe, fsync at checkpoints)."""
-        self._durable = durable
-        if self._conn is not None and not self.read_only:
-            self._conn.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
 
     def close(self) -> None:
         """Close the connection (reopened on next use), once no background checkpoint runs."""

@@ -1,17 +1,7 @@
 """How the embedding cache keeps a vector: float16 at rest, float32 in memory.
 
-A cached vector is written as one tag byte (:data:`FLOAT16_TAG`) and the vector in IEEE float16
-(little-endian): half the bytes of float32 (769 instead of 1,536 for 384 dimensions). float16
-keeps 11 significant bits: on the MiniLM vectors of the benchmark collections (16,787 documents
-against 300 queries) a cosine moved by 7e-6 (median) and 6e-5 at most. The vector index
-(the embedded backend's ``dense.py``) holds the same float16 values, so a vector read back from
-the cache and one fresh from the embedder give the same scores. Measured on the benchmark
-collections in docs/benchmarks.md ("Vectors at rest").
-
-A cache written before (a plain float32 blob, ``4 * dimension`` bytes, always even) is still read:
-a float16 blob has an odd length (``1 + 2 * dimension``), so the two never mix up. Old rows are
-rewritten in float16 once, by the ``save()`` that forgets unused cached vectors
-(:func:`float16_in_place`, in that transaction).
+A cached vector is one tag byte (:data:`FLOAT16_TAG`) and the little-endian float16 vector. A
+float32 blob (even length) is still read, and rewritten by :func:`float16_in_place`.
 """
 
 from __future__ import annotations
@@ -73,9 +63,7 @@ def decode_vector(blob: bytes) -> npt.NDArray[np.float32]:
 def float16_in_place(conn: sqlite3.Connection) -> int:
     """Rewrite the float32 rows of the cache in float16 (inside the caller's transaction).
 
-    Only rows of an even length are read (``length()`` of a blob reads no content), so once a
-    cache is converted this costs one pass over the keys. A row that fails its checksum is left
-    as it is: reading it reports the damage, converting it would hide it.
+    A row that fails its checksum is left as it is (converting it would hide the damage).
 
     Returns:
         How many rows were rewritten.
@@ -113,8 +101,7 @@ _BATCH: Final = 4096
 
 
 Placement = Callable[[npt.NDArray[np.int64]], tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]]
-"""``keys -> (target, slots)``: where :func:`read_table` writes each key's code: row
-``slots[i]`` of ``target`` (FAISS's own array), or, for ``-1``, :attr:`VectorTable.extra`."""
+"""``keys -> (target, slots)``: key ``i``'s code goes to ``target[slots[i]]`` (``-1``: extra)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,12 +124,7 @@ def read_table(
 ) -> VectorTable:
     """Every chunk's vector, checked, written as FAISS codes where ``place`` says.
 
-    Inside one read transaction: the chunks' ``(key, hash)`` in key order, then one scan of the
-    cache, whose float16 blobs (a batch at a time) are joined into one buffer, their tag bytes
-    dropped by a numpy slice and scattered into the target by one fancy assignment: no vector
-    is decoded or copied twice, and no per-chunk lookup reaches SQLite. Each cache row's
-    checksum is checked (one BLAKE2b a row, as when one row is read); a float32 row of an
-    older cache is rounded to float16 as :func:`decode_vector` reads it.
+    One scan of the cache, a batch of blobs at a time scattered into the target by numpy.
 
     Raises:
         IndexCorruptError: a row fails its checksum, or holds a vector of another dimension.

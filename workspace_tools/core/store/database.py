@@ -1,16 +1,8 @@
 """The index database: SQLite (WAL), the source of truth for everything an index holds.
 
-One file, ``index.sqlite3``, holds the settings and format version, every source, every chunk
-(text and metadata: the text is the one source of its BM25 terms), the embedding cache (content
-hash -> vector) and a pointer to the latest derived snapshot (see ``snapshot.py``). Each change
-is one transaction: SQLite's atomic commit and its locking replace hand-written generations,
-pointers and lock files, on every platform.
-
-Every commit bumps ``version``. Upserted rows carry the version that wrote them and deletions are
-logged in ``removed``, so a process at version ``v`` catches up with :meth:`changes_since`
-without reloading anything; deletion rows older than the oldest snapshot are pruned (a process
-that fell behind that horizon reloads in full). Rows carry a checksum, so a damaged row is an
-:class:`IndexCorruptError`, never a silently different answer.
+Every commit bumps ``version``: rows carry the version that wrote them and deletions are logged
+in ``removed``, so a process catches up with :meth:`~IndexDatabase.changes_since`. Rows carry a
+checksum (a damaged one raises :class:`IndexCorruptError`).
 """
 
 from __future__ import annotations
@@ -79,10 +71,7 @@ FORMAT1_POINTER = "CURRENT"
 
 
 class IndexDatabase(DatabaseFile):
-    """The SQLite file of one index. Thread-safe (one connection behind a lock).
-
-    Opening, checking and connecting are :class:`DatabaseFile`'s (``_database_file.py``).
-    """
+    """The SQLite file of one index. Thread-safe (one connection behind a lock)."""
 
     # -- reads -----------------------------------------------------------------------------------
 
@@ -122,7 +111,7 @@ class IndexDatabase(DatabaseFile):
         """Changes whenever another connection commits (cheap: no table is read)."""
         conn = self._conn
         if conn is not None and self._immutable is None:
-            with self._lock:  # the common case, without the guard's context manager (~4 us)
+            with self._lock:  # the common case, without the guard's context manager
                 try:
                     return self._reopens << 32 | int(
                         conn.execute("PRAGMA data_version").fetchone()[0]
@@ -211,14 +200,7 @@ class IndexDatabase(DatabaseFile):
         return out
 
     def result_chunks(self, keys: Sequence[int]) -> dict[int, ChunkFields]:
-        """What search results show of these chunks, by key (missing keys are left out).
-
-        The fast read behind every result: one query joining each chunk row to its source's
-        metadata, the row checksum checked, and the JSON columns (headings, levels, metadata:
-        most chunks share a few values) parsed once per distinct value per connection. A row
-        costs ~6 us to fetch and ~4 us to check and decode, where :meth:`chunks` (a full
-        :class:`ChunkRecord`) costs ~35 us.
-        """
+        """What search results show of these chunks, by key (cheaper than :meth:`chunks`)."""
         out: dict[int, ChunkFields] = {}
         if not keys:
             return out
@@ -254,11 +236,6 @@ class IndexDatabase(DatabaseFile):
                     )
                     out[int(key)] = new_tuple(ChunkFields, fields)
         return out
-
-    def sourceresult_metadata(self, source_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
-        """The metadata of these sources (the part every chunk of a source shares)."""
-        with self._lock, self.guard("read the index"):
-            return self._source_metadata(self.connection(), set(source_ids))
 
     @staticmethod
     def _source_metadata(
@@ -315,19 +292,12 @@ class IndexDatabase(DatabaseFile):
         return out
 
     def vector_table(self, *, dimension: int, place: Placement) -> VectorTable:
-        """Every chunk's cached vector at one version, written as FAISS codes where ``place`` says.
-
-        What the vector index is filled from when it is first needed (``_vectors.read_table``).
-        """
+        """Every chunk's cached vector at one version, as FAISS codes where ``place`` says."""
         with self._lock, self.guard("read the index"), self.reading():
             return read_table(self.connection(), self.path, dimension=dimension, place=place)
 
     def changes_since(self, version: int) -> Changes | None:
-        """Rows written and deleted after ``version``; ``None`` past the pruning horizon.
-
-        The chunks come without terms (the database stores none): a follower tokenizes each
-        one's :attr:`~ChangedChunk.text` with the tokenizer of :attr:`Changes.settings`.
-        """
+        """Rows written and deleted after ``version``; ``None`` past the pruning horizon."""
         with self._lock, self.guard("read the index"):
             conn = self.connection()
             with self.reading():
@@ -374,10 +344,7 @@ class IndexDatabase(DatabaseFile):
         )
 
     def snapshot_of_rows(self) -> Changes:
-        """Every chunk row, in key order, as :meth:`changes_since` reads changed ones, atomically.
-
-        The version and settings read with them; no deletions.
-        """
+        """Every chunk row in key order, with the version and settings, read atomically."""
         with self._lock, self.guard("read the index"):
             conn = self.connection()
             with self.reading():
@@ -430,9 +397,7 @@ class IndexDatabase(DatabaseFile):
     def prepare_rebuild(self) -> bool:
         """Prepare ``rebuild=True``; returns whether the first commit must clear the database.
 
-        A healthy database is cleared by the first commit, in the same transaction (an
-        interrupted rebuild leaves the old index). A damaged one, or one of another format, is
-        deleted now, with its snapshots and any format-1 generation folders.
+        A healthy database is cleared by the first commit; a damaged or foreign one is deleted now.
         """
         if self.path.exists() and self.quick_check():
             return True
@@ -469,9 +434,7 @@ class IndexDatabase(DatabaseFile):
             conn = self.connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
-                # The small meta values in one read (the snapshot record is read where needed;
-                # the writer rewrites only those that differ), and under the key '' the data
-                # version: other connections' commits so far (this one's own leave it as it is).
+                # The small meta values in one read, and under the key '' the data version
                 stored = {
                     str(key): str(value)
                     for key, value in conn.execute(
@@ -500,9 +463,7 @@ class IndexDatabase(DatabaseFile):
     def compact(self, *, pages: int | None = None) -> None:
         """Give freed pages back to the file system and fold the WAL into the database.
 
-        With ``pages``, give back at most that many, then fold in what of the WAL no reader
-        needs (a passive checkpoint, which waits for nobody): what a background merge does after
-        its snapshot, bounded work beside the writers.
+        With ``pages``, give back at most that many, then run a passive checkpoint (bounded work).
         """
         self.checkpoints.wait()  # else this checkpoint would find the lock taken and skip
         with self._lock, self.guard("compact the index"):
@@ -510,7 +471,6 @@ class IndexDatabase(DatabaseFile):
             if pages is not None:
                 if int(conn.execute("PRAGMA freelist_count").fetchone()[0]):
                     conn.executescript(f"PRAGMA incremental_vacuum({int(pages)});")
-                    # The file shrinks when the WAL is folded in: what no reader still needs
                     conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
                 return
             conn.executescript("PRAGMA incremental_vacuum;")  # steps until the freelist is empty
@@ -524,11 +484,7 @@ class IndexDatabase(DatabaseFile):
 
 
 def _written_by() -> str:
-    """This package's version, recorded with each commit (a newer reader's refusal names it).
-
-    The running code's ``__version__`` (what the wheel's metadata is made from): reading the
-    installed metadata instead cost the first write after opening 5-14 ms.
-    """
+    """This package's version, recorded with each commit (a newer reader's refusal names it)."""
     from workspace_tools._version import __version__
 
     return __version__

@@ -1,7 +1,6 @@
 """The embedded backend: bm25s segments and FAISS held in this process, in step with the database.
 
-Nothing outside this package imports its modules: what others use is exported here, imported
-on first use (the tokenizing worker imports one module of this package and nothing heavy).
+Nothing outside this package imports its modules: what others use is exported here, lazily.
 """
 
 from __future__ import annotations

@@ -1,19 +1,7 @@
-"""The embedded backend: what one process holds of an index in memory, in step with the database.
+"""The embedded backend: one process's in-memory views of an index database, kept in step.
 
-The database (``store/database.py``) is the truth. This process holds what search needs: the BM25
-segments (``segments.py``), the FAISS index (loaded on the first vector search) and chunk
-metadata (loaded on the first filtered search). Each part records the database version it
-reflects; the change-log follower (``backends/follow.py``) hands :meth:`EmbeddedBackend.apply`
-the rows written and deleted since, by this process or any other, so a change another process
-committed is seen on the next search or write without reopening. Chunk texts stay in the
-database until a result needs them (read by key, kept in a small cache: a key's row never
-changes).
-
-Whole-index work never runs in a caller's thread: when :meth:`~EmbeddedBackend.apply` leaves the
-segments past their merge threshold (or a saving index without a snapshot), a merge is queued on
-the backend's background worker (``core/background.py``), which also builds HNSW graph rounds
-(``hnsw_build.py``); ``merge.py`` says how a merge goes on beside writes. The backend's own lock
-guards its state against that worker; the Workspace serialises its own calls.
+BM25 segments, the FAISS index and chunk metadata (loaded on first use), each at a database
+version, caught up by :meth:`EmbeddedBackend.apply`. Merges run on the background worker.
 """
 
 from __future__ import annotations
@@ -58,29 +46,23 @@ __all__ = ["SNAPSHOT_MINIMUM", "EmbeddedBackend"]
 
 logger = logging.getLogger(__name__)
 _RESULTS_KEPT: Final = 4096
-"""Result rows :meth:`EmbeddedBackend.cached_chunks` keeps in memory."""
 SNAPSHOT_MINIMUM: Final = 100
-"""A saving index without a snapshot gets one (a merge) once it holds this many chunks: without
-one, every open tokenizes every stored text (docs/storage.md)."""
+"""Chunks at which a saving index without a snapshot gets one (else every open tokenizes all)."""
 _hit: Final = tuple.__new__
 """``_hit(Hit, (key, score))``: a :class:`Hit` without its ``__new__`` (result lists are long)."""
 
 
 class EmbeddedBackend:
-    """In-memory views of an index database: bm25s segments and FAISS (see the module docstring).
-
-    The default :class:`~workspace_tools.core.backends.base.SearchBackend`.
+    """The default search backend: bm25s segments and FAISS over an index database.
 
     Args:
         follower: The workspace's change-log follower (over the index database).
         tokenizer: The workspace tokenizer (its vocabulary numbers the BM25 terms).
         bm25_config: BM25 parameters.
         hnsw_threshold: Vector count above which FAISS switches to HNSW.
-        index_terms: Tokenize the texts of chunks read from the database (``False``: a
-            workspace without BM25, whose rows hold no terms).
-        token_worker: Tokenize part of a bulk change in a worker process
-            (``tokenizing.py``); ``None``: unless the environment variable
-            ``WORKSPACE_TOOLS_TOKEN_WORKER`` is ``0``.
+        index_terms: Tokenize the texts of chunks read (``False``: a workspace without BM25).
+        token_worker: Tokenize bulk changes in a worker process (``None``: unless
+            ``WORKSPACE_TOOLS_TOKEN_WORKER`` is ``0``).
         embedder: ``(model_id, dimension)`` of the workspace's embedder (``None``: no vectors).
         read_only: Merge in memory only (no snapshot is written).
     """
@@ -121,14 +103,12 @@ class EmbeddedBackend:
         self._pending: tuple[list[int], Job] | None = None
         """A change's chunk keys and the worker's job making their term ids (:meth:`_settle`)."""
         self.lock = threading.RLock()
-        """Guards this state against the background worker (merges, graph rounds)."""
         self.worker = BackgroundWorker("workspace-tools-index", finish_at_exit=True)
         self._merge_queued = False
         self._hurry = threading.Event()
         """Set while a caller waits for the worker: a merge waiting for quiet starts now."""
         self._last_apply = 0.0
         self._apply_gap = 0.0
-        """Seconds between the last two applies (a bulk build's batches come this far apart)."""
         self.bm25_config = bm25_config
         self.hnsw_threshold = hnsw_threshold
         self.sparse = SparseSegments(bm25_config)
@@ -137,11 +117,9 @@ class EmbeddedBackend:
         self.snapshot_version = -1
         """Version of the snapshot the BM25 base came from (or was saved as)."""
         self.snapshot_dense_current = True
-        """The last snapshot this process wrote holds the FAISS index of its own version (not a
-        file linked from an older snapshot by a background merge)."""
+        """The last snapshot this process wrote holds the FAISS index of its own version."""
         self._results: dict[int, ChunkFields] = {}
-        """Result rows read from the database (a key's row never changes), at most
-        :data:`_RESULTS_KEPT`."""
+        """Result rows read from the database (a key's row never changes)."""
         self.dense: DenseIndex | None = None
         self._dense_version = -1
         self._dense_pending: dict[int, str] = {}
@@ -264,11 +242,7 @@ class EmbeddedBackend:
     # -- search --------------------------------------------------------------------------------
 
     def cached_chunks(self, keys: list[int]) -> dict[int, Chunk | ChunkFields]:
-        """What results show of these chunks: from a small cache, else the database by key.
-
-        The database's fast result read (``IndexDatabase.result_chunks``: ~10 us a row) replaced
-        the snapshot's copy of every chunk text (54 MB at 50,000 chunks).
-        """
+        """What results show of these chunks: from a small cache, else the database by key."""
         cache = self._results
         out: dict[int, Chunk | ChunkFields] = {}
         missing = []
@@ -292,12 +266,7 @@ class EmbeddedBackend:
             return len(self.sparse)
 
     def filter_mask(self, conditions: Filter) -> npt.NDArray[np.bool_]:
-        """Rows (of ``sparse.row_keys()``) whose metadata and ``source_id`` match all conditions.
-
-        The ``source_id`` part of the filter (roots, scopes) selects rows through the sorted
-        source ids (:mod:`~workspace_tools.core.ranking.source_filter`); the predicate runs only
-        on the rows it kept, and only when the filter has other conditions.
-        """
+        """Rows (of ``sparse.row_keys()``) whose metadata and ``source_id`` match all conditions."""
         if self._metadata is None:
             version, self._metadata = self.db.metadata_at()
             self._metadata_version = version
@@ -354,11 +323,7 @@ class EmbeddedBackend:
     def bm25_top(
         self, terms: Mapping[str, int], *, k: int, mask: npt.NDArray[np.bool_] | None
     ) -> list[Hit]:
-        """Best ``(key, raw BM25 score)`` pairs, optionally among the rows of ``mask``.
-
-        ``terms`` maps each distinct query term to its count in the query; the BM25 config's
-        ``query_tf`` rule turns counts into term weights.
-        """
+        """Best ``(key, raw BM25 score)`` pairs for ``term -> count``, optionally in ``mask``."""
         counts = self.tokenizer.id_counts(terms)
         repeats = list(counts.values())
         weights = None  # every rule weighs a term that occurs once by exactly 1
@@ -388,13 +353,8 @@ class EmbeddedBackend:
     def ensure_vectors(self, dimension: int, model_id: str) -> dict[int, str]:
         """Load the vector index: its codes from the embedding cache, its graph from the snapshot.
 
-        The database holds the only copy of the vectors: a flat index is filled from it in one
-        read (``IndexDatabase.vector_table``), and a saved HNSW graph gets its storage from the
-        same read (``dense_fill.GraphFill``).
-
         Returns:
-            ``key -> hash`` of the chunks still without a vector (the caller embeds them and
-            calls :meth:`add_vectors`).
+            ``key -> hash`` of chunks without a vector (embedded by the caller).
         """
         with self.lock:
             if self.dense is not None:
@@ -425,12 +385,7 @@ class EmbeddedBackend:
             return dict(self._dense_pending)
 
     def _load_flat(self, info: SnapshotInfo, dimension: int) -> bool:
-        """Map the snapshot's flat index, then catch up from the database; copied in later.
-
-        On the background worker its codes are copied into memory (writes need them there) and
-        its CRC-32 checked: a damaged file drops the index (the next vector search fills it
-        from the database) and is not mapped again.
-        """
+        """Map the snapshot's flat index and catch up; the worker copies it and checks its CRC."""
         if info.folder == self._flat_refused:
             return False
         dense = load_flat(info, dimension=dimension)
@@ -458,13 +413,7 @@ class EmbeddedBackend:
     def _add_vectors(
         self, hashes: dict[int, str], known: Mapping[str, npt.NDArray[np.float32]]
     ) -> None:
-        """Add the vectors of chunks just applied (``key -> content hash``) to FAISS.
-
-        ``known``: the vectors this process's write stored (``Changes.vectors``), added from
-        memory; the others are read from the embedding cache (checked), and a chunk whose
-        vector the cache lacks waits in ``_dense_pending``. A vector from memory gives FAISS the
-        float16 codes the cache holds for it (both round the same float32 to float16 once).
-        """
+        """Add the vectors of chunks just applied (``key -> hash``): ``known``, else cached ones."""
         if not hashes or self.dense is None:
             return
         unknown = [digest for digest in hashes.values() if digest not in known]
@@ -527,11 +476,7 @@ class EmbeddedBackend:
         self.terms.close()
 
     def merge(self, *, save: bool) -> None:
-        """Fold recent rows and deletions into a new BM25 base now (vocabulary compacted).
-
-        With ``save``, also write a snapshot of it and of the vectors. A merge the background
-        worker has queued or runs is let finish first.
-        """
+        """Fold recent rows and deletions into a new BM25 base now; ``save`` writes a snapshot."""
         self.wait_for_background()
         with self.lock:
             if not self.has_unsaved():  # the background merge did it
@@ -553,11 +498,7 @@ class EmbeddedBackend:
             self._hurry.clear()
 
     def _merge_soon(self, *, bulk: int) -> None:
-        """Queue a merge on the background worker (unless one is queued already).
-
-        After a bulk change (:data:`merge.BULK_ROWS` rows or more) the merge first waits for the
-        writes to stop (:func:`merge.wait_for_quiet`): a build in batches then merges once.
-        """
+        """Queue a merge on the background worker (after a bulk change, once writes stop)."""
         if self._merge_queued:
             return
         self._merge_queued = True
@@ -572,9 +513,7 @@ class EmbeddedBackend:
                 self._merge_queued = False
                 if self.empty or not self._wants_merge():
                     return
-                # A snapshot without the vectors makes the next process rebuild them: with an
-                # embedder, save only while FAISS holds every vector, or when this process has
-                # not loaded FAISS (the previous snapshot's graph is linked while it lags little).
+                # With an embedder, save only while FAISS holds every vector or is not loaded
                 save = not self.read_only and (
                     self.config["embedder"] is None or self.dense_current() or self.dense is None
                 )

@@ -1,7 +1,4 @@
-"""The base segment of the BM25 segments (``segments.py``): its arrays and their build.
-
-Pure functions over numpy arrays (no shared state), so a merge builds a base outside every lock.
-"""
+"""The base segment of the BM25 segments: its arrays and their build (pure, so lock-free)."""
 
 from __future__ import annotations
 
@@ -24,12 +21,7 @@ _SCANS: Final = 8
 
 @dataclass(slots=True)
 class BaseArrays:
-    """The base segment, as saved in a snapshot (arrays may be memory-mapped).
-
-    A snapshot keeps no per-row term lists (the database holds each chunk's terms, the postings
-    hold them by term): a row's terms are read from the postings when a deletion or a merge needs
-    them (:meth:`terms_of_row`). A base built in memory keeps its :attr:`terms` as well.
-    """
+    """The base segment, as saved in a snapshot (arrays may be memory-mapped)."""
 
     keys: npt.NDArray[Any]
     """Chunk key of each base row (``int32`` in a snapshot when every key fits)."""
@@ -37,8 +29,7 @@ class BaseArrays:
     """Postings of term ``t`` are ``docs/tf/scores[indptr[t]:indptr[t + 1]]``."""
     docs: npt.NDArray[np.int32]
     tf: npt.NDArray[Any]
-    """Term frequency of each posting, in the narrowest exact dtype (``uint8`` when every count
-    is below 256, ``uint16``, else ``float32``); readers cast to the model's dtype."""
+    """Term frequency of each posting, in the narrowest exact dtype (readers cast it)."""
     scores: npt.NDArray[np.float32]
     """bm25s's score of each posting, with the statistics of the base."""
     lengths: npt.NDArray[Any]
@@ -48,19 +39,13 @@ class BaseArrays:
     offsets: npt.NDArray[Any] | None = None
     """Row ``i``'s terms are ``terms[offsets[i]:offsets[i + 1]]``."""
     verify: Callable[[str, int, int], None] | None = None
-    """Checks elements ``start:stop`` of an array (by name) before they are first read: a
-    loaded snapshot's per-block checksums (``snapshot_checks.py``); ``None``: trusted."""
+    """Checks elements ``start:stop`` of an array before first read (``None``: trusted)."""
     by_row: tuple[Any, Any, Any] | None = field(default=None, repr=False, compare=False)
     """``(row offsets, term ids, counts)``: the postings by row (:meth:`transpose`), once made."""
     scans: int = field(default=0, repr=False, compare=False)
 
     def terms_of_row(self, row: int) -> npt.NDArray[np.int32]:
-        """Term ids of a row, each as often as it occurs in the row.
-
-        From :attr:`terms` when kept (in the order of the text), else from the postings (by
-        term id: the same multiset, so the same BM25 statistics and scores): a scan of
-        :attr:`docs` for the first few rows asked, then one transposition kept for the rest.
-        """
+        """Term ids of a row, each as often as it occurs (from :attr:`terms`, else the postings)."""
         if self.terms is not None and self.offsets is not None:
             start, stop = int(self.offsets[row]), int(self.offsets[row + 1])
             self.touch("terms", start, stop)
@@ -119,10 +104,7 @@ class BaseArrays:
 def build_base(
     model: Any, keys: Sequence[int], terms: Sequence[npt.NDArray[np.int32]], n_vocab: int
 ) -> tuple[BaseArrays, Any]:
-    """A base segment of these rows and its non-occurrence scores (``None`` for most variants).
-
-    Pure (no shared state): a merge runs it outside every lock.
-    """
+    """A base segment of these rows and its non-occurrence scores (``None`` for most variants)."""
     lengths = np.fromiter(map(len, terms), dtype=np.int64, count=len(terms))
     flat = (
         np.concatenate([np.asarray(t, dtype=np.int32) for t in terms])
@@ -139,11 +121,7 @@ def build_base_flat(
     lengths: npt.NDArray[np.int64],
     n_vocab: int,
 ) -> tuple[BaseArrays, Any]:
-    """:func:`build_base` of rows given as their concatenated term ids and their lengths.
-
-    What a merge has already (splitting them into one array per row only to join them again
-    cost ~0.2 s at 50,000 rows).
-    """
+    """:func:`build_base` of rows given as their concatenated term ids and their lengths."""
     base, nonoccurrence, _ = _build(model, keys, flat, lengths, n_vocab, compact=False)
     return base, nonoccurrence
 
@@ -159,17 +137,10 @@ def build_base_compacted(
 ) -> tuple[BaseArrays, Any, npt.NDArray[np.int64]]:
     """:func:`build_base_flat` with the vocabulary compacted: ids no row uses are dropped.
 
-    The used ids keep their order, so the compacted ids are their ranks. The pairs are counted
-    on the ids as given and renumbered after (a pass over the distinct pairs, and none at all
-    when every id is used), which gives the arrays of a build on ids compacted first.
-
-    ``ready`` is called with each array of the base but the scores (its name and the array:
-    ``keys``, ``indptr``, ``docs``, ``tf``, ``lengths``) once it is final, before the scores are
-    made (a snapshot writes them meanwhile).
+    ``ready(name, array)`` gets each array but the scores once final (a snapshot writes them).
 
     Returns:
-        The base, its non-occurrence scores, and the used ids (ascending): compacted id ``i``
-        is ``used[i]``.
+        The base, its non-occurrence scores, and the used ids (compacted id ``i`` is ``used[i]``).
     """
     return _build(model, keys, flat, lengths, n_vocab, compact=True, ready=ready)
 
@@ -188,8 +159,7 @@ def _build(
     np.cumsum(lengths, out=offsets[1:])
     longest = int(lengths.max()) if len(lengths) else 0
     counts = next((t for t in (np.uint8, np.uint16) if longest <= np.iinfo(t).max), None)
-    # Term frequencies counted in the narrowest dtype the longest row allows (what the base
-    # keeps: no float copy to narrow); scoring reads them as the model's floats.
+    # Term frequencies counted in the narrowest dtype the longest row allows
     tf_dtype = np.dtype(counts or model.dtype).name
     indptr, docs, tf = count_postings(flat, lengths, n_terms=n_vocab, dtype=tf_dtype)
     df = np.diff(indptr)
@@ -232,10 +202,7 @@ def _build(
 
 
 def narrow_counts(tf: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    """Term frequencies in the narrowest dtype that holds them exactly (4x less than float32).
-
-    Counts are whole numbers, so ``uint8`` / ``uint16`` cast back to float32 give the same bits.
-    """
+    """Term frequencies in the narrowest dtype that holds them exactly (counts are whole)."""
     if not len(tf):
         return np.zeros(0, dtype=np.uint8)
     if tf.dtype == np.uint8:  # counted narrow already

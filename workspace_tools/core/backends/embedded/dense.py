@@ -1,31 +1,8 @@
 """DenseIndex: inner product over L2-normalised vectors (cosine), on FAISS.
 
-Vectors carry stable int64 ids so chunks can be removed. The index is exact (flat) up to
-``hnsw_threshold`` vectors and HNSW above it; metadata filters are pre-filters through a FAISS id
-selector, so a filtered search still returns ``k`` hits when ``k`` matching vectors exist.
-
-Vectors are kept in float16 (FAISS's scalar quantizer ``QT_fp16``: ``IndexScalarQuantizer`` when
-flat, ``IndexHNSWSQ`` above the threshold): half the memory of float32, and a flat scan about
-twice as fast (it is memory-bound). Every vector is rounded to float16 by numpy before FAISS sees
-it, so a vector read back from the embedding cache (also float16, ``store/_vectors.py``) and one
-fresh from the embedder get the same codes and the same scores. A ``QT_fp16`` code is the
-vector's float16 bytes, so the cache's rows become the index's codes as they are
-(:meth:`DenseIndex.from_codes`: no decoding, no per-vector work).
-
-**Snapshots.** A flat index is saved whole (``dense.flat.faiss``); a process opening the snapshot
-maps it (``DenseIndex.mapped``) and copies and checks it on the backend's worker. Above the
-threshold only the HNSW graph is saved (FAISS's ``IO_FLAG_SKIP_STORAGE``: the graph without its
-vectors, ``dense.graph``) with the id of each node (``dense.ids.npy``); loading it attaches a
-storage filled from the database (``dense_fill.GraphFill``). Tombstoned nodes' vectors are no
-longer in the database, so their codes are saved beside their ids (``dense.dead.npy``,
-``dense.deadcodes.npy``: at most a fifth of the graph).
-
-**The graph is built beside the writes** (``hnsw_build.py``): crossing the threshold starts a
-round on the background worker and the exact flat index keeps answering until it is adopted. HNSW
-graphs cannot delete in place, so removed ids become tombstones hidden from every search by an
-``IDSelectorNot``; once tombstones pass a fifth of the graph the index goes back to flat (the
-live codes, no rebuild cost) and builds a new graph in the background.
-:attr:`DenseIndex.hnsw_builds` counts the graphs this object adopted.
+Vectors carry int64 ids and are kept as float16 codes (``QT_fp16``). The index is flat up to
+``hnsw_threshold`` vectors and HNSW above it (built in the background while flat answers);
+filters are id-selector pre-filters. Removed graph nodes are tombstones until a rebuild.
 """
 
 from __future__ import annotations
@@ -60,8 +37,7 @@ from workspace_tools.core.background import BackgroundWorker
 
 __all__ = ["GRAPH_FILES", "HNSW_THRESHOLD", "DenseIndex", "FrozenDense", "SavedGraph", "read_graph"]
 _INLINE_ROWS: Final = 256
-"""Rows added since a graph round began that are inserted into it in the caller's thread when
-it is adopted (a fraction of a second at most); more go to another background round."""
+"""Rows added during a graph round that adoption inserts inline; more start another round."""
 
 _COMPACT_FRACTION: Final = 0.2
 """HNSW graphs are rebuilt once tombstones exceed this fraction of their vectors."""
@@ -73,24 +49,10 @@ def _faiss() -> Any:
 
 
 HNSW_THRESHOLD: Final = 50_000
-"""Above this many vectors the index switches from exact (flat) search to HNSW.
-
-Measured with ``tests/benchmarks/faiss_threshold.py`` (384-dim vectors shaped like real MiniLM
-ones, one query at a time, 1 OpenMP thread, p50): a float32 flat scan took 0.13 ms at 5k
-vectors, 0.42 ms at 10k, 1.4 ms at 20k and 4.9 ms at 50k (~0.1 us a vector), while HNSW (M=32,
-efSearch=128) stays at 0.13-0.21 ms with recall@10 1.000 and recall@100 0.995 against flat; flat
-passed ~3 ms near 30k vectors, the crossover then. The float16 scan (``QT_fp16``) reads half the
-bytes: in one run on the loaded 2-core machine 1.1-1.2 ms at 20k (float32 2.1-4.5), 1.6-1.7 ms
-at 30k (3.0), 3.0-4.3 ms at 50k (5.2-7.8), 5.9-12 ms at 100k (12-33), exact either way; so the
-~3 ms crossover moved to ~50k. HNSW is not free: a float16 graph of 50k vectors took 7-21 s to
-build in that run (float32: 19-28 s), and as HNSW cannot delete in place, removed vectors are
-tombstoned and the graph is rebuilt once they pass a fifth of it, so below the crossover exact
-search wins outright. See docs/benchmarks-dense.md.
-"""
+"""Above this many vectors the index switches from exact (flat) search to HNSW."""
 
 _HNSW_M: Final = 32
-"""Neighbours per HNSW node. M=16 built 1.4x faster but lost recall@100 (0.967 against 0.986
-at 50k vectors), which the hybrid candidate pool (k=100) reads."""
+"""Neighbours per HNSW node (M=16 loses recall@100, which the hybrid candidate pool reads)."""
 
 
 _HEADROOM_ROWS = 1024
@@ -101,8 +63,7 @@ def sized_codes(index: Any, rows: int) -> npt.NDArray[np.uint8]:
     """Size an empty flat-codes index to ``rows`` (zeros) and return a numpy view of its codes."""
     faiss = faiss_module()
     size = rows * int(index.code_size)
-    # Room to grow first (a vector keeps its capacity when it shrinks): the writes that follow
-    # append without copying every code into a larger array.
+    # Room to grow first (capacity is kept on shrinking): later writes append without a copy
     index.codes.resize(size + max(_HEADROOM_ROWS, rows // 8) * int(index.code_size))
     index.codes.resize(size)
     index.ntotal = rows
@@ -138,11 +99,11 @@ class DenseIndex:
         self._dead: set[int] = set()
         self._build: GraphBuild | None = None
         self._keep: list[Any] = []
+        """FAISS objects the index points to without owning them (an attached storage)."""
         self._mapped = False
         """The codes are a snapshot file mapped read-only (:meth:`mapped`) until :meth:`own`."""
         self._owning = threading.RLock()
         """Held while the flat index changes, or is copied (:meth:`own`, a graph round)."""
-        """FAISS objects the index points to without owning them (an attached storage)."""
         self.hnsw_builds = 0
         """HNSW graphs this object adopted (a loaded graph is not counted)."""
 
@@ -179,25 +140,6 @@ class DenseIndex:
         inner.hnsw.efSearch = 128
         return faiss.IndexIDMap2(inner)
 
-    @classmethod
-    def from_codes(
-        cls,
-        dimension: int,
-        ids: npt.NDArray[np.int64],
-        codes: npt.NDArray[np.uint8],
-        *,
-        hnsw_threshold: int = HNSW_THRESHOLD,
-        background: BackgroundWorker | None = None,
-    ) -> DenseIndex:
-        """A flat index of float16 codes (the embedding cache's bytes), copied in one call.
-
-        Past ``hnsw_threshold`` a graph build starts in the background. (A load from the
-        database writes the codes into FAISS's array as they are read: ``dense_fill.py``.)
-        """
-        dense = cls(dimension, hnsw_threshold=hnsw_threshold, background=background)
-        dense.add_codes(ids, codes)
-        return dense
-
     def add(self, ids: npt.NDArray[np.int64], vectors: npt.NDArray[np.float32]) -> None:
         """Add vectors under ``ids`` (ids must not be present)."""
         if len(ids) == 0:
@@ -217,9 +159,7 @@ class DenseIndex:
         hnsw_threshold: int = HNSW_THRESHOLD,
         background: BackgroundWorker | None = None,
     ) -> DenseIndex:
-        """A flat index whose codes stay mapped from the file at ``path`` until it changes.
-
-        Opening reads no vector: :meth:`own` copies them into memory (once) before a change.
+        """A flat index whose codes stay mapped from the file at ``path`` until :meth:`own`.
 
         Raises:
             IndexCorruptError: the file is not a flat float16 index of ``dimension``.
@@ -312,9 +252,8 @@ class DenseIndex:
                 if self._hnsw
                 else faiss.SearchParameters(sel=selector)
             )
-        # One query is memory-bound: a second OpenMP thread only adds synchronisation (measured
-        # idle: flat 20k vectors 2.9 -> 1.4 ms; on a busy machine 16 -> 0.13 ms at 5k). The
-        # setting is per calling thread, so it is restored for later (batched) work.
+        # One query is memory-bound: more OpenMP threads only add synchronisation. The setting
+        # is per calling thread, so it is restored for later (batched) work.
         previous = faiss.omp_get_max_threads()
         faiss.omp_set_num_threads(1)
         try:
@@ -365,8 +304,7 @@ class DenseIndex:
         """Swap in a finished graph: tombstone what left since, add what came (or go on).
 
         Args:
-            inline: Insert at most this many rows added since the round began here; more
-                start another background round on the same graph (``None``: any number).
+            inline: Most rows added during the round to insert here; more start another round.
         """
         build = self._build
         if build is None or not build.done.is_set():
@@ -392,10 +330,7 @@ class DenseIndex:
             self._to_flat()
 
     def _to_flat(self) -> None:
-        """Back to an exact flat index of the live vectors (tombstones dropped).
-
-        A graph is built again in the background if they are still past the threshold.
-        """
+        """Back to an exact flat index of the live vectors; a new graph starts if still due."""
         ids = self._all_ids()
         live = ~np.isin(ids, np.fromiter(self._dead, dtype=np.int64)) if self._dead else None
         codes = self._codes()
@@ -452,10 +387,7 @@ class DenseIndex:
         return self.frozen().save(folder)
 
     def frozen(self) -> FrozenDense:
-        """What :meth:`save` writes, serialized in memory now (a merge writes it unlocked).
-
-        A graph still being built is not waited for: the snapshot then holds the flat index.
-        """
+        """What :meth:`save` writes, serialized now (a graph being built is not waited for)."""
         faiss = _faiss()
 
         self._adopt()

@@ -1,9 +1,7 @@
 """The files of a saved HNSW graph (``dense.py``): written from memory, read and checked.
 
-A graph is saved without its vectors (FAISS's ``IO_FLAG_SKIP_STORAGE``): the database holds
-them. Beside it, the chunk key of each node in node order, and the tombstoned nodes with their
-codes (their rows left the database). The snapshot's CRC-32s cover every file
-(``snapshot.py``); this module refuses files that do not fit together.
+A graph is saved without its vectors (the database holds them), beside each node's chunk key
+and the tombstoned nodes' codes; files that do not fit together are refused.
 """
 
 from __future__ import annotations
@@ -19,7 +17,6 @@ from workspace_tools.core.errors import IndexCorruptError
 __all__ = [
     "DEAD",
     "DEAD_CODES",
-    "DENSE_FILES",
     "FLAT",
     "GRAPH",
     "GRAPH_FILES",
@@ -37,16 +34,13 @@ GRAPH: Final = "dense.graph"
 IDS: Final = "dense.ids.npy"
 """The chunk key of each node, in node order (int64)."""
 DEAD: Final = "dense.dead.npy"
-"""Tombstoned node keys (int64; also beside a whole ``dense.faiss`` of the layout before)."""
+"""Tombstoned node keys (int64)."""
 DEAD_CODES: Final = "dense.deadcodes.npy"
 """The float16 codes of the tombstoned nodes, in the order of :data:`DEAD`."""
 GRAPH_FILES: Final = (GRAPH, IDS, DEAD, DEAD_CODES)
 """The files of a saved graph (:data:`GRAPH` is there whenever one was saved)."""
 FLAT: Final = "dense.flat.faiss"
-"""A flat index in FAISS's format: float16 codes and chunk keys (a copy of the database's
-vectors, mapped read-only on load)."""
-DENSE_FILES: Final = (*GRAPH_FILES, FLAT)
-"""Every file of a snapshot's vector part."""
+"""A flat index in FAISS's format: float16 codes and chunk keys (mapped read-only on load)."""
 
 
 def faiss_module() -> Any:

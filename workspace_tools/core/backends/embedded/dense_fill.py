@@ -1,16 +1,7 @@
 """Filling a :class:`DenseIndex` from the database: the codes go straight into FAISS's arrays.
 
-The embedding cache is the one copy of the vectors (``dense.py``). When the vector index is
-first needed, ``IndexDatabase.vector_table`` reads every cached row once and writes each
-vector's float16 bytes (a FAISS ``QT_fp16`` code as it is) into the slot a fill gives it:
-
-* :class:`FlatFill`: a flat index, one slot per chunk key in key order;
-* :class:`GraphFill`: a saved HNSW graph's storage, the slot of each key its node (keys the
-  graph lacks, added since it was saved, come back beside it and are inserted, here when few,
-  else by a background round while the flat index answers; nodes whose key is gone are
-  tombstoned, and tombstones saved with the graph get their saved codes).
-
-No intermediate array holds the vectors: FAISS's array is sized once and written in place.
+:class:`FlatFill` gives one slot per key in key order, :class:`GraphFill` a saved graph's node
+(keys added since are inserted, nodes whose key is gone tombstoned).
 """
 
 from __future__ import annotations
@@ -133,7 +124,6 @@ class GraphFill:
             if len(dense._dead) > _dense._COMPACT_FRACTION * int(dense._index.ntotal):
                 dense._to_flat()
             return dense
-        # Many keys since the graph was saved: answer flat now, a background round adds them.
         build = GraphBuild(wrapper, ids, added, np.ascontiguousarray(new_codes), keep)
         dense._build = build  # set first: the flat adds below start no build of their own
         dense.add_codes(ids[live], view[live].copy())

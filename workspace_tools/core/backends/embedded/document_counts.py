@@ -1,8 +1,7 @@
 """The live document frequencies of the BM25 segments, grown and counted as documents are added.
 
-Pure functions over the frequency array of the BM25 segments (``segments.SparseSegments``: term
-id -> documents holding it): a batch of documents is counted at once, one sort of its
-``(term, document)`` pairs, not with a ``np.unique`` per document.
+Pure functions over the frequency array (term id -> documents holding it); a batch is counted
+with one sort of its ``(term, document)`` pairs.
 """
 
 from __future__ import annotations
@@ -18,10 +17,7 @@ __all__ = ["DocumentCounts", "add_counts", "count_documents", "count_terms", "gr
 
 @dataclass(frozen=True, slots=True)
 class DocumentCounts:
-    """What a batch of documents adds to the frequencies, counted apart from them.
-
-    A pure function of the documents' term ids (:func:`count_terms`); :func:`add_counts` adds it.
-    """
+    """What a batch of documents adds to the frequencies (made by :func:`count_terms`)."""
 
     highest: list[int]
     """Each non-empty document's highest term id, in order (how the frequencies grow)."""
@@ -34,12 +30,7 @@ class DocumentCounts:
 
 
 def count_terms(terms: Sequence[npt.NDArray[np.int32]]) -> DocumentCounts:
-    """The distinct terms of each document, counted (one sort of the ``(term, document)`` pairs).
-
-    The pairs are sorted as 32-bit keys when they fit (term shifted past the document bits:
-    half the bytes of 64-bit keys, and shifts instead of a modulo; a 10,000-document batch
-    ~35 -> ~21 ms); a term's pairs are then one run, found by a search.
-    """
+    """The distinct terms of each document, counted (one sort of the ``(term, document)`` pairs)."""
     lengths = np.fromiter(map(len, terms), dtype=np.int64, count=len(terms))
     total = int(lengths.sum())
     if not total:
@@ -121,11 +112,7 @@ def count_documents(
 
 
 def grow_frequencies(df: npt.NDArray[np.int64], highest: Sequence[int]) -> npt.NDArray[np.int64]:
-    """``df`` grown as adding one by one documents whose highest term ids these are.
-
-    Its length is the vocabulary size a merge builds with, so it grows exactly as before (doubling,
-    or to the highest id + 1).
-    """
+    """``df`` grown (doubling, or to the highest id + 1) for documents with these highest ids."""
     size = len(df)
     for top in highest:
         if top >= size:

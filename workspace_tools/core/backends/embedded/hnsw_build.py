@@ -1,14 +1,7 @@
 """An HNSW graph built on the background worker while the flat index answers (``dense.py``).
 
-Building a graph of 50,000 vectors takes seconds (docs/benchmarks.md), so no write pays for it:
-:class:`DenseIndex` keeps searching its exact flat index and hands a copy of the codes to a
-:class:`GraphBuild`, which the backend's background worker (``core/background.py``) adds to a
-graph of its own (FAISS releases the GIL while it works); nothing else touches that graph until
-the round is done. The index adopts the graph at its next call (an add, a remove, a search
-or a save): what was removed since is tombstoned, and what was added since is inserted into the
-graph right there when it is a few rows, else by another round of the same thread, which goes on
-from the graph it built (each round has fewer rows to add than the last, unless writes outpace
-it, and then the flat index keeps answering, exactly).
+The index adopts a finished graph at its next call, tombstoning what was removed since and
+inserting what was added (or starting another round for many rows).
 """
 
 from __future__ import annotations
@@ -32,10 +25,9 @@ CodedRows = tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8]]
 logger = logging.getLogger(__name__)
 
 INLINE_GRAPH_MAX: Final = 1000
-"""A graph of at most this many vectors (only below a lowered ``hnsw_threshold``: the default
-is 50,000) is built in the caller's thread: a few tens of milliseconds, and deterministic."""
+"""A graph of at most this many vectors is built in the caller's thread (fast, deterministic)."""
 _BATCH: Final = 8192
-"""Vectors decoded to float32 at a time for a graph add (12 MB at 384 dimensions)."""
+"""Vectors decoded to float32 at a time for a graph add."""
 
 
 def codes_to_float32(codes: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
@@ -47,13 +39,10 @@ class GraphBuild:
     """One round of a background graph build: add ``codes`` under ``ids`` to ``graph``.
 
     Args:
-        graph: An ``IndexIDMap2`` over an ``IndexHNSWSQ`` that only this object touches until
-            :attr:`done` is set (a new, empty one, or the graph of the previous round).
+        graph: An ``IndexIDMap2`` over an ``IndexHNSWSQ``, only this object's until :attr:`done`.
         covered: The ids already in ``graph``.
         ids: The ids to add.
-        codes: Their float16 codes (a copy: the flat index goes on changing), or a function
-            called when the round runs that returns the ids still there and a copy of their
-            codes.
+        codes: Their float16 codes (a copy), or a function giving the ids still there and codes.
         keep: FAISS objects ``graph`` needs alive (an attached storage).
     """
 
@@ -79,11 +68,7 @@ class GraphBuild:
         self._background: BackgroundWorker | None = None
 
     def start(self, background: BackgroundWorker | None) -> None:
-        """Start the round on ``background``, or here for a graph of few vectors (or none).
-
-        A graph of at most :data:`INLINE_GRAPH_MAX` vectors is built in the caller's thread. At
-        exit a round stops after its current batch: it loses only the graph (derived data).
-        """
+        """Start the round on ``background``, or here for a graph of few vectors (or none)."""
         if background is None or len(self.ids) <= INLINE_GRAPH_MAX:
             self._run()
             return
@@ -112,9 +97,7 @@ class GraphBuild:
                     self.error = InterruptedError("the process is exiting")
                     return
                 if background:
-                    # Beside the writes, leave them a core (the setting is per calling thread:
-                    # on the shared 2-core machine a second OpenMP thread only contended with
-                    # them); once someone waits for the graph, use them all.
+                    # Leave the writes a core (per calling thread); once someone waits, use all
                     faiss.omp_set_num_threads(cores if self.hurry.is_set() else max(1, cores - 1))
                 part = slice(start, start + _BATCH)
                 self.graph.add_with_ids(codes_to_float32(codes[part]), ids[part])

@@ -1,27 +1,8 @@
 """Merging the BM25 segments into a new base, without holding up writes.
 
-A merge folds the recent segment and the deletions into a new base (vocabulary compacted) and
-saves a snapshot of it. Building a base costs seconds at 50k chunks, so a write that crosses the
-merge threshold does not pay for it: like Lucene's merge scheduler, the backend's background
-worker does the work in three steps, and only the first and the last hold the backend's lock:
-
-1. :func:`freeze` (lock held, milliseconds): a copy of the segments' bookkeeping as it is now
-   (the arrays themselves are never changed in place, so they are shared), the vocabulary, the
-   database version and, when the snapshot will include vectors, the FAISS index serialized in
-   memory.
-2. :func:`build` (no lock): the new base from the frozen rows, and the snapshot files and their
-   record in the database (then freed pages of the database go back to the file system).
-3. :func:`adopt` (lock held): the new base replaces the old one; what changed since the freeze
-   (rows added or removed by this process or applied from another one) is replayed on top, so
-   nothing is lost, and rankings equal a fresh build as before. If the state was reloaded in
-   between, the merge is dropped (the snapshot it wrote is still valid for its version).
-
-``save()`` runs the same three steps in a row under the lock.
-
-A merge after a bulk write (:data:`BULK_ROWS` or more chunk rows) waits for the writes to stop
-first (:func:`wait_for_quiet`): a build of 50,000 chunks in batches of 10,000 then merges once,
-at the end, instead of after every batch, each merge larger than the last and each competing
-with the next batch for the cores. Small writes merge as soon as they cross the threshold.
+Three steps, only the first and last under the backend's lock: :func:`freeze` copies the state,
+:func:`build` makes the new base (vocabulary compacted) and snapshot, :func:`adopt` swaps it in
+and replays what changed since. After a bulk write it first waits for writes to stop.
 """
 
 from __future__ import annotations
@@ -50,12 +31,9 @@ if TYPE_CHECKING:
 __all__ = ["MergeJob", "adopt", "build", "dense_reusable", "freeze", "wait_for_quiet"]
 
 VACUUM_PAGES = 2048
-"""Freed database pages (16 MiB of 8 KiB pages) a background merge gives back to the file system
-after its snapshot (``PRAGMA incremental_vacuum``); ``save()`` gives back all of them."""
+"""Freed database pages a background merge gives back to the file system after its snapshot."""
 DENSE_LAG = 3.0
-"""A background merge writes the FAISS index again once the saved one lags behind by more rows
-(chunks written or deleted) than this many merge thresholds; below, the saved file is reused and
-a process that loads it catches the rest up from the database."""
+"""Merge thresholds of rows the saved FAISS file may lag behind before a merge writes it again."""
 
 BULK_ROWS = 1_000
 """Chunk rows (written or deleted) from which a write is a bulk write: its merge is deferred."""
@@ -66,18 +44,10 @@ QUIET_MOST = 5.0
 DEFER_LIMIT = 30.0
 """...or once it has waited this long (writes that never stop still get merged)."""
 _POLL: Final = 0.05
-"""Seconds between two looks at the writes while a merge waits (it holds no lock)."""
 
 
 def wait_for_quiet(hurry: threading.Event, last_apply: Callable[[], tuple[float, float]]) -> None:
-    """Block until the writes stop: no change applied for a while (see below), or ``hurry``.
-
-    "A while" is :data:`QUIET_SECONDS`, or one and a half times the gap between the last two
-    changes when they come slower (a bulk build's batches), at most :data:`QUIET_MOST`. It also
-    returns when the interpreter exits (``background.EXITING``) and after :data:`DEFER_LIMIT`
-    seconds (writes that never stop still get merged). It first imports what the snapshot will
-    need (``filelock``), so the ``save()`` that ends a build does not wait for that import.
-    """
+    """Block until the writes stop (see :data:`QUIET_SECONDS`), ``hurry`` is set, or exit."""
     import filelock  # noqa: F401  (imported here, where the time is free)
 
     deadline = time.monotonic() + DEFER_LIMIT
@@ -136,11 +106,7 @@ class MergeJob:
 def freeze(state: MergeState, *, save: bool, config: dict[str, Any], background: bool) -> MergeJob:
     """Step 1 (workspace lock held): what the merge will fold.
 
-    With ``background``, the FAISS index is not written again while the previous snapshot's
-    file can be reused (hard-linked: see :func:`write_snapshot`) and lags behind by at most three
-    merge thresholds (:data:`DENSE_LAG`); else it is serialized in memory here, the one costly
-    part of a freeze (~0.3 s for 50k HNSW vectors on a busy machine). In the foreground
-    (``save()``) the index itself is written.
+    With ``background``, the saved FAISS file is reused while it lags little, else serialized here.
     """
     save = save and state.version >= 0
     dense: DenseIndex | FrozenDense | None = None
@@ -153,9 +119,7 @@ def freeze(state: MergeState, *, save: bool, config: dict[str, Any], background:
             reuse = state.dense.kind == "hnsw" and dense_reusable(state, config)
             dense = None if reuse else state.dense.frozen()
     elif save and state.dense is None and config.get("embedder") is not None:
-        # This process has not loaded FAISS (writes leave it to the first vector search): the
-        # snapshot links the previous graph while it lags little, else it holds none (a process
-        # that opens it fills a flat index from the database and builds a graph beside it).
+        # FAISS not loaded here: link the previous graph while it lags little, else save none
         reuse = dense_reusable(state, config)
     return MergeJob(
         rows=state.sparse.frozen(),
@@ -180,8 +144,7 @@ def build(job: MergeJob, db: IndexDatabase) -> None:
     if not job.save:
         _build_base(job, keys, flat, lengths, words, ready=None)
         return
-    # The snapshot's files are written as the base's arrays are made: the disk flushes the
-    # postings while the scores are computed.
+    # The snapshot's files are written as the base's arrays are made
     with snapshot_draft(db, version=job.version, with_dense=job.dense is not None) as draft:
         _build_base(job, keys, flat, lengths, words, ready=draft.add if draft else None)
         if draft is not None:
@@ -228,8 +191,7 @@ def adopt(state: MergeState, job: MergeJob) -> bool:
     current, fresh = state.sparse, job.fresh
     assert fresh is not None
     tokenizer = state.tokenizer
-    # Every id still used and no term added since the freeze: the ids stay as they are, and the
-    # tokenizer keeps its vocabulary and its caches (a renumbering would rebuild them).
+    # Every id still used and no term added since the freeze: the ids (and caches) stay
     same_ids = (
         len(job.words) == len(job.vocab) == len(tokenizer.vocab)
         and tokenizer.vocab_generation == job.vocab_generation

@@ -1,9 +1,7 @@
 """bm25s's sums of a query's posting columns, with per-term weights (for :mod:`segments`).
 
-The postings of the query terms (a base's, or a recent segment's columns) are summed by bm25s's
-own code when every weight is 1; weighted terms are scaled column by column and added with
-``np.add.at``, as bm25s's own sum does. ``nonoccurrence`` (the methods that score a term a
-document lacks) is added as bm25s's ``get_scores_from_ids`` adds it.
+Unweighted postings are summed by bm25s's own code; weighted ones are scaled per column and
+added with ``np.add.at``, as bm25s does. ``nonoccurrence`` is added as bm25s adds it.
 """
 
 from __future__ import annotations
@@ -43,8 +41,7 @@ def posting_sums(
         used: Term ids of the query terms held by ``postings``.
         weight_of: Each query term's weight (its count in the query).
         rows: Rows of the result.
-        columns: The columns are numbered ``0..len(used)-1`` (a query's own postings), not by
-            term id.
+        columns: The columns are numbered ``0..len(used)-1``, not by term id.
     """
     if columns:
         query = np.arange(len(used), dtype=model.int_dtype)
@@ -79,10 +76,7 @@ def _weighted(
     for column, weight in zip(query.tolist(), weights, strict=True):
         start, stop = int(indptr[column]), int(indptr[column + 1])
         values = np.asarray(data[start:stop], dtype=np.float32) * np.float32(weight)
-        # A column holds each row once, so adding at its rows adds each value exactly once
-        # (in float32, column after column): the sums a dense per-column add made, without
-        # a pass over every row per query term. np.add.at, as bm25s's own sum: the same
-        # bits as ``out[rows] += values``, in about half the time.
+        # A column holds each row once: np.add.at gives the bits of ``out[rows] += values``
         np.add.at(out, np.asarray(docs[start:stop]), values)
     if nonoccurrence is not None:
         out += np.float32(

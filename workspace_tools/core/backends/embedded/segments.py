@@ -1,16 +1,8 @@
 """BM25 that changes by the document: a base segment, a recent segment and a deletion mask.
 
-BM25 scores depend on the whole corpus (idf on the document count and frequencies, length
-normalisation on the average length), so a score matrix is stale after any change. This index
-keeps what does not go stale: the postings (term -> documents and term frequencies) of a *base*
-segment, the postings of a small *recent* segment of documents added since, an *alive* mask for
-deletions, and the live statistics (document frequencies, count, total length) updated per
-change. While nothing changed since the base was built, queries read bm25s's precomputed score
-matrix (its own query code, the speed of a plain bm25s index). After a change, the postings of
-the *query terms only* are scored with bm25s's own idf and term-frequency functions and the live
-statistics, with the same float operations as a full build, and summed by bm25s's own code:
-scores equal a fresh full build of the live documents, bit for bit. When the recent segment and
-the deletions pass a fraction of the base, everything is merged into a new base (``merge``).
+It keeps the postings of a *base* and a *recent* segment, an *alive* mask and live statistics.
+After a change, the query terms' postings are scored with the live statistics by bm25s's own
+functions, equal bit for bit to a fresh build of the live documents.
 """
 
 from __future__ import annotations
@@ -47,10 +39,7 @@ MERGE_MINIMUM: Final = 2_000
 _DF_HEADROOM: Final = 4_096
 """Unused term ids the document frequencies have room for after a load."""
 _BISECTED: Final = 8
-"""Keys up to which a base row is found by bisection (each numpy call costs ~2 us)."""
-
-
-IntArray = npt.NDArray[np.int64]
+"""Keys up to which a base row is found by bisection (no numpy calls)."""
 
 
 class SparseSegments:
@@ -66,8 +55,7 @@ class SparseSegments:
         self._recent_postings: tuple[Any, Any, Any] | None = None
         self._alive = np.zeros(0, dtype=bool)
         self._recent_rows: dict[int, int] = {}
-        """``key -> row`` of the live recent rows (a base row is found in the sorted base keys:
-        no dict of every key, which cost the first write after opening 8 ms at 50k chunks)."""
+        """``key -> row`` of the live recent rows (base rows are found in the sorted base keys)."""
         self._base_rows: dict[int, int] | None = None
         """``key -> row`` of the base rows, made only for a base whose keys are not sorted."""
         self._base_sorted: bool | None = None
@@ -176,8 +164,7 @@ class SparseSegments:
         self._alive = np.ones(rows, dtype=bool)
         self._recent_rows, self._base_rows, self._base_sorted = {}, None, None
         indptr = np.asarray(base.indptr)
-        # Room for new terms: the first write after opening would otherwise copy the whole
-        # array into one twice its size (0.5 ms at 50k chunks, more under load).
+        # Room for new terms, so the first write does not copy the whole array
         terms = len(indptr) - 1
         self._df = np.zeros(terms + max(_DF_HEADROOM, terms // 8), dtype=np.int64)
         np.subtract(indptr[1:], indptr[:-1], out=self._df[:terms])
@@ -202,10 +189,7 @@ class SparseSegments:
         self._pristine = True
 
     def frozen(self) -> SparseSegments:
-        """A copy that later changes to this one do not reach (cheap: arrays are shared).
-
-        It answers :meth:`live_rows` as of now; a merge reads it without holding any lock.
-        """
+        """A copy that later changes to this one do not reach (cheap: arrays are shared)."""
         copy = _copy.copy(self)
         copy._recent_keys = list(self._recent_keys)
         copy._recent_terms = list(self._recent_terms)
@@ -238,11 +222,7 @@ class SparseSegments:
         keys: Sequence[int],
         terms: Sequence[npt.NDArray[np.int32]],
     ) -> None:
-        """Add documents (one growth of the row arrays for all of them).
-
-        The document frequencies are counted for the whole batch at once (one sort of the
-        distinct ``(document, term)`` pairs), not with a ``np.unique`` per document.
-        """
+        """Add documents (one growth of the row arrays, one count of frequencies for all)."""
         if not keys:
             return
         if len(set(keys)) != len(keys):  # a key twice: the later one replaces the earlier
@@ -324,8 +304,7 @@ class SparseSegments:
             ids: Distinct query term ids.
             k: How many.
             mask: Rows allowed (a mask over :meth:`row_keys`), or ``None`` for all.
-            weights: One per id: each term's bm25s score is scaled before the sum (the
-                query-term-frequency rule); ``None`` counts every term once.
+            weights: One per id, scaling each term's score (``None``: every term once).
         """
         scores = self.scores(ids, weights)
         if mask is not None:
@@ -352,9 +331,7 @@ class SparseSegments:
             used = [i for i in known if i < len(base.indptr) - 1]
             base.touch_postings(used, ("docs", "scores"))
             return self._sum(base.scores, base.indptr, base.docs, used, weight_of, rows)
-        # The query terms' postings scored with the live statistics, base and recent rows in
-        # one numpy pass each; dead base rows are zeroed after the sum (a row's sum holds only
-        # its own postings, so live rows score as in a fresh build of the live documents).
+        # The query terms' postings scored with the live statistics; dead rows zeroed after
         data, indptr, docs = self._scored(known, recent=False)
         scores = self._sum(data, indptr, docs, known, weight_of, rows, columns=True)
         if self._recent_keys:
@@ -417,12 +394,7 @@ class SparseSegments:
         return self._lengths_cache
 
     def _scored(self, ids: list[int], *, recent: bool) -> tuple[Any, Any, Any]:
-        """Postings of ``ids`` in the base or the recent segment, scored with bm25s's functions.
-
-        Returns ``(scores, indptr, rows)`` with one column per id; the recent segment's dead
-        rows are left out (the base's are zeroed by the caller). The same bm25s functions on
-        the same values, elementwise: the bits of a fresh build.
-        """
+        """``(scores, indptr, rows)`` of ``ids``' postings in the base or recent segment, scored."""
         from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
 
         model = self._model

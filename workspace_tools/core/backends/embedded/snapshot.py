@@ -1,21 +1,9 @@
 """Derived snapshots: the BM25 base segment and the FAISS index, saved so a process opens fast.
 
-A snapshot is a folder ``snapshot-<version>/`` holding what the database looked like at that
-version, in the form search needs: the base segment's arrays (``.npy``, memory-mapped on load, in
-the narrowest exact dtype), its vocabulary (``vocab.txt``, one term a line), and the FAISS index:
-the flat index whole (``dense.flat.faiss``) or, above the HNSW threshold, the graph without its
-vectors (``dense.graph`` and its id files: the vectors are in the database's embedding cache).
-Chunk texts are not in it: results read them from the database by key (``result_chunks``). The
-database's ``meta`` row ``snapshot`` names the folder, its version, the size and CRC-32 of every
-small file and, for the large postings arrays, one CRC-32 per 16 KiB block, checked when a query
-first reads the block (``snapshot_checks.BlockChecks``): open reads only what the first query
-needs. Nothing is trusted blindly: a file that is missing or of another size is ignored and the
-data is rebuilt from the database (the source of truth); a block that fails its checksum is an
-:class:`IndexCorruptError` naming ``rebuild=True``. Snapshots are written to a temporary folder
-(a merge adds arrays as it makes them: :func:`snapshot_draft`), fsynced and renamed into place,
-one writer at a time (a ``filelock`` lock, which works on every platform), then older folders
-are deleted. A snapshot of another layout is not read: it is derived data, rebuilt from the
-database (and replaced by the next merge).
+A folder ``snapshot-<version>/`` holds the base arrays (memory-mapped), the vocabulary and the
+FAISS index; the database's ``meta`` row ``snapshot`` records each file's size and CRC-32. A
+missing or resized file is rebuilt from the database; a failed checksum raises
+:class:`IndexCorruptError`. Written to a staging folder under a file lock, then renamed.
 """
 
 from __future__ import annotations
@@ -75,8 +63,7 @@ logger = logging.getLogger(__name__)
 _PREFIX: Final = "snapshot-"
 _ARRAYS: Final = ("keys", "indptr", "docs", "tf", "scores", "lengths")
 _UNREADABLE_ARRAY: Final = (OSError, ValueError, SyntaxError, tokenize.TokenError, EOFError)
-"""What ``np.load`` raises on a damaged ``.npy`` file (its header is parsed as a Python literal,
-and the large arrays are not checked whole before they are mapped)."""
+"""What ``np.load`` raises on a damaged ``.npy`` file (its header is parsed as a literal)."""
 _GRAPH: Final = "dense.graph"
 _GRAPH_FILES: Final = (_GRAPH, "dense.ids.npy", "dense.dead.npy", "dense.deadcodes.npy")
 """``dense_files.GRAPH_FILES`` (not imported: that would load the dense module)."""
@@ -98,11 +85,9 @@ class SnapshotInfo:
     config: dict[str, Any]
     """What the snapshot was built with (BM25 parameters, embedder)."""
     dense_version: int
-    """Database version the FAISS file reflects (older than :attr:`version` when a background
-    merge kept the previous snapshot's file instead of serializing the index again)."""
+    """Database version the FAISS file reflects (older when a merge kept the previous file)."""
     blocks: dict[str, list[int]]
-    """Relative path -> the CRC-32 of each :data:`BLOCK_BYTES` block of its array data (checked
-    when first read)."""
+    """Relative path -> the CRC-32 of each :data:`BLOCK_BYTES` block of its array data."""
 
     @property
     def has_dense(self) -> bool:
@@ -116,8 +101,7 @@ class SnapshotInfo:
 
 
 _READ: list[tuple[Path, str, SnapshotInfo]] = []
-"""The last record :func:`read_pointer` parsed: its CRC lists (2,400 at 50,000 chunks) are parsed
-once, not on every write that asks whether FAISS may wait (0.7 ms)."""
+"""The last record :func:`read_pointer` parsed (its CRC lists are parsed once)."""
 
 
 def read_pointer(db: IndexDatabase) -> SnapshotInfo | None:
@@ -178,18 +162,14 @@ def _verified(info: SnapshotInfo, name: str) -> Path | None:
 
 
 def load_base(info: SnapshotInfo) -> tuple[BaseArrays, str] | None:
-    """The BM25 base segment, memory-mapped, and its vocabulary's text; ``None`` if anything is off.
-
-    The vocabulary and the small arrays are checked whole here; the postings arrays only for
-    their size and dtype: each block's CRC-32 (and value ranges) when a query first reads it.
-    """
+    """The BM25 base segment, memory-mapped, and its vocabulary text (``None``: anything off)."""
     arrays: dict[str, Any] = {}
     for name in _ARRAYS:
         path = _verified(info, f"{name}.npy")
         if path is None:
             return None
         try:
-            # A plain ndarray view of the map (slicing a memmap costs ~100 us in __array_finalize__)
+            # A plain ndarray view of the map (slicing a memmap is slow: __array_finalize__)
             arrays[name] = np.asarray(np.load(path, mmap_mode="r", allow_pickle=False))
         except _UNREADABLE_ARRAY as exc:  # a damaged header too: numpy parses it as a literal
             _report(path, exc)
@@ -205,8 +185,7 @@ def load_base(info: SnapshotInfo) -> tuple[BaseArrays, str] | None:
         _report(path, exc)
         return None
     base = BaseArrays(**arrays)
-    # Sizes and hashes matched: what is wrong now was written wrong (a bug, or someone who also
-    # rewrote the record), so it is refused, not rebuilt quietly.
+    # Sizes and hashes matched: what is wrong now was written wrong, so it is refused
     check_base(base, terms=terms, folder=info.folder)
     base.verify = BlockChecks(
         base,
@@ -218,10 +197,7 @@ def load_base(info: SnapshotInfo) -> tuple[BaseArrays, str] | None:
 
 
 def load_graph(info: SnapshotInfo, *, dimension: int) -> SavedGraph | None:
-    """The saved HNSW graph (no storage yet); ``None`` when absent or damaged (then rebuilt).
-
-    Every graph file is checked whole against its CRC-32 first.
-    """
+    """The saved HNSW graph (no storage yet); ``None`` when absent or damaged (then rebuilt)."""
     from workspace_tools.core.backends.embedded.dense import read_graph
 
     if not info.has_graph:
@@ -237,11 +213,7 @@ def load_graph(info: SnapshotInfo, *, dimension: int) -> SavedGraph | None:
 
 
 def load_flat(info: SnapshotInfo, *, dimension: int) -> DenseIndex | None:
-    """The saved flat index, its codes mapped from the file; ``None`` when absent or unusable.
-
-    Only its size is checked here: :func:`verify_flat` reads it whole for its CRC-32, in the
-    background, so the first vector search does not read every vector first.
-    """
+    """The saved flat index, mapped and size-checked only; ``None`` when absent or unusable."""
     from workspace_tools.core.backends.embedded.dense import DenseIndex
 
     path, entry = info.folder / _FLAT, info.files.get(_FLAT)
@@ -274,12 +246,7 @@ def write_snapshot(
 ) -> None:
     """Save a snapshot of database version ``version`` and point the database at it.
 
-    ``dense`` writes its graph files (none for a flat index: the database holds its vectors).
-    With ``reuse_dense`` and no ``dense``, the previous snapshot's graph files are hard-linked
-    into the new one (no copy, no serialization) when they were built for the same embedder;
-    their older version is recorded, and the deletion log is kept from there, so a process that
-    loads them catches up from the database. The snapshot records the embedder when it has a
-    vector part (``dense``, or ``reuse_dense`` of a snapshot with one).
+    With ``reuse_dense`` and no ``dense``, the previous snapshot's dense files are hard-linked in.
     """
     with snapshot_draft(db, version=version, with_dense=dense is not None) as draft:
         if draft is not None:
@@ -292,12 +259,7 @@ def write_snapshot(
 def snapshot_draft(
     db: IndexDatabase, *, version: int, with_dense: bool
 ) -> Iterator[SnapshotDraft | None]:
-    """A snapshot of ``version`` being written (``None``: another process saved one as recent).
-
-    Holds the snapshot lock throughout; arrays may be added (:meth:`SnapshotDraft.add`) while
-    the rest is still being made, then :meth:`SnapshotDraft.finish` writes the rest, renames
-    the folder into place and records it. What was not finished is removed.
-    """
+    """A snapshot of ``version`` being written under the lock (``None``: one as recent exists)."""
     from filelock import FileLock
 
     from workspace_tools.core.store.database import storage_error
@@ -338,8 +300,7 @@ def _staging(directory: Path, current: SnapshotInfo | None, version: int) -> tup
         shutil.rmtree(stale, ignore_errors=True)
     final = directory / f"{_PREFIX}{version:010d}"
     if current is not None and current.folder.name.startswith(final.name):
-        # The same version again, with its own FAISS file: a new folder, so that readers of
-        # the current one never see its files change under its record.
+        # The same version again: a new folder, so readers of the current one see no change
         final = directory / f"{final.name}-{time.time_ns():x}"
     staging = directory / f".tmp-{final.name}-{os.getpid()}"
     staging.mkdir(parents=True)
@@ -347,10 +308,7 @@ def _staging(directory: Path, current: SnapshotInfo | None, version: int) -> tup
 
 
 class SnapshotDraft:
-    """The files of a snapshot being written into its staging folder (see :func:`snapshot_draft`).
-
-    Each file is fsynced before the folder is renamed into place.
-    """
+    """The files of a snapshot being written into its staging folder (:func:`snapshot_draft`)."""
 
     def __init__(
         self,

@@ -1,16 +1,8 @@
 """Structure and checksums of a snapshot's arrays, checked when they are loaded or first read.
 
-A snapshot file whose size and CRC-32 match the database's record was written that way: what is
-still wrong (a row id out of range, a 2-D array, a vocabulary of numbers) is a writer bug or a
-tampered record. It is refused with :class:`IndexCorruptError` naming ``rebuild=True``, never
-answered from, never a raw ``IndexError``.
-
-The large postings arrays (:data:`BLOCKED`: 60-80 MB at 50,000 chunks) are not read at open:
-the record holds one CRC-32 per :data:`BLOCK_BYTES` block of each, and :class:`BlockChecks`
-checks a block (its CRC-32, then its values' ranges) the first time a query or a merge reads it:
-a first query after opening checks the few blocks it reads, not 60 MB (docs/storage.md). A
-damaged block is an :class:`IndexCorruptError` naming ``rebuild=True`` then, and nothing is
-answered from it.
+What is wrong in a file whose size and CRC-32 match the record (a writer bug or a tampered
+record) is refused with :class:`IndexCorruptError` naming ``rebuild=True``. The large
+:data:`BLOCKED` arrays are checked block by block when first read (:class:`BlockChecks`).
 """
 
 from __future__ import annotations
@@ -36,14 +28,9 @@ __all__ = [
 ]
 
 BLOCK_BYTES: Final = 1 << 14
-"""Bytes of array data per checksum block of a new snapshot (a multiple of every item size).
-
-16 KiB: a query's first read checks about half the bytes 64 KiB blocks made it check (the
-postings of a rare term are a few hundred bytes), 0.1-0.2 ms less on each first query at 50,000
-chunks, for 4x the CRCs in the record (2,400 at 50,000 chunks, read at open in ~0.3 ms)."""
+"""Bytes of array data per checksum block of a new snapshot (a multiple of every item size)."""
 RUN_BLOCKS: Final = 16
-"""Most blocks checked together (their CRC-32s, then one pass over their values): what one run
-marks checked at once, so the background thread's progress reaches the queries soon."""
+"""Most blocks checked together (their CRC-32s, then one pass over their values)."""
 BLOCKED: Final = ("terms", "docs", "tf", "scores")
 """Arrays checked by blocks, when first read (the others are small and checked whole at open)."""
 
@@ -67,8 +54,7 @@ _DTYPES: Final[dict[str, tuple[type, ...]]] = {
     "scores": (np.float32,),
     "lengths": (np.uint16, np.int32, np.int64),
 }
-"""Dtypes each array may have (``terms`` and ``offsets``: only a snapshot of the previous
-layout has them)."""
+"""Dtypes each array may have (``terms`` and ``offsets``: previous layout only)."""
 
 
 def _pointers(values: Any, *, last: int) -> bool:
@@ -97,10 +83,7 @@ def _bad_values(name: str, values: Any, *, rows: int, terms: int) -> bool:
 def check_base(base: BaseArrays, *, terms: int, folder: Path) -> None:
     """Every array of a BM25 base of the right dtype and shape, every index in range.
 
-    ``terms``: the lines of vocab.txt (a repeated term is the tokenizer's check).
-
-    The values of the :data:`BLOCKED` arrays are left to :class:`BlockChecks` (checked block by
-    block when first read); their dtypes and lengths are checked here.
+    ``terms``: the lines of vocab.txt. :data:`BLOCKED` values are left to :class:`BlockChecks`.
 
     Raises:
         IndexCorruptError: the first problem found, naming the array.
@@ -167,13 +150,10 @@ class _Blocks:
 class BlockChecks:
     """The first-read checks of a base's :data:`BLOCKED` arrays (``BaseArrays.verify``).
 
-    Calling it with an array's name and an element range checks every block of that range not
-    checked yet: its CRC-32 against the record, then its values (rows, term ids in range; finite
-    numbers). Checking a block twice (two threads at once) is harmless.
+    Called with an array's name and element range: checks its unchecked blocks' CRC-32 and values.
 
     Raises:
-        IndexCorruptError: the record does not fit the arrays (at construction), or a block
-            read fails its checksum or holds values out of range.
+        IndexCorruptError: the record does not fit the arrays, or a block fails its checks.
     """
 
     def __init__(

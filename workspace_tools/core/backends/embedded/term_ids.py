@@ -1,12 +1,8 @@
 """The BM25 term ids of chunks: their texts tokenized with the workspace tokenizer.
 
-The database stores no terms: every chunk applied (this process's own, another process's, or
-any chunk when rebuilding from the database) is tokenized from its text, after a check that the
-tokenizer is the one the index records (:class:`TokenizerCheck`), so its terms are the writer's.
-A text goes to ids directly (``Tokenizer.term_ids``: no term string is made for a word seen
-before); new terms get their ids in the order the chunks, one after the other, first use them.
-A bulk change is tokenized on two cores (:class:`SplitTokenizer`: the same ids); one a write
-applies is handed to the worker whole and collected when the backend next needs its state.
+The database stores no terms: every chunk applied is tokenized from its text, once
+:class:`TokenizerCheck` confirms the tokenizer is the one the index records. Bulk changes are
+tokenized on two cores (:class:`SplitTokenizer`, the same ids).
 """
 
 from __future__ import annotations
@@ -29,8 +25,7 @@ class TermIds:
         tokenizer: The workspace tokenizer (its vocabulary numbers the terms).
         check: Refuses an index tokenized with other settings.
         index_terms: ``False`` for a workspace without BM25: chunks get no ids.
-        token_worker: Tokenize part of a bulk change in a worker process; ``None``: unless the
-            environment variable ``WORKSPACE_TOOLS_TOKEN_WORKER`` is ``0``.
+        token_worker: Tokenize bulk changes in a worker process (``None``: see ``worker_allowed``).
     """
 
     def __init__(

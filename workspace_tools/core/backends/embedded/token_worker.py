@@ -1,20 +1,7 @@
 """The tokenizing worker process: the term ids of many texts, on another core.
 
-Started by :class:`~workspace_tools.core.backends.embedded.tokenizing.TokenWorker` as a
-:class:`~workspace_tools.core.helper_process.HelperProcess`. It speaks frames with its parent in
-plain bytes (no pickle: strings as UTF-8 with their lengths, ids as int32 arrays). Each frame's
-first byte is its tag:
-
-1. :data:`CONFIG` + JSON ``TokenizerConfig.to_dict()``. The worker builds the tokenizer and
-   writes :data:`HELLO` + JSON ``{"fingerprint": ...}`` (the parent checks it is its own).
-2. :data:`PIECE` + texts (:func:`pack_strings`), as many as the job has, each tokenized as it
-   comes; then :data:`TOKENS` (the job's end) -> :data:`TOKENS` + :data:`REPLY` ``(terms bytes,
-   lengths bytes, seconds busy)`` then the new terms, the terms per text and the ids: the texts'
-   term ids in the worker's own vocabulary (native int32, one text after the other), with the
-   terms that vocabulary gained since the last reply in the order they were numbered.
-
-It exits at the end of its input (the parent closed the pipe, or died) or on a frame it does not
-know.
+Frames start with a tag byte (:data:`CONFIG`, :data:`PIECE`, :data:`TOKENS`); a job's reply
+holds the new terms, terms per text and int32 ids in the worker's own vocabulary.
 """
 
 from __future__ import annotations
@@ -62,8 +49,7 @@ def unpack_strings(data: bytes, *, spaced: bool = False) -> list[str]:
 
     Args:
         data: What :func:`pack_strings` made.
-        spaced: Decode the strings with their ``NEVER_IN_WORDS`` characters made spaces
-            (``tokenizer.spaced_utf8``: one ``bytes.translate`` of them all, for their term ids).
+        spaced: Decode with ``NEVER_IN_WORDS`` characters made spaces (for term ids).
 
     Raises:
         ValueError: ``data`` is not such bytes.

@@ -1,22 +1,7 @@
 """Term ids of a bulk change on two cores: the first texts here, the last in a worker process.
 
-A build's largest cost is tokenizing chunk texts to term ids. :class:`SplitTokenizer` gives a
-bulk change's last texts to a tokenizing worker process (:mod:`.token_worker`, started on the
-first bulk change and kept while the workspace is open, so its caches warm across the batches of
-a build) and tokenizes the first ones itself, with the real :class:`Tokenizer`, at the same time.
-The ids are exactly those of tokenizing every text here one after the other: the worker numbers
-terms in its own vocabulary and returns its ids with the terms it met first since its last reply;
-once this process has tokenized the first part, the worker's terms not yet in the vocabulary get
-the next ids in the order the worker's texts first use them (``vocab.setdefault``, as sequential
-tokenizing would), and one ``numpy`` take maps the worker's ids to the vocabulary's. The
-worker's term list stays here, so the map survives across batches (made again when the
-vocabulary is renumbered: :attr:`Tokenizer.vocab_generation`).
-
-Anything wrong with the worker (it cannot start, it has another tokenizer, it died or hangs)
-makes this process tokenize those texts itself: the same ids, only slower. A change of
-:data:`BULK_TEXTS` texts (or a stream of smaller ones: a ``sync`` commits batches of up to 1,024
-new chunks) starts the worker; once it runs, changes of :data:`WORKER_MIN_TEXTS` use it too;
-smaller ones never do. The environment variable :data:`WORKER_ENV` set to ``0`` turns it off.
+The worker's ids are mapped to this process's vocabulary so they equal sequential tokenizing;
+if it fails, the texts are tokenized here. :data:`WORKER_ENV` set to ``0`` turns it off.
 """
 
 from __future__ import annotations
@@ -56,36 +41,30 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 BULK_TEXTS: Final = 2000
-"""Texts a change needs before part of it goes to the worker (its start-up, ~0.2 s, and the
-messages cost more than it saves on fewer)."""
+"""Texts a change needs before part of it goes to the worker."""
 WORKER_MIN_TEXTS: Final = 200
-"""Texts a change needs to use a worker already running (a job's messages cost ~1-5 ms)."""
+"""Texts a change needs to use a worker already running."""
 STREAM_SECONDS: Final = 5.0
-"""Changes of :data:`WORKER_MIN_TEXTS` texts or more that together reach :data:`BULK_TEXTS`
-within this many seconds start the worker too (a sync commits batches of up to 1,024 chunks)."""
+"""Changes that together reach :data:`BULK_TEXTS` within this many seconds start the worker too."""
 WORKER_ENV: Final = "WORKSPACE_TOOLS_TOKEN_WORKER"
 """``0`` (or ``false``, ``off``, ``no``): tokenize in this process only."""
 _FAILURES: Final = 2
 """Worker failures after which this process stops starting new ones."""
 _TERMS_KEPT: Final = 2_000_000
-"""A worker whose vocabulary grew past this many terms is replaced (a long-lived process that
-indexed many distinct words: the terms of texts since replaced stay in a worker's vocabulary)."""
+"""A worker whose vocabulary grew past this many terms is replaced."""
 _DEADLINE: Final = 60.0
 """Seconds a reply may take beyond :data:`_PER_TEXT` per text before the worker is given up."""
 _PER_TEXT: Final = 0.005
 _PUMP_EVERY: Final = 16
-_PIECE: Final = 64
-"""Texts a job's piece holds (~64 KB, a pipe's buffer, at ~1,000 characters a text)."""
 """Texts tokenized here between two writes of the job to a worker that is still starting."""
+_PIECE: Final = 64
+"""Texts a job's piece holds (about a pipe's buffer)."""
 _SHARE_NOW: Final = 0.5
 """The worker's share of a change's texts while the two rates are not measured yet."""
 
 
 def worker_allowed(*, option: bool | None = None) -> bool:
-    """Whether to use a worker: ``option`` when given, else :data:`WORKER_ENV` (default on).
-
-    Only on POSIX systems (its replies are waited for with ``select`` on a pipe).
-    """
+    """Whether to use a worker: ``option`` when given, else :data:`WORKER_ENV` (POSIX only)."""
     if os.name != "posix":
         return False
     if option is not None:
@@ -106,7 +85,6 @@ class TokenWorker:
         self.owner = self.helper.owner
         self._expected = tokenizer.fingerprint()
         self.greeted = False
-        """Whether it has said which tokenizer it built."""
         self.helper.queue(CONFIG + json.dumps(tokenizer.config.to_dict()).encode())
 
     @property
@@ -119,12 +97,7 @@ class TokenWorker:
         return self.helper.alive()
 
     def submit(self, texts: list[str], *, whole: bool = False) -> None:
-        """Queue one job, in pieces the worker tokenizes as they come (:meth:`pump` sends them).
-
-        A piece fits the pipe about once: the worker starts on the first while this process
-        tokenizes its own part and writes the next ones between its texts. ``whole``: one piece,
-        written at once (the worker reads it in a go, then tokenizes while this process goes on).
-        """
+        """Queue one job in pieces (:meth:`pump` sends them; ``whole``: one, written at once)."""
         size = len(texts) if whole else _PIECE
         pieces = [
             pack_strings(texts[start : start + size], tag=PIECE)
@@ -200,14 +173,12 @@ class Job:
 class SplitTokenizer:
     """``Tokenizer.term_ids`` of many texts, the last part tokenized by a worker process.
 
-    Not thread-safe: its owner serialises calls (the embedded backend's lock).
+    Not thread-safe: its owner serialises calls.
 
     Args:
         tokenizer: The workspace tokenizer (its vocabulary numbers the terms).
         enabled: Use a worker for bulk changes (see :func:`worker_allowed`).
-        bulk: Texts a change needs before part of it goes to the worker (default
-            :data:`BULK_TEXTS`); once one runs, :data:`WORKER_MIN_TEXTS` (or ``bulk`` when
-            smaller) will do.
+        bulk: Texts a change needs to use the worker (default :data:`BULK_TEXTS`).
     """
 
     def __init__(
@@ -230,14 +201,9 @@ class SplitTokenizer:
         self._rates: tuple[float, float] | None = None
         """Seconds per text here and in the worker, as last measured."""
         self._stream: list[tuple[float, int]] = []
-        """``(monotonic time, texts)`` of the recent changes below :attr:`bulk`."""
 
     def start(self, texts: Sequence[str]) -> Job | None:
-        """Hand every text of a bulk change to the worker now (``None``: not a bulk change).
-
-        :meth:`finish` then gives their ids; this process goes on meanwhile (the embedded
-        backend applies the change when its state is next needed).
-        """
+        """Hand a bulk change's texts to the worker (ids: :meth:`finish`; ``None``: not bulk)."""
         self.disown_forked()
         if not self._wanted(len(texts), count_in=False):  # term_ids counts it, if it comes
             return None
@@ -296,10 +262,7 @@ class SplitTokenizer:
             self._forget_worker()
 
     def _wanted(self, count: int, *, count_in: bool = True) -> bool:
-        """Whether a change of ``count`` texts should use the worker (started if need be).
-
-        ``count_in``: add the change to the recent stream (once a change, or it counts twice).
-        """
+        """Whether a change of ``count`` texts should use the worker (``count_in``: record it)."""
         if count >= self.bulk:
             return True
         if count < self.least:
@@ -385,11 +348,7 @@ class SplitTokenizer:
     def _number(self, local: npt.NDArray[np.int32], first_new: int) -> npt.NDArray[np.int32]:
         """The map with every worker term of ``local`` in the vocabulary, new ones numbered next.
 
-        Worker terms missing from the vocabulary get ids in the order ``local`` first uses
-        them, as sequential tokenizing numbers them after the texts before. When each is a
-        term the worker met first in this job (ids from ``first_new`` on), that is the order
-        of their worker ids; else (an older worker term the vocabulary lacks: it was dropped
-        by a merge, or came with ids that were not used) the order is read from ``local``.
+        Missing terms get ids in the order ``local`` first uses them (as sequential tokenizing).
         """
         remap, terms, vocab = self._remap, self._terms, self.tokenizer.vocab
         missing: npt.NDArray[np.intp] = np.flatnonzero(remap < 0)
