@@ -18,16 +18,8 @@ __all__ = [
     "resolve_root",
 ]
 
-GLOBAL_OPTIONS = (
-    "--root",
-    "--embedder",
-    "--backend",
-    "--backend-uri",
-    "--index-dir",
-    "--mount",
-    "-q",
-)
-"""The options every command accepts, before or after its name."""
+GLOBAL_OPTIONS = ("--root", "--embedder", "--backend", "--backend-uri", "--index-dir", "-q")
+"""The options every command accepts, before or after its name (``--mount`` too)."""
 
 ROOT_ENV = "WORKSPACE_TOOLS_ROOT"
 INDEX_DIR_ENV = "WORKSPACE_TOOLS_INDEX_DIR"
@@ -37,7 +29,7 @@ _INVALID_CHOICE = re.compile(r"^argument (?P<dest>\S+): invalid choice: '(?P<val
 
 
 def add_global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
-    """Add the global options (:data:`GLOBAL_OPTIONS`).
+    """Add the global options (:data:`GLOBAL_OPTIONS` and ``--mount``).
 
     Args:
         parser: The parser to extend.

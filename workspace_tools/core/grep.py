@@ -6,6 +6,7 @@ Matching uses the ``regex`` module under per-file and total time budgets.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -30,7 +31,7 @@ from workspace_tools.core.grep_limits import (
 from workspace_tools.core.text.chunking import is_markdown_heading
 from workspace_tools.core.text.mounts import Mounts
 from workspace_tools.core.text.regex_shape import group_depth, recursive_call
-from workspace_tools.core.text.scan import ScanConfig, is_glob
+from workspace_tools.core.text.scan import ScanConfig, is_glob, scan
 from workspace_tools.core.text.snippets import HIT_CLOSE, HIT_OPEN
 from workspace_tools.core.text.validate import check_unicode
 from workspace_tools.core.text.within import (
@@ -341,7 +342,8 @@ def collect_files(
     if not recursive:
         cfg = dataclasses.replace(cfg, max_depth=0)
     folders = folders_within(within) if within is not None else None
-    found = mounts.scan(entries, config=cfg, folders=folders)
+    walk = mounts.scan if mounts else functools.partial(scan, root)
+    found = walk(entries, config=cfg, folders=folders)
     skipped = [s for s in found.skipped if recursive or not s.reason.startswith("depth limit")]
     if within is not None and found.files:
         found.files, skipped = keep_within(found.files, skipped, within, entries=entries)
