@@ -253,8 +253,8 @@ def test_the_root_never_shadows_a_mount_and_an_empty_map_changes_nothing(
     (places["root"] / "docs" / "guide.md").write_text("root copy zebra\n", encoding="utf-8")
     ws.sync()
     assert ws.read("docs/guide.md").text.startswith("# Guide")  # the mount's file
-    twice = {"/docs": places["handbook"], "docs": places["code"]}  # Mounts itself, not merged
-    with pytest.raises(InvalidInputError, match=r"^Mount '/docs' -> '.*code': the prefix must be"):
+    twice = {"/guide": places["handbook"], "guide": places["code"]}  # Mounts itself, not merged
+    with pytest.raises(InvalidInputError, match=r"^Mount '/guide' -> '.*code': the prefix must be"):
         Mounts(places["root"].resolve(), twice)  # type: ignore[arg-type]
     plain = Mounts(places["root"].resolve())
     assert not plain and plain.route("docs/guide.md") == (plain.root, "docs/guide.md")
