@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from workspace_tools import __version__
-from workspace_tools.cli._grammar import ProgramParser, resolve_root
+from workspace_tools.cli._grammar import ProgramParser, mounts_of, resolve_root
 from workspace_tools.cli._report import skipped_lines, summarise_skipped
 from workspace_tools.core.errors import InvalidInputError, WorkspaceError
 
@@ -46,6 +46,7 @@ def _workspace(args: argparse.Namespace, *, read_only: bool = False) -> Any:
         overrides["read_only"] = True
     if getattr(args, "index_dir", None):
         overrides["index_dir"] = args.index_dir
+    overrides["mounts"] = mounts_of(args)
     backend_uri = getattr(args, "backend_uri", None)
     if backend_uri is not None:
         overrides["backend"] = {"type": args.backend or "milvus", "uri": backend_uri}
@@ -105,7 +106,7 @@ def _print_report(report: Any, *, quiet: bool) -> None:
 def cmd_index(args: argparse.Namespace) -> int:
     """Index files under the root (incrementally)."""
     ws = _workspace(args)
-    paths = [_root_relative(p, ws.root) for p in args.paths] or None
+    paths = [_root_relative(p, ws.mounts) for p in args.paths] or None
     if args.ray is None:
         try:
             report = ws.sync(paths)
@@ -140,8 +141,8 @@ def _print_interrupted(ws: Any) -> None:
     )
 
 
-def _root_relative(path: str, root: Any) -> str:
-    """``path``, given relative to the current folder, made relative to the root (globs stay).
+def _root_relative(path: str, mounts: Any) -> str:
+    """``path``, given relative to the current folder, as a source id (globs stay).
 
     Raises:
         InvalidInputError: the path does not exist or lies outside the root.
@@ -150,8 +151,9 @@ def _root_relative(path: str, root: Any) -> str:
 
     from workspace_tools.core.text.scan import is_glob
 
-    if is_glob(path):
-        return path
+    head = path.lstrip("/").partition("/")[0]
+    if is_glob(path) or (head in mounts.folders and not os.path.exists(path)):
+        return path  # a glob, or an id under a mount's prefix
     absolute = Path(path).expanduser().absolute()
     try:
         exists = absolute.exists()
@@ -163,11 +165,13 @@ def _root_relative(path: str, root: Any) -> str:
             "are relative to the current folder; give an existing file or folder."
         )
         raise InvalidInputError(msg)
-    try:
-        return absolute.resolve().relative_to(root).as_posix() or "."
-    except ValueError:
-        msg = f"Path {path!r} ({absolute}) is outside the workspace root {root}."
-        raise InvalidInputError(msg) from None
+    found = mounts.source_id(absolute.resolve())
+    if found is None:
+        msg = f"Path {path!r} ({absolute}) is outside the workspace root {mounts.root}" + (
+            " and its mounts." if mounts else "."
+        )
+        raise InvalidInputError(msg)
+    return found or "."
 
 
 def cmd_search(args: argparse.Namespace) -> int:

@@ -14,20 +14,22 @@ __all__ = [
     "CommandParser",
     "ProgramParser",
     "add_global_options",
+    "mounts_of",
     "resolve_root",
 ]
 
 GLOBAL_OPTIONS = ("--root", "--embedder", "--backend", "--backend-uri", "--index-dir", "-q")
-"""The options every command accepts, before or after its name."""
+"""The options every command accepts, before or after its name (``--mount`` too)."""
 
 ROOT_ENV = "WORKSPACE_TOOLS_ROOT"
 INDEX_DIR_ENV = "WORKSPACE_TOOLS_INDEX_DIR"
+MOUNTS_ENV = "WORKSPACE_TOOLS_MOUNTS"
 
 _INVALID_CHOICE = re.compile(r"^argument (?P<dest>\S+): invalid choice: '(?P<value>.*?)'")
 
 
 def add_global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
-    """Add ``--root``, ``--embedder``, ``--backend``, ``--backend-uri``, ``--index-dir``, ``-q``.
+    """Add the global options (:data:`GLOBAL_OPTIONS` and ``--mount``).
 
     Args:
         parser: The parser to extend.
@@ -80,6 +82,17 @@ def add_global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
         ),
     )
     parser.add_argument(
+        "--mount",
+        action="append",
+        metavar="PREFIX=PATH",
+        dest="mount" if top else "mount_after",  # an append after the command adds to these
+        **kw(
+            f"also index folder PATH under PREFIX, ids PREFIX/... (repeatable; default: "
+            f"${MOUNTS_ENV}, PREFIX=PATH pairs joined by {os.pathsep!r}); unlike the config "
+            "file's mounts, PATH may lie outside the root",
+        ),
+    )
+    parser.add_argument(
         "-q",
         "--quiet",
         action="store_true",
@@ -96,6 +109,29 @@ def resolve_root(args: argparse.Namespace) -> None:
     env = os.environ.get(ROOT_ENV)
     args.root_given = given is not None or bool(env)
     args.root = given if given is not None else (env or ".")
+
+
+def mounts_of(args: argparse.Namespace) -> dict[str, str]:
+    """``--mount PREFIX=PATH`` values (else ``$WORKSPACE_TOOLS_MOUNTS``): prefix -> folder.
+
+    Raises:
+        InvalidInputError: a value without ``=``.
+    """
+    from workspace_tools.core.errors import InvalidInputError
+
+    given = [*(getattr(args, "mount", None) or ()), *(getattr(args, "mount_after", None) or ())]
+    env = os.environ.get(MOUNTS_ENV) or ""
+    out: dict[str, str] = {}
+    for value in given or [v for v in env.split(os.pathsep) if v]:
+        prefix, equals, path = value.partition("=")
+        if not equals or not path:
+            msg = (
+                f"--mount {value!r} is not PREFIX=PATH. Give a prefix, '=' and a folder, like "
+                "--mount /docs=../handbook."
+            )
+            raise InvalidInputError(msg)
+        out[prefix] = os.path.abspath(os.path.expanduser(path))
+    return out
 
 
 class _Grammar(argparse.ArgumentParser):

@@ -90,13 +90,13 @@ def cmd_grep(args: argparse.Namespace) -> int:
     """Print the matching lines; 0 when some matched, 1 when none did."""
     from workspace_tools.core.grep import grep, looks_like_regex
 
-    root, scan, converter = _context(args.root, index_dir=getattr(args, "index_dir", None))
-    paths = _paths(args, root, scan)
+    mounts, scan, converter = _context(args, index_dir=getattr(args, "index_dir", None))
+    paths = _paths(args, mounts, scan)
     if args.files_with_matches or args.count:
-        return _cmd_counts(args, root, paths, scan=scan, converter=converter)
+        return _cmd_counts(args, mounts, paths, scan=scan, converter=converter)
     try:
         report = grep(
-            root,
+            mounts.root,
             args.pattern,
             paths or None,
             regex_mode=args.regex,
@@ -106,6 +106,7 @@ def cmd_grep(args: argparse.Namespace) -> int:
             recursive=not args.no_recursive,
             config=scan,
             convert=converter,
+            mounts=mounts,
         )
     except InvalidInputError as exc:  # the core speaks of the tool's arguments
         text = str(exc).replace("pass regex=false", "drop -E").replace("context_lines", "-C")
@@ -113,7 +114,7 @@ def cmd_grep(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"pattern": args.pattern, **report.to_dict()}, indent=2))
         return 0 if report.matches else 1
-    units = _units(report.matches, root, converter)
+    units = _units(report.matches, mounts, converter)
     for line in _lines(report.matches, context=args.context > 0, units=units):
         print(line)
     if not args.quiet:
@@ -134,14 +135,14 @@ def _none_found(pattern: str, searched: int) -> None:
 
 
 def _cmd_counts(
-    args: argparse.Namespace, root: Path, paths: list[str], *, scan: Any, converter: Any
+    args: argparse.Namespace, mounts: Any, paths: list[str], *, scan: Any, converter: Any
 ) -> int:
     """``-l`` / ``-c``: the matching files (and their counts), as ``grep -l`` / ``grep -c``."""
     from workspace_tools.core.grep_counts import grep_counts
 
     try:
         report = grep_counts(
-            root,
+            mounts.root,
             args.pattern,
             paths or None,
             regex_mode=args.regex,
@@ -150,6 +151,7 @@ def _cmd_counts(
             recursive=not args.no_recursive,
             config=scan,
             convert=converter,
+            mounts=mounts,
         )
     except InvalidInputError as exc:
         raise InvalidInputError(str(exc).replace("pass regex=false", "drop -E")) from None
@@ -165,18 +167,20 @@ def _cmd_counts(
     return 0 if report.counts else 1
 
 
-def _context(root_arg: str, *, index_dir: str | None = None) -> tuple[Path, Any, Any]:
-    """The root, the project's scan rules and a converter reading the index's conversions.
+def _context(args: argparse.Namespace, *, index_dir: str | None = None) -> tuple[Any, Any, Any]:
+    """The root and its mounts, the project's scan rules, a converter reading the conversions.
 
     Raises:
         InvalidInputError: the root is not a folder.
     """
+    from workspace_tools.cli._grammar import mounts_of
     from workspace_tools.core.config import ProjectConfig
     from workspace_tools.core.convert import CachedConverter, ConversionCache
+    from workspace_tools.core.text.mounts import Mounts
     from workspace_tools.core.text.scan import ScanConfig
     from workspace_tools.core.workspace.settings import workspace_options
 
-    root = Path(root_arg).expanduser().absolute()
+    root = Path(args.root).expanduser().absolute()
     if not root.is_dir():
         msg = f"Workspace root {str(root)!r} is not a folder. Pass --root with an existing folder."
         raise InvalidInputError(msg)
@@ -184,10 +188,11 @@ def _context(root_arg: str, *, index_dir: str | None = None) -> tuple[Path, Any,
     options, _ = workspace_options(ProjectConfig.load(root))
     index = Path(index_dir or options.get("index_dir", root / ".workspace_tools" / "index"))
     cache = ConversionCache(index.parent / "converted", limits=options.get("conversion_limits"))
-    return root, options.get("scan_config", ScanConfig()), CachedConverter(disk=cache)
+    mounts = Mounts.merged(root, options.get("mounts"), mounts_of(args))
+    return mounts, options.get("scan_config", ScanConfig()), CachedConverter(disk=cache)
 
 
-def _paths(args: argparse.Namespace, root: Path, scan: Any) -> list[str]:
+def _paths(args: argparse.Namespace, mounts: Any, scan: Any) -> list[str]:
     """The paths to search: ``PATHS``, narrowed to the files matching a ``--glob``.
 
     Raises:
@@ -196,11 +201,13 @@ def _paths(args: argparse.Namespace, root: Path, scan: Any) -> list[str]:
     from workspace_tools.cli import _root_relative
     from workspace_tools.core.grep import collect_files
 
-    paths = [_root_relative(p, root) for p in args.paths]
+    root = mounts.root
+    paths = [_root_relative(p, mounts) for p in args.paths]
     if not args.glob or not paths:
         return paths or list(args.glob)
-    inside, _ = collect_files(root, paths, config=scan, recursive=not args.no_recursive)
-    matching, _ = collect_files(root, args.glob, config=scan)
+    recursive = not args.no_recursive
+    inside, _ = collect_files(root, paths, config=scan, recursive=recursive, mounts=mounts)
+    matching, _ = collect_files(root, args.glob, config=scan, mounts=mounts)
     both = sorted(set(inside) & set(matching))
     if not both:
         msg = (
@@ -217,7 +224,7 @@ def _strip_marks(text: str) -> str:
     return text.replace(HIT_OPEN, "").replace(HIT_CLOSE, "")
 
 
-def _units(matches: list[Any], root: Path, converter: Any) -> dict[tuple[str, int], str]:
+def _units(matches: list[Any], mounts: Any, converter: Any) -> dict[tuple[str, int], str]:
     """``page 2`` (or ``slide 3``, ``sheet Name``) of each match in a PDF, PPTX or XLSX."""
     from workspace_tools.core.convert import DOCUMENT_EXTENSIONS, locate_unit
 
@@ -231,7 +238,7 @@ def _units(matches: list[Any], root: Path, converter: Any) -> dict[tuple[str, in
         if Path(match.path).suffix.lower() not in DOCUMENT_EXTENSIONS:
             continue
         if match.path not in texts:
-            absolute = root / match.path
+            absolute = mounts.path(match.path)
             try:  # the converter remembers the text grep just read: no second conversion
                 texts[match.path] = converter(absolute, absolute.read_bytes()).text
             except (OSError, WorkspaceError):

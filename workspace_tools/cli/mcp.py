@@ -122,6 +122,7 @@ def _group_options(*, after_command: bool) -> argparse.ArgumentParser:
 
 
 def _options(args: argparse.Namespace) -> Any:
+    from workspace_tools.cli._grammar import mounts_of
     from workspace_tools.core.config import ProjectConfig
     from workspace_tools.mcp.config import server_options
 
@@ -138,6 +139,7 @@ def _options(args: argparse.Namespace) -> Any:
     _check_paths(options, skills=args.skills or ())
     if getattr(args, "index_dir", None):  # the global --index-dir (or its environment variable)
         options = replace(options, index_dir=Path(args.index_dir).expanduser().resolve())
+    options = replace(options, mounts=mounts_of(args) or None)  # the global --mount
     return options.defaulted(ProjectConfig.load(args.root).skills)
 
 
@@ -253,6 +255,8 @@ def _serve_argv(args: argparse.Namespace, options: Any) -> list[str]:
         argv += ["--embedder", args.embedder]
     if options.index_dir is not None:
         argv += ["--index-dir", str(options.index_dir)]
+    for prefix, folder in (options.mounts or {}).items():
+        argv += ["--mount", f"{prefix}={folder}"]
     argv.append("mcp")
     for flag, value in (("--workspace", options.workspace), ("--docs", options.docs)):
         if value is not None:

@@ -6,6 +6,7 @@ Matching uses the ``regex`` module under per-file and total time budgets.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -28,8 +29,9 @@ from workspace_tools.core.grep_limits import (
     TOTAL_TIMEOUT,
 )
 from workspace_tools.core.text.chunking import is_markdown_heading
+from workspace_tools.core.text.mounts import Mounts
 from workspace_tools.core.text.regex_shape import group_depth, recursive_call
-from workspace_tools.core.text.scan import ScanConfig, is_glob, resolve_inside, scan
+from workspace_tools.core.text.scan import ScanConfig, is_glob, scan
 from workspace_tools.core.text.snippets import HIT_CLOSE, HIT_OPEN
 from workspace_tools.core.text.validate import check_unicode
 from workspace_tools.core.text.within import (
@@ -208,6 +210,7 @@ def grep(
     file_timeout: float = FILE_TIMEOUT,
     total_timeout: float = TOTAL_TIMEOUT,
     within: Sequence[str] | None = None,
+    mounts: Mounts | None = None,
 ) -> GrepReport:
     """Find the lines matching ``pattern`` in files under ``root``.
 
@@ -228,6 +231,7 @@ def grep(
         file_timeout: Seconds of matching per file.
         total_timeout: Seconds of matching for the whole search.
         within: Only files in these root-relative folders (``None``: anywhere in ``root``).
+        mounts: The folders mounted under prefixes of ``root`` (docs/mounts.md).
 
     Returns:
         The matches in path and line order, and what was capped, timed out or skipped.
@@ -243,10 +247,13 @@ def grep(
     if max_matches < 1 or max_per_file < 1:
         msg = f"max_matches and max_per_file must be at least 1, got {max_matches}, {max_per_file}."
         raise InvalidInputError(msg)
-    files, skipped = collect_files(root, paths, config=config, recursive=recursive, within=within)
+    mounts = mounts or Mounts(root)
+    files, skipped = collect_files(
+        root, paths, config=config, recursive=recursive, within=within, mounts=mounts
+    )
     report = GrepReport(skipped=skipped)
     deadline = time.monotonic() + total_timeout
-    for rel, converted in converted_files(root, files, config, convert, report.skipped):
+    for rel, converted in converted_files(mounts, files, config, convert, report.skipped):
         report.files_searched += 1
         budget = min(time.monotonic() + file_timeout, deadline)
         search = FileSearch(compiled, width=width, max_line_chars=max_line_chars, budget=budget)
@@ -272,18 +279,18 @@ def grep(
 
 
 def converted_files(
-    root: Path,
+    mounts: Mounts,
     files: dict[str, Path],
     config: ScanConfig | None,
     convert: Converter | None,
     skipped: list[SkippedFile],
 ) -> Iterator[tuple[str, Converted]]:
-    """Each file's converted text, read inside ``root``; the unreadable go to ``skipped``."""
+    """Each file's converted text, read inside its folder; the unreadable go to ``skipped``."""
     cfg = config or ScanConfig()
     to_text = convert or convert_bytes
     for rel, absolute in files.items():
         try:
-            data, _ = cfg.read(root, rel)
+            data, _ = cfg.read(*mounts.route(rel))
             converted = to_text(absolute, data)
         except (ConversionError, InvalidInputError) as exc:  # over a budget, a link swapped...
             skipped.append(SkippedFile(path=rel, reason=str(exc)))
@@ -301,10 +308,12 @@ def collect_files(
     config: ScanConfig | None = None,
     recursive: bool = True,
     within: Sequence[str] | None = None,
+    mounts: Mounts | None = None,
 ) -> tuple[dict[str, Path], list[SkippedFile]]:
     """Files named by ``paths`` (files, folders, globs; default the root), checked to lie inside.
 
-    With ``within`` (root-relative folders), only the files in them count.
+    With ``within`` (root-relative folders), only the files in them count; ``mounts``: the
+    folders mounted under prefixes of ``root``.
 
     Returns:
         Id -> absolute path of every file found, and the files left out with reasons.
@@ -313,13 +322,14 @@ def collect_files(
         PathOutsideWorkspaceError: a path leaves ``root`` (``..``, absolute, symlink escape).
         InvalidInputError: a path does not exist, or no readable file was found.
     """
+    mounts = mounts or Mounts(root)
     entries = list(paths) if paths else ["."]
     if not paths and within is not None:
-        entries = within_entries(root, within)
+        entries = within_entries(mounts, within)
     for entry in entries:
         if is_glob(entry):
             continue
-        resolved = resolve_inside(root, entry)
+        resolved = mounts.resolve(entry)
         if not resolved.exists():
             msg = (
                 f"No file or folder {entry!r} in the workspace. Give paths relative to the "
@@ -327,12 +337,13 @@ def collect_files(
             )
             raise InvalidInputError(msg)
     if paths and within is not None and recursive:
-        entries = narrow_entries(root, entries, within)
+        entries = narrow_entries(mounts, entries, within)
     cfg = config or ScanConfig()
     if not recursive:
         cfg = dataclasses.replace(cfg, max_depth=0)
     folders = folders_within(within) if within is not None else None
-    found = scan(root, entries, config=cfg, folders=folders)
+    walk = mounts.scan if mounts else functools.partial(scan, root)
+    found = walk(entries, config=cfg, folders=folders)
     skipped = [s for s in found.skipped if recursive or not s.reason.startswith("depth limit")]
     if within is not None and found.files:
         found.files, skipped = keep_within(found.files, skipped, within, entries=entries)

@@ -20,6 +20,7 @@ from workspace_tools.core.grep import (
     compile_pattern,
     converted_files,
 )
+from workspace_tools.core.text.mounts import Mounts
 from workspace_tools.core.text.scan import ScanConfig
 from workspace_tools.core.types import SkippedFile
 
@@ -67,6 +68,7 @@ def grep_counts(
     file_timeout: float = FILE_TIMEOUT,
     total_timeout: float = TOTAL_TIMEOUT,
     within: Sequence[str] | None = None,
+    mounts: Mounts | None = None,
 ) -> GrepCounts:
     """The files with lines matching ``pattern``, and how many lines match in each.
 
@@ -80,10 +82,13 @@ def grep_counts(
     if max_files < 1:
         msg = f"max_files must be at least 1, got {max_files}."
         raise InvalidInputError(msg)
-    files, skipped = collect_files(root, paths, config=config, recursive=recursive, within=within)
+    mounts = mounts or Mounts(root)
+    files, skipped = collect_files(
+        root, paths, config=config, recursive=recursive, within=within, mounts=mounts
+    )
     report = GrepCounts(skipped=skipped)
     deadline = time.monotonic() + total_timeout
-    for rel, converted in converted_files(root, files, config, convert, report.skipped):
+    for rel, converted in converted_files(mounts, files, config, convert, report.skipped):
         report.files_searched += 1
         budget = min(time.monotonic() + file_timeout, deadline)
         search = FileSearch(compiled, width=0, max_line_chars=max_line_chars, budget=budget)

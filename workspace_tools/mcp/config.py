@@ -47,6 +47,8 @@ class ServerOptions:
     """Server name reported to clients."""
     index_dir: Path | None = None
     """The workspace's index folder (``--index-dir``; ``None``: the workspace's own)."""
+    mounts: Mapping[str, str] | None = None
+    """More folders of the workspace, prefix -> folder (``--mount``; docs/mounts.md)."""
 
     def with_flags(self, **flags: Any) -> ServerOptions:
         """A copy with the flags that were given (``None`` and empty values are left out)."""

@@ -187,6 +187,8 @@ def _open_workspace(
         overrides["read_only"] = True
     if options.index_dir is not None:
         overrides["index_dir"] = options.index_dir
+    if options.mounts:
+        overrides["mounts"] = options.mounts
     assert options.workspace is not None
     ws = Workspace.from_project(options.workspace, **overrides)
     if now and ws.embedder is not None and hasattr(ws.embedder, "load"):

@@ -167,7 +167,12 @@ class SearchDocumentsTool(ThreadedTool):
     ) -> tuple[list[dict[str, Any]], list[str], bool]:
         ws = self.workspace
         files, _ = collect_files(
-            ws.root, paths, config=ws.scan_config, recursive=recursive, within=self.within
+            ws.root,
+            paths,
+            config=ws.scan_config,
+            recursive=recursive,
+            within=self.within,
+            mounts=ws.mounts,
         )
         notes: list[str] = []
         if self.auto_sync and not (self.read_only or ws.read_only):
@@ -228,6 +233,7 @@ class SearchDocumentsTool(ThreadedTool):
             config=ws.scan_config,
             convert=self.converter,
             within=self.within,
+            mounts=ws.mounts,
         )
         items = [
             {
@@ -287,6 +293,7 @@ class SearchDocumentsTool(ThreadedTool):
             config=ws.scan_config,
             convert=self.converter,
             within=self.within,
+            mounts=ws.mounts,
         )
         output_mode = "count" if counts else "files_with_matches"
         items = [

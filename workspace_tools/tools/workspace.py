@@ -20,7 +20,7 @@ from pydantic import (
 
 from workspace_tools.core.errors import InvalidInputError, ReadOnlyWorkspaceError
 from workspace_tools.core.ranking.multi import MAX_QUERIES
-from workspace_tools.core.text.scan import is_glob, resolve_inside
+from workspace_tools.core.text.scan import is_glob
 from workspace_tools.core.text.within import and_filters, within_filter
 from workspace_tools.core.types import SearchResult
 from workspace_tools.core.workspace import MAX_QUERY_CHARS
@@ -309,7 +309,7 @@ class WorkspaceIndexTool(ThreadedTool):
                     text += f" Its id is {stored!r} (filter and remove by either form)."
                 return text, {"path": stored, "chunk_ids": chunk_ids, "chunks": len(chunk_ids)}
             if not is_glob(path):
-                resolved = resolve_inside(ws.root, path)
+                resolved = ws.mounts.resolve(path)
                 if not resolved.exists():
                     msg = (
                         f"No file or folder {path!r} in the workspace. Give a path relative to "

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 from workspace_tools.core.convert import DOCUMENT_EXTENSIONS, Converted
 from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.core.text.hashing import text_hash
-from workspace_tools.core.text.scan import scan
 
 if TYPE_CHECKING:
     from workspace_tools.core.workspace import Workspace
@@ -64,10 +63,8 @@ def converted_from_json(text: str) -> Converted:
 def scan_files(workspace: Workspace, paths: Sequence[str] | None) -> list[tuple[str, Path]]:
     """The files a sync of ``workspace`` over ``paths`` walks (``None``: its default paths)."""
     root = workspace.root
-    found = scan(
-        root,
-        paths if paths is not None else workspace.default_paths,
-        config=workspace.scan_config,
+    found = workspace.mounts.scan(
+        paths if paths is not None else workspace.default_paths, config=workspace.scan_config
     )
     try:
         index_rel: str | None = workspace.index_dir.relative_to(root).as_posix()
@@ -92,7 +89,7 @@ def file_work(workspace: Workspace, rel: str, path: Path) -> FileWork | None:
             and (previous.mtime_ns, previous.size) == (stat.st_mtime_ns, stat.st_size)
         ):
             return None
-        data, _ = cfg.read(workspace.root, rel)
+        data, _ = cfg.read(*workspace.mounts.route(rel))
     except (OSError, InvalidInputError):
         return None
     digest = text_hash(data)

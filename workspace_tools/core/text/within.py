@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from workspace_tools.core.errors import InvalidInputError
-from workspace_tools.core.text.scan import is_glob, resolve_inside
+from workspace_tools.core.text.mounts import Mounts
+from workspace_tools.core.text.scan import is_glob
 from workspace_tools.core.types import SkippedFile
 
 __all__ = [
@@ -96,13 +97,13 @@ def _shown(values: Iterable[str]) -> str:
     return ", ".join(repr(v) for v in values) or "none"
 
 
-def within_entries(root: Path, within: Sequence[str]) -> list[str]:
+def within_entries(mounts: Mounts, within: Sequence[str]) -> list[str]:
     """What to walk for "the whole root" confined to ``within``: its folders that exist.
 
     Raises:
         InvalidInputError: none of them exists.
     """
-    entries = [w for w in within if (root / w).exists()]
+    entries = [w for w in within if mounts.path(w).exists()]
     if not entries:
         msg = (
             f"No readable files in the folders this search may see ({_shown(within)}). Index "
@@ -112,24 +113,24 @@ def within_entries(root: Path, within: Sequence[str]) -> list[str]:
     return entries
 
 
-def narrow_entries(root: Path, entries: Sequence[str], within: Sequence[str]) -> list[str]:
+def narrow_entries(mounts: Mounts, entries: Sequence[str], within: Sequence[str]) -> list[str]:
     """``entries`` with each folder around ``within`` replaced by ``within``'s folders in it.
 
     Raises:
         InvalidInputError: no entry meets ``within``.
-        PathOutsideWorkspaceError: an entry leaves ``root``.
+        PathOutsideWorkspaceError: an entry leaves the root (or its mount).
     """
     out: list[str] = []
     for entry in entries:
         if is_glob(entry):
             out.append(entry)
             continue
-        rel = resolve_inside(root, entry).relative_to(root).as_posix()
+        rel = mounts.source_id(mounts.resolve(entry)) or "."
         if rel != "." and is_within(rel, within):
             out.append(entry)
             continue
         inner = [w for w in within if rel == "." or is_within(w, (rel,))]
-        out.extend(w for w in inner if (root / w).exists())
+        out.extend(w for w in inner if mounts.path(w).exists())
     if not out:
         raise _outside(entries, within)
     return list(dict.fromkeys(out))

@@ -20,6 +20,7 @@ from workspace_tools.core.embedding.embedder import Embedder
 from workspace_tools.core.index.sparse import BM25Config
 from workspace_tools.core.store.database import IndexDatabase
 from workspace_tools.core.text.chunking import ChunkingConfig
+from workspace_tools.core.text.mounts import Mounts
 from workspace_tools.core.text.scan import ScanConfig
 from workspace_tools.core.text.tokenizer import Tokenizer
 from workspace_tools.core.types import Chunk
@@ -32,6 +33,7 @@ class WorkspaceHost(Protocol):
     """The workspace as its reader and writer see it."""
 
     root: Path
+    mounts: Mounts
     index_dir: Path
     default_paths: list[str] | None
     embedder: Embedder | None

@@ -20,6 +20,7 @@ from workspace_tools.core.store.database import SourceRecord
 from workspace_tools.core.text.chunking import ChunkingConfig
 from workspace_tools.core.text.hashing import text_hash
 from workspace_tools.core.text.indexed import bm25_text
+from workspace_tools.core.text.mounts import Mounts
 from workspace_tools.core.text.scan import ScanConfig
 from workspace_tools.core.text.validate import check_unicode
 from workspace_tools.core.types import Chunk, SkippedFile, SyncReport
@@ -258,12 +259,12 @@ def stage_file(
     conversions: ConversionCache,
     chunking: ChunkingConfig,
     read_only: bool,
-    root: Path,
+    mounts: Mounts,
     scan_config: ScanConfig,
 ) -> tuple[SourceRecord, list[Chunk]] | bool | None:
     """Read one file for sync, comparing it with its ``previous`` manifest row.
 
-    The bytes are read through :func:`read_inside` (no link followed out of ``root``, regular
+    The bytes are read through :func:`read_inside` (no link followed out of its folder, regular
     files only), not through ``path``, which a scan saw but which may have changed since.
 
     Returns:
@@ -281,7 +282,7 @@ def stage_file(
         ):
             report.unchanged += 1
             return False
-        data, stat = scan_config.read(root, rel)
+        data, stat = scan_config.read(*mounts.route(rel))
     except OSError as exc:
         report.skipped.append(SkippedFile(path=rel, reason=f"unreadable: {exc.strerror or exc}"))
         return None

@@ -18,7 +18,7 @@ from workspace_tools.core.ranking.filters import Filter
 from workspace_tools.core.ranking.fusion import FusedHit
 from workspace_tools.core.ranking.multi import check_queries, fuse_rankings
 from workspace_tools.core.ranking.ranking import fuse, resolve_mode
-from workspace_tools.core.text.scan import normalise_id, read_inside, resolve_inside
+from workspace_tools.core.text.scan import normalise_id, read_inside
 from workspace_tools.core.types import Chunk, SearchResult
 from workspace_tools.core.workspace._host import WorkspaceHost
 from workspace_tools.core.workspace._lines import (
@@ -368,15 +368,15 @@ class IndexReader:
 
         ``store``: keep a fresh conversion of a rich document in the cache.
         """
-        inside = self.ws._root_relative(path)
-        absolute = resolve_inside(self.ws.root, inside)
+        rel = normalise_id(self.ws.root, self.ws._root_relative(path))
+        folder, inner = self.ws.mounts.route(rel)
+        absolute = self.ws.mounts.resolve(rel)
         if not absolute.is_file() and not absolute.exists():
             msg = f"No file {path!r} in the workspace. Give a path relative to the workspace root."
             raise InvalidInputError(msg)
-        rel = normalise_id(self.ws.root, inside)
         limit = self.ws.scan_config.max_file_bytes
         try:
-            data, _ = read_inside(self.ws.root, rel, max_bytes=limit)
+            data, _ = read_inside(folder, inner, max_bytes=limit)
         except OSError as exc:
             msg = (
                 f"Cannot read {path!r}: {exc.strerror or exc}. Check the file's permissions, or "

@@ -87,3 +87,4 @@ class WorkspaceSection(_Strict):
     conversion: _Conversion = _Conversion()
     read_only: bool = False
     backend: Annotated[dict[str, Any], BeforeValidator(_typed)] = Field(default_factory=dict)
+    mounts: dict[Text, Text] = Field(default_factory=dict)

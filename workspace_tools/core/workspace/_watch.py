@@ -25,6 +25,8 @@ from typing import Any, Final, Protocol
 from workspace_tools.core.background import BackgroundWorker
 from workspace_tools.core.convert import ConversionCache
 from workspace_tools.core.errors import WorkspaceError
+from workspace_tools.core.text.mounts import Mounts
+from workspace_tools.core.text.safe_read import is_inside
 from workspace_tools.core.text.scan import PathRules, ScanConfig
 from workspace_tools.core.types import SyncReport
 
@@ -45,6 +47,7 @@ class Watched(Protocol):
     """What a :class:`Watcher` needs of a :class:`Workspace`."""
 
     root: Path
+    mounts: Mounts
     index_dir: Path
     scan_config: ScanConfig
     default_paths: list[str] | None
@@ -194,8 +197,10 @@ class Watcher:
 
         identity = _identity(self.root)
         self.stats.mode = "events"
+        outside = [f for _, f in self.workspace.mounts if not is_inside(self.root, f)]
         for changes in watchfiles.watch(
             self.root,
+            *outside,  # the mount folders not under the root
             watch_filter=self._wanted,
             debounce=self.debounce_ms,
             step=self.step_ms,
@@ -261,11 +266,8 @@ class Watcher:
         rels: set[str] = set()
         full = False
         for path in paths:
-            try:
-                rel = Path(path).relative_to(self.root).as_posix()
-            except ValueError:
-                continue
-            if rel in {"", "."}:
+            rel = self.workspace.mounts.source_id(Path(path))
+            if not rel:
                 continue
             if rel.rsplit("/", 1)[-1] in _CONFIG_FILES:
                 full = True
@@ -281,13 +283,16 @@ class Watcher:
 
     def _relevant(self, rels: set[str]) -> set[str]:
         """The paths a scan reaches, or that name an indexed file (or folder of them)."""
-        rules = PathRules(self.root, self.workspace.scan_config)
+        rules: dict[Path, PathRules] = {}  # one per folder: the root's, each mount's
         indexed: set[str] | None = None
         out: set[str] = set()
         for rel in rels:
-            absolute = self.root / rel
+            folder, inner = self.workspace.mounts.route(rel)
+            absolute = self.workspace.mounts.path(rel)
             if absolute.exists():
-                if rules.admits(rel, is_dir=absolute.is_dir()):
+                if folder not in rules:
+                    rules[folder] = PathRules(folder, self.workspace.scan_config)
+                if rules[folder].admits(inner, is_dir=absolute.is_dir()):
                     out.add(rel)
                 continue
             if indexed is None:

@@ -44,6 +44,7 @@ from workspace_tools.core.ranking.fusion import DEFAULT_FUSION, FUSION_RULES
 from workspace_tools.core.ranking.ranking import MODES, SearchMode
 from workspace_tools.core.store.database import IndexDatabase, SourceRecord
 from workspace_tools.core.text.chunking import ChunkingConfig
+from workspace_tools.core.text.mounts import Mounts
 from workspace_tools.core.text.scan import (
     ScanConfig,
     is_glob,
@@ -152,6 +153,8 @@ class Workspace:
             only the arguments).
         backend: Search backend: ``"embedded"`` (default), ``"milvus"`` (Lite file in the index
             folder) or a :class:`BackendConfig` / mapping for a Milvus server (docs/milvus.md).
+        mounts: More folders in the same index, each under a prefix: ``{"/docs": "path/a"}``
+            (ids ``docs/...``; relative folders are under the root); see docs/mounts.md.
 
     Raises:
         InvalidInputError: ``root`` is not a folder, an argument or a setting of the file is
@@ -182,6 +185,7 @@ class Workspace:
         hnsw_threshold: int = HNSW_THRESHOLD,
         config: bool = True,
         backend: str | BackendConfig | Mapping[str, Any] | None = None,
+        mounts: Mapping[str, str | os.PathLike[str]] | None = None,
     ) -> None:
         self.root = Path(root).expanduser().resolve()
         if not self.root.is_dir():
@@ -219,6 +223,7 @@ class Workspace:
             msg = f"ranking_prior must be true or false, got {ranking_prior!r}."
             raise InvalidInputError(msg)
         self.backend_config = backend_config(file.get("backend") if backend is None else backend)
+        self.mounts = Mounts.merged(self.root, file.get("mounts"), mounts)  # the caller's win
         self.embedder: Embedder | None = _make_embedder(embedder)
         if not bm25 and self.embedder is None:
             msg = "A workspace needs at least one index: keep bm25=True or pass an embedder."
@@ -337,10 +342,8 @@ class Workspace:
         """
         if not path.startswith("/"):
             return path
-        candidate = Path(os.path.normpath(path))
-        if candidate == self.root or self.root in candidate.parents:
-            return path
-        return path.lstrip("/") or "."
+        found = self.mounts.source_id(Path(os.path.normpath(path)))  # in the root or a mount
+        return (found or ".") if found is not None else path.lstrip("/") or "."
 
     def _refresh(self) -> None:
         with self._lock:

@@ -24,7 +24,6 @@ from workspace_tools.core.store.database import (
     storage_error,
 )
 from workspace_tools.core.text.hashing import text_hash
-from workspace_tools.core.text.scan import scan
 from workspace_tools.core.types import Chunk, SyncReport
 from workspace_tools.core.workspace._compat import (
     check_root,
@@ -341,7 +340,7 @@ class IndexWriter:
                 conversions=self.ws._conversions,
                 chunking=self.ws.chunking,
                 read_only=self.ws.read_only,
-                root=self.ws.root,
+                mounts=self.ws.mounts,
                 scan_config=self.ws.scan_config,
             )
             if outcome is not None:
@@ -386,7 +385,7 @@ class IndexWriter:
             paths = self.ws.default_paths
         with self.ws._write_lock:
             self.ws._refresh()
-            found = scan(self.ws.root, paths, config=self.ws.scan_config)
+            found = self.ws.mounts.scan(paths, config=self.ws.scan_config)
             index_rel = self._index_rel()
             files = [
                 (rel, path)

@@ -29,7 +29,7 @@ from typing import Final
 
 from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.core.text.hashing import text_hash
-from workspace_tools.core.text.scan import scan
+from workspace_tools.core.text.mounts import Mounts
 from workspace_tools.core.workspace._host import WorkspaceHost
 from workspace_tools.core.workspace._ingest import RACY_WINDOW_NS
 
@@ -128,12 +128,12 @@ def _write_unindexed(index_dir: Path, files: Mapping[str, _Kept]) -> None:
         staging.unlink(missing_ok=True)
 
 
-def _stats(root: Path, ids: Iterable[str]) -> dict[str, tuple[int, int]]:
+def _stats(mounts: Mounts, ids: Iterable[str]) -> dict[str, tuple[int, int]]:
     """``(mtime_ns, size)`` of the ids found on disk."""
     out: dict[str, tuple[int, int]] = {}
     for rel in ids:
         try:
-            stat = (root / rel).stat()
+            stat = mounts.path(rel).stat()
         except (OSError, ValueError):
             continue
         out[rel] = (stat.st_mtime_ns, stat.st_size)
@@ -150,7 +150,7 @@ def record_skipped(workspace: WorkspaceHost, skipped: Iterable[str], *, complete
         return
     now = time.time_ns()
     found: dict[str, _Kept] = {}
-    for rel, (mtime, size) in _stats(workspace.root, skipped).items():
+    for rel, (mtime, size) in _stats(workspace.mounts, skipped).items():
         if now - mtime >= RACY_WINDOW_NS:
             found[rel] = (mtime, size)
         elif (digest := _digest(workspace, rel)) is not None:  # too recent: content decides
@@ -162,7 +162,7 @@ def record_skipped(workspace: WorkspaceHost, skipped: Iterable[str], *, complete
 
 def record_removed(workspace: WorkspaceHost, removed: Iterable[str]) -> None:
     """After ``remove()``: its files still on disk are kept out until they change."""
-    found = _stats(workspace.root, removed)
+    found = _stats(workspace.mounts, removed)
     if found and workspace.index_dir.is_dir():
         _write_unindexed(workspace.index_dir, {**_unindexed(workspace.index_dir), **found})
 
@@ -173,7 +173,7 @@ def record_removed(workspace: WorkspaceHost, removed: Iterable[str]) -> None:
 def _digest(workspace: WorkspaceHost, rel: str) -> str | None:
     """The content hash of the file ``rel`` (read through the safe reader), if it reads."""
     try:
-        data, _ = workspace.scan_config.read(workspace.root, rel)
+        data, _ = workspace.scan_config.read(*workspace.mounts.route(rel))
     except (OSError, InvalidInputError):
         return None
     return text_hash(data)
@@ -189,7 +189,7 @@ def pending_changes(workspace: WorkspaceHost) -> PendingChanges:
 
     One ``stat`` per file; only files recorded inside the racy-timestamp window are read.
     """
-    found = scan(workspace.root, workspace.default_paths, config=workspace.scan_config)
+    found = workspace.mounts.scan(workspace.default_paths, config=workspace.scan_config)
     try:
         index_rel: str | None = workspace.index_dir.relative_to(workspace.root).as_posix()
     except ValueError:

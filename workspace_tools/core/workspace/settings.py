@@ -16,14 +16,16 @@ Example::
       conversion: {seconds: 5, memory_bytes: 268435456, per_format: {pdf: {seconds: 8}}}
       read_only: false
       backend: embedded                   # embedded | milvus | {type: milvus, analyzer: ...}
+      mounts: {/docs: documentation}      # prefix -> folder inside the root (docs/mounts.md)
 
 Every value is checked by type when the file is read (a pydantic model, strict: ``'false'`` is
 not a boolean, ``'10'`` not a number), and an error names the key, the value and the file.
 
 The file belongs to the indexed folder, which is not trusted (docs/security.md, "Who may set
 what"): it may shape how its own content is indexed, but not move data or credentials. So
-``index_dir`` must stay inside the root, and ``backend`` may not name a server ``uri``, a
-``token`` or a Lite file outside the root: those come from the API, the CLI or the environment.
+``index_dir`` and ``mounts`` must stay inside the root, and ``backend`` may not name a server
+``uri``, a ``token`` or a Lite file outside the root: those come from the API, the CLI or the
+environment.
 Nor may it raise a limit that protects the reader: ``scan`` depth and file size and the
 ``conversion`` budgets may be lowered there, never raised above the defaults, and conversion
 stays isolated in worker processes; a caller raises them with ``scan_config=`` and
@@ -49,6 +51,7 @@ from workspace_tools.core.text.scan import ScanConfig
 
 __all__ = [
     "INDEX_DIR_ENV",
+    "MOUNTS_ENV",
     "SECTION",
     "UntrustedSettingError",
     "bm25_argument",
@@ -59,6 +62,8 @@ SECTION: Final = "workspace"
 """Top-level key of the workspace settings in ``workspace-tools.yaml``."""
 INDEX_DIR_ENV: Final = "WORKSPACE_TOOLS_INDEX_DIR"
 """Environment variable the CLI reads for ``--index-dir`` (an index folder anywhere)."""
+MOUNTS_ENV: Final = "WORKSPACE_TOOLS_MOUNTS"
+"""Environment variable the CLI reads for ``--mount`` (``PREFIX=PATH`` joined by ``os.pathsep``)."""
 
 _KEYS: Final = {
     "index_dir",
@@ -73,6 +78,7 @@ _KEYS: Final = {
     "conversion",
     "read_only",
     "backend",
+    "mounts",
 }
 _SECTIONS: Final[dict[str, Any]] = {
     "bm25": BM25Config,
@@ -103,6 +109,13 @@ def workspace_options(config: ProjectConfig) -> tuple[dict[str, Any], list[str] 
         options["embedder"] = None if value == "none" else value
     if "backend" in data:
         options["backend"] = _backend(config, data["backend"], where)
+    if "mounts" in data:
+        fix = f"Pass mounts= to Workspace, --mount PREFIX=PATH on the CLI or set ${MOUNTS_ENV}."
+        what = "mount a folder outside it"
+        options["mounts"] = {
+            p: _inside_root(config, f, key=f"mounts: {p}", what=what, fix=fix)
+            for p, f in data["mounts"].items()
+        }
     for key in ("fusion", "vector_weight", "ranking_prior", "read_only"):
         if key in data:
             options[key] = data[key]
@@ -159,20 +172,26 @@ def bm25_argument(bm25: Any, bm25_config: BM25Config | None) -> tuple[bool, BM25
     return True, bm25
 
 
-def _inside_root(config: ProjectConfig, value: str) -> Path:
-    """``index_dir`` of the file, refused unless it stays inside the (resolved) root."""
+def _inside_root(
+    config: ProjectConfig,
+    value: str,
+    *,
+    key: str = "index_dir",
+    what: str = "move its index elsewhere",
+    fix: str = f"Pass index_dir= to Workspace, --index-dir on the CLI or set ${INDEX_DIR_ENV}.",
+) -> Path:
+    """A path of the file (``index_dir``, a mount), refused unless it stays inside the root."""
     root = config.root.resolve()
     target = Path(os.path.normpath(Path(config.root, value)))
     try:
         resolved = target.resolve()
     except (OSError, RuntimeError) as exc:  # a symlink loop
-        msg = f"'index_dir' {value!r} in {config.path} cannot be resolved ({exc})."
+        msg = f"'{key}' {value!r} in {config.path} cannot be resolved ({exc})."
         raise InvalidInputError(msg) from exc
     if resolved != root and root not in resolved.parents:
         msg = (
-            f"'index_dir: {value}' in {config.path} is refused: it points outside the project "
-            f"root ({resolved}), and the folder's own file may not move its index elsewhere. "
-            f"Pass index_dir= to Workspace, --index-dir on the CLI or set ${INDEX_DIR_ENV}."
+            f"'{key}: {value}' in {config.path} is refused: it points outside the project "
+            f"root ({resolved}), and the folder's own file may not {what}. {fix}"
         )
         raise UntrustedSettingError(msg)
     return target
