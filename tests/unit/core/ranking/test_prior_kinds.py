@@ -201,6 +201,7 @@ def test_name_and_suffix_are_the_path_objects(path: str) -> None:
     assert prior._name_and_suffix(path) == (expected, PurePosixPath(expected).suffix)
 
 
+@pytest.mark.slow  # thousands of generated names
 def test_a_letter_is_a_prose_word_and_generated_letters_lower_case() -> None:
     import re
     import sys

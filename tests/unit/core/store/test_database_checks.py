@@ -134,7 +134,8 @@ def test_commits_record_the_writer_version(index: Path) -> None:
         ("DROP TABLE meta", "the meta table is missing"),
     ],
 )
-@pytest.mark.parametrize("read_only", [False, True])
+# the read-only opening of each damage runs in the full set (--full): each opens an index
+@pytest.mark.parametrize("read_only", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_damage_the_checksums_miss_is_refused(
     tmp_path: Path, index: Path, statement: str, problem: str, read_only: bool
 ) -> None:
