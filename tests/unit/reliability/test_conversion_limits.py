@@ -89,7 +89,8 @@ def test_pdf_cycles_inside_pdfminer_hit_the_time_limit_and_free_the_lock(
 @pytest.mark.parametrize(
     ("name", "words"),
     [
-        ("flate.pdf", {"unpacked size limit"}),  # one stream over a quarter of 256 MB
+        # one stream over a quarter of 256 MB
+        pytest.param("flate.pdf", {"unpacked size limit"}, marks=pytest.mark.slow),
         ("book.epub", {"unpacked size limit"}),
         ("report.docx", {"unpacked size limit"}),
         # seconds until the memory or time limit stops the worker:

@@ -99,6 +99,7 @@ def _text(rng: random.Random) -> str:
     return "\n".join(LINES[rng.choice(pick)](rng) for _ in range(rng.randint(0, 30)))
 
 
+@pytest.mark.slow  # 3,000 generated sources
 def test_kinds_equal_the_full_measures_on_3000_generated_sources() -> None:
     rng = random.Random(25)
     seen = set()
