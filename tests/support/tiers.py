@@ -3,7 +3,8 @@
 The fast run leaves a test out (``--full`` and CI run it) when
 
 - it is marked ``requires_model`` (it loads the real packaged model) or ``slow`` (a notebook
-  run, the docs site build, the wheel install, or a test measured at over ~2 s on two cores); or
+  run, the docs site build, the wheel install, Milvus Lite's server, or a test measured at
+  about 1 s or more on two cores); or
 - it starts a Python process: its code, a fixture it uses, or a function of this test package
   it calls (followed through) names ``sys.executable`` (the MCP test server, the CLI, a child
   script) or a list holding it, or opens an MCP SDK client that starts its server
