@@ -1,4 +1,5 @@
-"""Shared fixtures: a deterministic fake embedder, the shared benchmark folder, small trees."""
+"""Shared fixtures (a deterministic fake embedder, the shared benchmark folder, small trees) and
+the test tiers: ``pytest`` runs the fast set, ``pytest --full`` everything (tests/support/tiers.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,45 @@ from tests.support.docs_tree import make_docs_tree
 from tests.support.fakes import FakeEmbedder
 from tests.support.paths import BENCHMARKS, REPO, SHARED
 from tests.support.skills import MakeSkill, write_skill
+from tests.support.tiers import ProcessFinder, full_only
 
 __all__ = ["BENCHMARKS", "REPO", "SHARED", "FakeEmbedder"]
+
+_LEFT_OUT = pytest.StashKey[int]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--full",
+        action="store_true",
+        help="run every test (CI): also those the fast default run leaves out, which start a "
+        "process, load the real model, run notebooks, build the docs or install the wheel",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--full"):
+        return
+    finder = ProcessFinder()
+    kept: list[pytest.Item] = []
+    left: list[pytest.Item] = []
+    for item in items:
+        (left if full_only(item, finder) else kept).append(item)
+    config.stash[_LEFT_OUT] = len(left)
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = kept
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config
+) -> None:
+    left = config.stash.get(_LEFT_OUT, 0)
+    if left:
+        terminalreporter.write_line(
+            f"fast run: {left} slower tests left out (they start a process, load the real model, "
+            "run notebooks, build the docs or install the wheel); `pytest --full` runs them too"
+        )
 
 
 @pytest.fixture

@@ -264,6 +264,7 @@ def test_every_page_is_collected_and_the_main_commands_are_among_the_blocks() ->
     assert len(BLOCKS) > 40
 
 
+@pytest.mark.slow  # runs a shell block
 def test_a_documented_command_that_breaks_fails_its_doc_test(tmp_path: Path) -> None:
     """cli.md's examples as written pass; with one option renamed (as a CLI change would do
     to the docs) the same page fails at that block, naming the command."""

@@ -85,8 +85,22 @@ def missing_here(block: Block) -> str | None:
     return None
 
 
+SHELL = ("sh", "bash", "console")
+
+
 def _marks(block: Block) -> list[pytest.MarkDecorator]:
-    return [pytest.mark.requires_model] if "model" in block.directives else []
+    """``requires_model`` when running ``block`` loads the real model, ``slow`` when it starts a
+    process (a shell command, an MCP client config) or is marked ``slow``; a block runs the blocks
+    above it first, so they count too. The fast default run leaves both out (tests/support/tiers.py)."""
+    if block.skip_reason:
+        return []  # never runs
+    run = [b for b in BLOCKS if b.page == block.page and b.line <= block.line and not b.skip_reason]
+    marks = []
+    if any("model" in b.directives for b in run):
+        marks.append(pytest.mark.requires_model)
+    if any(b.lang in SHELL or "mcp-config" in b.directives or "slow" in b.directives for b in run):
+        marks.append(pytest.mark.slow)
+    return marks
 
 
 @pytest.mark.parametrize("block", [pytest.param(b, id=b.where, marks=_marks(b)) for b in BLOCKS])

@@ -20,6 +20,9 @@ The docs are tested like code (``tests/test_docs_examples.py``). This module onl
   ``<!-- doctest: model -->``
       run with the real packaged embedding model (the test is marked ``requires_model``);
       without it a deterministic fake embedder stands in for the default model.
+  ``<!-- doctest: slow -->``
+      the block takes seconds (the test is marked ``slow``): the fast default ``pytest`` run
+      leaves it out, with the blocks below it on the page, ``pytest --full`` runs it.
   ``<!-- doctest: npm -->``
       the block runs npm clients (``npx ...``) installed by ``npm ci --prefix tests/npm``; where
       they are not installed it is skipped, saying so.
@@ -56,6 +59,7 @@ _KNOWN = {
     "skip": True,
     "output": False,
     "model": False,
+    "slow": False,
     "mcp-config": False,
     "npm": False,
     "extra": True,

@@ -7,7 +7,7 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 
-__all__ = ["acall", "call"]
+__all__ = ["acall", "call", "toolkit_tools"]
 
 
 def call(tool: BaseTool, **args: Any) -> ToolMessage:
@@ -23,3 +23,10 @@ async def acall(tool: BaseTool, **args: Any) -> ToolMessage:
     )
     assert isinstance(message, ToolMessage)
     return message
+
+
+def toolkit_tools(workspace: Any) -> dict[str, BaseTool]:
+    """The tools of a ``WorkspaceToolkit`` over ``workspace``, by name."""
+    from workspace_tools.tools import WorkspaceToolkit
+
+    return {t.name: t for t in WorkspaceToolkit(workspace=workspace).get_tools()}

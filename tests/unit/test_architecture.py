@@ -6,29 +6,36 @@ import cli or mcp; no import cycle between modules, and none between core's part
 
 from __future__ import annotations
 
+import functools
 import shutil
 from pathlib import Path
 
-from tests.support.architecture import read_imports
+from tests.support.architecture import ImportGraph, read_imports
 from tests.support.paths import REPO
 
 PACKAGE = REPO / "workspace_tools"
 
 
+@functools.cache
+def _package_imports() -> ImportGraph:
+    """The package's import graph, read once for the tests that only look at it."""
+    return read_imports(PACKAGE)
+
+
 def test_core_never_imports_adapters_or_langchain() -> None:
-    assert read_imports(PACKAGE).direction_violations() == []
+    assert _package_imports().direction_violations() == []
 
 
 def test_no_import_cycle_between_modules() -> None:
-    assert read_imports(PACKAGE).module_cycles() == []
+    assert _package_imports().module_cycles() == []
 
 
 def test_no_import_cycle_between_core_parts() -> None:
-    assert read_imports(PACKAGE).part_cycles("workspace_tools.core") == []
+    assert _package_imports().part_cycles("workspace_tools.core") == []
 
 
 def test_core_has_its_parts() -> None:
-    graph = read_imports(PACKAGE)
+    graph = _package_imports()
     parts = {m.split(".")[2] for m in graph.modules if m.startswith("workspace_tools.core.")}
     assert {
         "text",
@@ -45,7 +52,7 @@ def test_core_has_its_parts() -> None:
 
 def test_index_embedding_and_ranking_stay_apart() -> None:
     # The indexes, the embedders and the ranking are separate parts: none imports another.
-    graph = read_imports(PACKAGE)
+    graph = _package_imports()
     split = ("index", "embedding", "ranking")
     crossings = sorted(
         f"{module} imports {target}"
@@ -60,7 +67,7 @@ def test_index_embedding_and_ranking_stay_apart() -> None:
 
 def test_distributed_uses_no_private_module_of_the_workspace() -> None:
     # chunking and progress live in public modules both use (workspace/chunks.py, reporting.py)
-    graph = read_imports(PACKAGE)
+    graph = _package_imports()
     private = sorted(
         f"{module} imports {target}"
         for module, targets in graph.edges.items()

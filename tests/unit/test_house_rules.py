@@ -12,6 +12,8 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from tests.support.architecture import read_imports
 
 PACKAGE = Path(__file__).resolve().parents[2] / "workspace_tools"
@@ -171,6 +173,7 @@ def _plant(path: Path, code: str) -> None:
     path.write_text(path.read_text(encoding="utf-8") + "\n" + code + "\n", encoding="utf-8")
 
 
+@pytest.mark.slow  # parses a copy of the package per violation
 def test_planted_violations_are_caught(tmp_path: Path) -> None:
     copy = _copy(tmp_path)
     _plant(

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
+from tests.support.pdfs import write_two_column_pdf
 from workspace_tools.cli import main
 
 
@@ -94,3 +96,16 @@ def test_a_full_disk_is_one_clear_line_not_a_traceback(
     monkeypatch.undo()
     code, out, _ = run(capsys, "--root", str(tree), "--embedder", "none", "stats")
     assert code == 0 and json.loads(out)["sources"] == 0
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pdfminer") is None, reason="documents extra")
+def test_cli_text_output_names_the_page_of_a_pdf_hit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_two_column_pdf(tmp_path / "two.pdf")
+    base = ("--root", str(tmp_path), "--embedder", "none", "-q")
+    code, out, _ = run(
+        capsys, *base, "search", "higher retrieval precision translates end-to-end QA", "-k", "1"
+    )
+    assert code == 0
+    assert " 1. two.pdf:65-67 (page 2)  score " in out

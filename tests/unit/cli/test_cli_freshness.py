@@ -193,3 +193,16 @@ def test_the_stat_walk_reads_no_unchanged_file(
     pending = _freshness.pending_changes(ws)
     assert (pending.added, pending.changed, pending.deleted) == ([], ["docs/faq.md"], [])
     assert reads == []  # the changed file is found by its stat; no file is read
+
+
+def test_search_after_removing_the_last_source_does_not_reindex_the_folder(
+    tree: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(capsys, tree, "-q", "index")
+    assert run(capsys, tree, "remove", ".")[0] == 0
+    code, out, err = run(capsys, tree, "search", "install package")
+    assert code == 1  # nothing found (docs/cli.md's exit-status rule)
+    assert "indexing" not in err and "Indexed" not in out
+    assert "No results for 'install package'" in out
+    _, stats, _ = run(capsys, tree, "stats")
+    assert '"sources": 0' in stats

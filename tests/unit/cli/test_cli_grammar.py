@@ -82,7 +82,9 @@ def test_the_value_after_the_command_wins_and_none_given_keeps_the_default(
     assert args.root is None and args.quiet is False and args.embedder is None
 
 
-def test_the_issue_example_runs(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_global_options_after_the_query_and_the_command(
+    tree: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # `search "x" --root docs -q` was "unrecognized arguments: -q"
     code, out, err = run(
         capsys, "search", "install package", "--root", str(tree), "-q", "--embedder", "none"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -12,8 +13,11 @@ import pytest
 
 from workspace_tools.cli import main
 
-pytest.importorskip("nncf")
-pytest.importorskip("transformers")
+# Looked up, not imported: importing nncf loads torch, seconds of collection for every run.
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("nncf") is None or importlib.util.find_spec("transformers") is None,
+    reason="needs nncf and transformers (the vector extra)",
+)
 
 # Every kind of third-party output the first run of the default model and an MCP start made,
 # emitted by the libraries themselves from inside a command (`stats` replaced), with a root

@@ -94,6 +94,7 @@ def test_ignored_and_index_folder_writes_cause_no_sync(
     assert not hits(ws, "noise")
 
 
+@pytest.mark.slow  # writes 2,000 files
 def test_a_burst_of_2000_files_costs_a_bounded_number_of_commits(
     ws: Workspace, tree: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -112,6 +113,7 @@ def test_a_burst_of_2000_files_costs_a_bounded_number_of_commits(
     assert burst_commits <= math.ceil(2000 / BATCH_FILES) + burst_syncs
 
 
+@pytest.mark.slow  # waits for the root to come back
 def test_a_deleted_root_is_waited_for_and_synced_when_it_comes_back(
     ws: Workspace, tree: Path, watcher: Watcher
 ) -> None:

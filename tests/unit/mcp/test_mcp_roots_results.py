@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import ClientSession, types
 from mcp.client.stdio import stdio_client
 from pydantic import AnyUrl, FileUrl
@@ -213,6 +214,7 @@ async def test_roots_changed_mid_session_take_effect(project: Path) -> None:
     assert directories["client_roots"] == [str(project.resolve())]
 
 
+@pytest.mark.slow  # an HTTP server and two sessions
 async def test_over_http_each_session_has_its_own_roots(project: Path) -> None:
     from mcp.client.streamable_http import streamable_http_client
 

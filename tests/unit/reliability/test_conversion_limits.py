@@ -64,6 +64,7 @@ def test_pdf_title_cycle_converts_without_a_title(two: bool) -> None:
     assert pooled == converted
 
 
+@pytest.mark.slow  # waits for the time limit
 @pytest.mark.parametrize("name", ["length.pdf", "resources.pdf"])
 def test_pdf_cycles_inside_pdfminer_hit_the_time_limit_and_free_the_lock(
     tmp_path: Path, name: str
@@ -88,12 +89,14 @@ def test_pdf_cycles_inside_pdfminer_hit_the_time_limit_and_free_the_lock(
 @pytest.mark.parametrize(
     ("name", "words"),
     [
-        ("flate.pdf", {"unpacked size limit"}),  # one stream over a quarter of 256 MB
+        # one stream over a quarter of 256 MB
+        pytest.param("flate.pdf", {"unpacked size limit"}, marks=pytest.mark.slow),
         ("book.epub", {"unpacked size limit"}),
         ("report.docx", {"unpacked size limit"}),
-        ("letter.odt", {"memory limit", "time limit"}),
-        ("list.html", {"memory limit", "time limit"}),
-        ("mail.eml", {"memory limit", "time limit"}),
+        # seconds until the memory or time limit stops the worker:
+        pytest.param("letter.odt", {"memory limit", "time limit"}, marks=pytest.mark.slow),
+        pytest.param("list.html", {"memory limit", "time limit"}, marks=pytest.mark.slow),
+        pytest.param("mail.eml", {"memory limit", "time limit"}, marks=pytest.mark.slow),
     ],
 )
 def test_bomb_is_skipped_with_a_reason_naming_the_limit(
@@ -115,6 +118,7 @@ def test_bomb_is_skipped_with_a_reason_naming_the_limit(
     assert _reason_word(str(error.value)) in words
 
 
+@pytest.mark.slow  # inflates up to 64 MB
 @pytest.mark.parametrize("isolate", [True, False], ids=["worker", "in-process"])
 def test_a_pdf_stream_inflates_at_most_a_quarter_of_the_memory_budget(
     tmp_path: Path, isolate: bool
@@ -141,6 +145,7 @@ def test_a_pdf_stream_inflates_at_most_a_quarter_of_the_memory_budget(
     assert converted.metadata["pages"] == 1
 
 
+@pytest.mark.slow  # seconds of a worker converting a bomb
 def test_default_budgets_bound_a_bomb() -> None:
     limits = ConversionLimits()
     assert (limits.seconds, limits.memory_bytes) == (10.0, 512 * MB)
@@ -176,6 +181,7 @@ def test_per_format_budgets_override_the_default() -> None:
         ConversionLimits(memory_bytes=1000)
 
 
+@pytest.mark.slow  # waits for a worker's limits
 def test_a_file_over_budget_is_not_converted_again_by_the_next_sync(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -204,6 +210,7 @@ def test_a_file_over_budget_is_not_converted_again_by_the_next_sync(
     assert calls == ["length.pdf", "copy.pdf"]
 
 
+@pytest.mark.slow  # starts a worker twice
 def test_a_killed_worker_is_replaced() -> None:
     data = hf.pdf_length_cycle()
     for _ in range(2):

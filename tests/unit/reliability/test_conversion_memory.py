@@ -39,6 +39,7 @@ def test_the_idle_worker_loads_only_converter_libraries() -> None:
     assert status["VmSize"] < 256 * MB
 
 
+@pytest.mark.slow  # seconds of a worker converting a bomb
 @pytest.mark.parametrize(
     ("name", "build"),
     [
@@ -52,6 +53,7 @@ def test_a_bomb_peaks_under_768_mb(name: str, build: object) -> None:
     assert 0 < peak < 768 * MB, f"peak RSS {peak / MB:.0f} MB"
 
 
+@pytest.mark.slow  # seconds of a worker converting a bomb
 def test_a_pdf_bomb_stops_at_its_stream_bound_under_the_memory_budget() -> None:
     # Issue 39: the stream inflated until the address-space limit (peak 491 MB of 512 MB here;
     # 1,085 MB in-process); now it stops at a quarter of the budget with its own reason.

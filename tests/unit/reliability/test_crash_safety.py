@@ -232,6 +232,7 @@ def _damages(data: bytes, rng: random.Random) -> dict[str, bytes | None]:
     }
 
 
+@pytest.mark.slow  # opens every damaged file
 def test_every_damaged_index_file_gives_a_clear_error_or_heals(tmp_path: Path) -> None:
     base, answers = _build(tmp_path)
     index = base / ".workspace_tools" / "index"

@@ -95,6 +95,7 @@ class _Swapper:
         self.thread.join(timeout=10)
 
 
+@pytest.mark.slow  # thousands of syncs against a racing thread
 def test_symlink_swap_race_never_reads_outside(arena: Arena) -> None:
     """2,000 racing reads (800 syncs, 800 greps, 400 docs builds): 0 outside reads."""
     root = arena.ws

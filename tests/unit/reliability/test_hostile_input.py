@@ -141,6 +141,7 @@ DOCS_CASES: dict[str, bytes] = {
 }
 
 
+@pytest.mark.slow  # indexes several MB of hostile pages
 def test_hostile_docs_pages_give_a_bounded_index(tmp_path: Path) -> None:
     root = tmp_path / "docs"
     root.mkdir()
@@ -182,6 +183,7 @@ def hostile_ws(tmp_path: Path) -> Workspace:
     return Workspace(root, embedder=None)
 
 
+@pytest.mark.slow  # indexes every hostile file
 def test_hostile_workspace_inputs(hostile_ws: Workspace) -> None:
     ws = hostile_ws
     tried = 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 from pathlib import Path
@@ -9,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.paths import MIXED, missing
-from tests.support.tools import acall, call
+from tests.support.pdfs import write_two_column_pdf
+from tests.support.tools import acall, call, toolkit_tools
 from workspace_tools.core.convert import Converted
 from workspace_tools.core.text.hashing import text_hash
 from workspace_tools.core.workspace import Workspace
@@ -234,3 +236,49 @@ def test_keyword_scope_is_a_source_id_pre_filter(
     assert all(r["document_path"].startswith("docs/") for r in results)
     scoped = sorted(s for s in bm25_ws.source_ids() if s.startswith("docs/"))
     assert seen == [{"top_k": 2, "mode": "bm25", "filter": {"source_id": {"$in": scoped}}}]
+
+
+# -- grep output modes ----------------------------------------------------------------------------
+
+
+def test_grep_files_with_matches_and_count(bm25_ws: Workspace) -> None:
+    tool = toolkit_tools(bm25_ws)["search_documents"]
+    files = call(tool, query="install", mode="grep", output_mode="files_with_matches")  # type: ignore[arg-type]
+    assert str(files.content).split("\n")[0] == "docs/guide.md"
+    assert [r["document_path"] for r in files.artifact["results"]] == ["docs/guide.md"]
+    assert files.artifact["output_mode"] == "files_with_matches"
+    counts = call(tool, query="search", mode="grep", output_mode="count", ignore_case=True)  # type: ignore[arg-type]
+    rows = {r["document_path"]: r["count"] for r in counts.artifact["results"]}
+    assert rows == {"docs/guide.md": 2}
+    assert "docs/guide.md:2\n---\n1 file(s) with matches, 2 matching line(s)" in str(counts.content)
+    tool.structured_output(counts.artifact)  # type: ignore[attr-defined]
+
+
+def test_grep_output_modes_keep_the_paths_rules(bm25_ws: Workspace) -> None:
+    tool = toolkit_tools(bm25_ws)["search_documents"]
+    scoped = call(tool, query="e", mode="grep", output_mode="count", paths=["src/*.py"])  # type: ignore[arg-type]
+    assert [r["document_path"] for r in scoped.artifact["results"]] == ["src/http.py"]
+    outside = call(tool, query="e", mode="grep", output_mode="count", paths=["../x"])  # type: ignore[arg-type]
+    assert outside.status == "error" and "outside the workspace root" in str(outside.content)
+    capped = call(tool, query="e", mode="grep", output_mode="files_with_matches", top_k=1)  # type: ignore[arg-type]
+    assert capped.artifact["total"] == 1 and capped.artifact["truncated"] is True
+    keyword = call(tool, query="install", output_mode="count")  # type: ignore[arg-type]
+    assert keyword.status == "error" and "pass mode='grep'" in str(keyword.content)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pdfminer") is None, reason="documents extra")
+def test_pdf_hits_name_the_page_of_the_hit_in_search_and_grep(tmp_path: Path) -> None:
+    write_two_column_pdf(tmp_path / "two.pdf")
+    ws = Workspace(tmp_path, embedder=None, config=False)
+    ws.sync()
+    hit = ws.search("higher retrieval precision translates end-to-end QA", top_k=1)[0]
+    assert hit.line_range is not None and hit.line_range.start >= 39  # after "<!-- page 2 -->"
+    assert hit.metadata["page"] == 2 and hit.metadata["chunk_page"] == 1
+    tools = toolkit_tools(ws)
+    text = str(call(tools["workspace_search"], query="higher retrieval precision", top_k=1).content)  # type: ignore[arg-type]
+    assert text.startswith("1. two.pdf:65-66 (page 2)")
+    grep = call(tools["search_documents"], query="translates to a higher", mode="grep")  # type: ignore[arg-type]
+    assert grep.artifact["results"][0]["page"] == 2
+    assert str(grep.content).startswith("two.pdf:66:18 (page 2)")
+    keyword = call(tools["search_documents"], query="higher retrieval precision", top_k=1)  # type: ignore[arg-type]
+    assert str(keyword.content).startswith("1. two.pdf:65-66 (page 2)")

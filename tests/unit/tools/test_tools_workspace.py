@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.tools import acall, call
+from tests.support.tools import acall, call, toolkit_tools
 from workspace_tools.core.workspace import Workspace
 from workspace_tools.tools import workspace as workspace_tools_module
 from workspace_tools.tools.workspace import WorkspaceIndexTool, WorkspaceSearchTool
@@ -207,3 +207,15 @@ def test_search_vector_weight_out_of_range_is_a_validation_error(hybrid_ws: Work
     message = call(WorkspaceSearchTool(workspace=hybrid_ws), query="install", vector_weight=2)
     assert message.status == "error"
     assert "vector_weight" in message.content
+
+
+def test_the_index_tool_names_the_stored_id(tmp_path: Path) -> None:
+    ws = Workspace(tmp_path, embedder=None, config=False)
+    message = call(
+        toolkit_tools(ws)["workspace_index"], path="/notes/launch.md", content="Launch day."
+    )  # type: ignore[arg-type]
+    assert str(message.content).startswith("Indexed notes/launch.md (1 chunk(s)")
+    assert "Its id is 'notes/launch.md'" in str(message.content)
+    assert message.artifact["path"] == "notes/launch.md"
+    found = ws.search("launch", filter={"source_id": "/notes/launch.md"})
+    assert [r.source_id for r in found] == ["notes/launch.md"]

@@ -30,10 +30,13 @@ MILVUS_MISSING = [
         "embedded",
         pytest.param(
             "milvus",
-            marks=pytest.mark.skipif(
-                bool(MILVUS_MISSING),
-                reason=f"the milvus extra is not installed (missing {', '.join(MILVUS_MISSING)})",
-            ),
+            marks=[
+                pytest.mark.skipif(
+                    bool(MILVUS_MISSING),
+                    reason=f"the milvus extra is not installed (missing {', '.join(MILVUS_MISSING)})",
+                ),
+                pytest.mark.slow,  # Milvus Lite starts a server process: --full runs it
+            ],
         ),
         "toy",
     ]

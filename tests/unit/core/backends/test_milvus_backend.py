@@ -13,10 +13,13 @@ from tests.unit.core.backends.conftest import MILVUS_MISSING
 from workspace_tools.core.errors import InvalidInputError, StorageError
 from workspace_tools.core.workspace import Workspace
 
-pytestmark = pytest.mark.skipif(
-    bool(MILVUS_MISSING),
-    reason=f"the milvus extra is not installed (missing {', '.join(MILVUS_MISSING)})",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        bool(MILVUS_MISSING),
+        reason=f"the milvus extra is not installed (missing {', '.join(MILVUS_MISSING)})",
+    ),
+    pytest.mark.slow,  # Milvus Lite starts a server process: --full runs these
+]
 
 
 def _open(root: Path, **options: Any) -> Workspace:

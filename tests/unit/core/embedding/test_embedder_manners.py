@@ -3,6 +3,7 @@ and an embedding progress bar that moves."""
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,8 @@ from workspace_tools.core.embedding.embedder import (
 from workspace_tools.core.errors import InvalidInputError
 from workspace_tools.core.workspace import _ingest
 
-torch = pytest.importorskip("torch")
+# Looked up, not imported: importing torch at collection costs seconds in every run.
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
 
 
 class StubModel:
@@ -29,6 +31,8 @@ class StubModel:
         self.threads: list[int] = []
 
     def encode(self, texts: list[str], **_: Any) -> np.ndarray:
+        import torch
+
         self.threads.append(torch.get_num_threads())
         return np.ones((len(texts), 4), dtype=np.float32)
 
@@ -41,6 +45,8 @@ def _with_stub(**kwargs: Any) -> tuple[SentenceTransformerEmbedder, StubModel]:
 
 
 def test_query_embedding_leaves_torch_threads_alone() -> None:
+    import torch
+
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
@@ -53,6 +59,8 @@ def test_query_embedding_leaves_torch_threads_alone() -> None:
 
 
 def test_query_threads_is_opt_in_and_restored() -> None:
+    import torch
+
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
@@ -89,6 +97,8 @@ def test_loading_restores_transformers_progress_bars(monkeypatch: pytest.MonkeyP
 def test_device_auto_prefers_cuda_then_mps_and_can_be_forced(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    import torch
+
     monkeypatch.setattr(embedder_module, "accelerator_possible", lambda: True)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     assert resolve_device("auto") == "cuda"

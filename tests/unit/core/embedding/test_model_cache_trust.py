@@ -8,6 +8,7 @@ container image) or holds symlinks is a warning and a fallback, never a raw ``OS
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import os
@@ -20,8 +21,9 @@ from workspace_tools.core.embedding import openvino_model
 from workspace_tools.core.embedding.embedder import SentenceTransformerEmbedder
 from workspace_tools.core.embedding.openvino_model import CACHE_ENV, verified_model
 
-pytest.importorskip("torch")
 pytestmark = [
+    # looked up, not imported: importing torch at collection costs seconds in every run
+    pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch"),
     pytest.mark.skipif(
         not openvino_model.openvino_available(), reason="openvino/nncf not installed"
     ),

@@ -3,6 +3,7 @@ converted once into a cache, clear errors when it cannot run."""
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 from pathlib import Path
 from typing import Any
@@ -22,11 +23,12 @@ from workspace_tools.core.embedding.openvino_model import (
 )
 from workspace_tools.core.errors import InvalidInputError, MissingDependencyError
 
-pytest.importorskip("torch")
 needs_openvino = pytest.mark.skipif(
     not openvino_model.openvino_available(),
     reason="openvino/nncf not installed (they come with the vector extra)",
 )
+# Looked up, not imported: importing torch at collection costs seconds in every run.
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
 
 LONG = " ".join(f"word{i} of a long passage about tuning guitars" for i in range(120))
 TEXTS = [

@@ -99,6 +99,7 @@ def _text(rng: random.Random) -> str:
     return "\n".join(LINES[rng.choice(pick)](rng) for _ in range(rng.randint(0, 30)))
 
 
+@pytest.mark.slow  # 3,000 generated sources
 def test_kinds_equal_the_full_measures_on_3000_generated_sources() -> None:
     rng = random.Random(25)
     seen = set()
@@ -201,6 +202,7 @@ def test_name_and_suffix_are_the_path_objects(path: str) -> None:
     assert prior._name_and_suffix(path) == (expected, PurePosixPath(expected).suffix)
 
 
+@pytest.mark.slow  # thousands of generated names
 def test_a_letter_is_a_prose_word_and_generated_letters_lower_case() -> None:
     import re
     import sys

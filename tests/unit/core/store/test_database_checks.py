@@ -53,6 +53,7 @@ def index(tmp_path: Path) -> Path:
     return _index(tmp_path / "ws")
 
 
+@pytest.mark.slow  # builds and opens an index
 def test_a_newer_format_is_refused_and_left_byte_identical(index: Path) -> None:
     _tamper(
         index,
@@ -118,6 +119,7 @@ def test_commits_record_the_writer_version(index: Path) -> None:
     assert written_by and written_by[0].isdigit()
 
 
+@pytest.mark.slow  # 22 damaged indexes, each built and opened (~0.7 s each)
 @pytest.mark.parametrize(
     ("statement", "problem"),
     [

@@ -161,6 +161,7 @@ def test_chunk_keys_are_never_given_again(tmp_path: Path) -> None:
     assert _key(ws, "d.txt") == top + 3
 
 
+@pytest.mark.slow  # builds and rebuilds an index
 def test_an_older_format_is_refused_untouched_and_rebuild_replaces_it(tmp_path: Path) -> None:
     _built(tmp_path)
     _to_format3(tmp_path)

@@ -90,7 +90,8 @@ def _repeated(path: Path) -> None:
         ("keys.npy", _edit_array(lambda a: a * 0), "keys.npy does not fit"),
     ],
 )
-@pytest.mark.parametrize("read_only", [False, True])
+# the read-only opening of each damage runs in the full set (--full): each opens an index
+@pytest.mark.parametrize("read_only", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_structurally_wrong_snapshot_files_are_refused(
     tmp_path: Path, name: str, change: Callable[[Path], None], problem: str, read_only: bool
 ) -> None:

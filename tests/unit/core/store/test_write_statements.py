@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from tests.support.fakes import FakeEmbedder
 from tests.unit.core.store.test_vectors_wait import _saved
 from workspace_tools import Workspace
@@ -59,6 +61,7 @@ def test_a_one_document_write_is_one_transaction_that_rewrites_no_unchanged_meta
     assert len(statements) <= 12, statements
 
 
+@pytest.mark.slow  # seconds of writes
 def test_meta_values_that_differ_are_still_written(tmp_path: Path) -> None:
     ws = Workspace(tmp_path)
     ws.index("a.txt", "alpha\n")

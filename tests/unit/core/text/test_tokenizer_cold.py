@@ -156,6 +156,7 @@ _TOKENS = st.one_of(
 )
 
 
+@pytest.mark.slow  # a hypothesis search over many texts
 @settings(
     max_examples=300,
     deadline=None,

@@ -1,5 +1,5 @@
-"""Issue 29 through the MCP server (a real subprocess driven by the SDK's client): workspace_read,
-several formulations, grep output modes, stored ids and PDF pages."""
+"""workspace_read, several formulations in workspace_search, grep output modes, stored ids and
+PDF pages over MCP (a real server subprocess driven by the SDK's client)."""
 
 from __future__ import annotations
 
